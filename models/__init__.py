@@ -1,0 +1,1 @@
+"""Statistical and simulation models of spec-planner (NumPy core; PyMC only for MCMC)."""

@@ -1,0 +1,71 @@
+"""The ``planner`` command line (typer).
+
+The CLI parses options, calls the decision functions in :mod:`planner` and hands their JSON
+result to a renderer. It holds no statistics. Every subcommand lives in its own module under
+:mod:`planner.commands` and registers itself with :func:`register`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from planner.errors import InputError
+
+app = typer.Typer(
+    name="planner",
+    help="Bayesian experiment planning for LLM decode-speed (TPS) benchmarks.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+_COMMAND_MODULES = ("verdict", "runs", "repeats", "budget", "draft")
+
+
+def _register_all() -> None:
+    import importlib
+
+    for name in _COMMAND_MODULES:
+        try:
+            mod = importlib.import_module(f"planner.commands.{name}")
+        except ModuleNotFoundError as exc:  # a command not built yet
+            if exc.name == f"planner.commands.{name}":
+                continue
+            raise
+        mod.register(app)
+
+
+_register_all()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``planner`` console script.
+
+    Turns :class:`planner.errors.InputError` (and unreadable files) into one line on stderr
+    and exit code 2, so bad input never prints a traceback.
+    """
+    try:
+        app(args=argv, standalone_mode=False)
+    except InputError as exc:
+        print(f"planner: error: {exc.one_line()}", file=sys.stderr)
+        sys.exit(2)
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        print(f"planner: error: {exc.filename}: {exc.strerror}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        print("planner: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except Exception as exc:  # click usage errors arrive here in non-standalone mode
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(2)
+        if isinstance(exc, click.exceptions.Abort):
+            sys.exit(1)
+        raise
+    sys.exit(0)
