@@ -21,6 +21,15 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+@app.callback()
+def _root() -> None:
+    """Bayesian experiment planning for LLM decode-speed (TPS) benchmarks.
+
+    verdict: is this delta real?  repeats / budget: how many runs to buy?
+    draft: is this drafting idea worth a run?
+    """
+
+
 _COMMAND_MODULES = ("verdict", "runs", "repeats", "budget", "draft")
 
 
@@ -43,29 +52,14 @@ _register_all()
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``planner`` console script.
 
-    Turns :class:`planner.errors.InputError` (and unreadable files) into one line on stderr
-    and exit code 2, so bad input never prints a traceback.
+    Usage errors exit 2 (typer). :class:`planner.errors.InputError` and unreadable files
+    become one line on stderr and exit code 2, so bad input never prints a traceback.
     """
     try:
-        app(args=argv, standalone_mode=False)
+        app(args=argv)
     except InputError as exc:
         print(f"planner: error: {exc.one_line()}", file=sys.stderr)
         sys.exit(2)
     except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         print(f"planner: error: {exc.filename}: {exc.strerror}", file=sys.stderr)
         sys.exit(2)
-    except KeyboardInterrupt:
-        print("planner: interrupted", file=sys.stderr)
-        sys.exit(130)
-    except SystemExit:
-        raise
-    except Exception as exc:  # click usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(2)
-        if isinstance(exc, click.exceptions.Abort):
-            sys.exit(1)
-        raise
-    sys.exit(0)
