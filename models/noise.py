@@ -1,0 +1,256 @@
+r"""Noise priors for the hierarchical TPS model.
+
+TPS is modelled on the log scale, so every noise scale here is a *relative* standard
+deviation (0.008 = 0.8 % of TPS). Two components:
+
+* ``tau`` (:math:`\tau`): between instances (an HF job allocation, a local GPU/session);
+* ``sigma`` (:math:`\sigma`): run to run on one instance.
+
+Each component has an independent prior on its scale, one of
+
+* ``inv_chi2`` (df :math:`\nu`, scale :math:`s_0`): :math:`\sigma^2 \sim
+  \text{Scaled-Inv-}\chi^2(\nu, s_0^2) = \text{InvGamma}(\nu/2,\ \nu s_0^2/2)`. This is the
+  posterior of a variance after :math:`\nu` degrees of freedom of repeated runs with pooled
+  sample SD :math:`s_0` under the reference prior :math:`p(\sigma^2) \propto 1/\sigma^2`;
+  it is how summary measurements (N repeats, sample SD) become priors.
+* ``half_normal`` (scale): weakly informative, for when nothing is known.
+
+Both engines (exact grid and PyMC) use these densities, so they fit the same model.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Sequence
+
+import numpy as np
+from scipy import special, stats
+
+_KINDS = ("inv_chi2", "half_normal")
+
+
+@dataclass(frozen=True)
+class ScalePrior:
+    """Prior on one noise scale (relative SD on the log-TPS scale).
+
+    Parameters
+    ----------
+    kind : {"inv_chi2", "half_normal"}
+    scale : float
+        :math:`s_0` for ``inv_chi2``; the half-normal scale otherwise. Relative (0.01 = 1 %).
+    df : float
+        Degrees of freedom :math:`\\nu` (``inv_chi2`` only).
+    """
+
+    kind: str
+    scale: float
+    df: float = 0.0
+
+    def __post_init__(self):
+        if self.kind not in _KINDS:
+            raise ValueError(f"unknown prior kind {self.kind!r}; expected one of {_KINDS}")
+        if not (math.isfinite(self.scale) and self.scale > 0):
+            raise ValueError(f"prior scale must be > 0, got {self.scale!r}")
+        if self.kind == "inv_chi2" and not (math.isfinite(self.df) and self.df > 0):
+            raise ValueError(f"inv_chi2 prior needs df > 0, got {self.df!r}")
+
+    def logpdf(self, s: np.ndarray) -> np.ndarray:
+        """Log density of the *scale* s (> 0), shape of ``s``."""
+        s = np.asarray(s, dtype=float)
+        if self.kind == "half_normal":
+            return stats.halfnorm.logpdf(s, scale=self.scale)
+        a = self.df / 2.0
+        b = self.df * self.scale**2 / 2.0
+        # p(s) = p_{InvGamma}(s^2) * 2 s
+        return stats.invgamma.logpdf(s**2, a, scale=b) + np.log(2.0 * s)
+
+    def ppf(self, q: float | np.ndarray) -> np.ndarray:
+        """Quantiles of the scale."""
+        q = np.asarray(q, dtype=float)
+        if self.kind == "half_normal":
+            return stats.halfnorm.ppf(q, scale=self.scale)
+        return np.sqrt(stats.invgamma.ppf(q, self.df / 2.0, scale=self.df * self.scale**2 / 2.0))
+
+    def rvs(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """Draws of the scale, shape (size,)."""
+        if self.kind == "half_normal":
+            return np.abs(rng.normal(0.0, self.scale, size))
+        return np.sqrt(self.df * self.scale**2 / rng.chisquare(self.df, size))
+
+    def mean_variance(self) -> float:
+        """Prior mean of the variance (inf for inv_chi2 with df <= 2)."""
+        if self.kind == "half_normal":
+            return self.scale**2
+        return self.df * self.scale**2 / (self.df - 2.0) if self.df > 2 else math.inf
+
+    def median(self) -> float:
+        return float(self.ppf(0.5))
+
+    def to_dict(self) -> dict:
+        d = {"kind": self.kind, "scale": self.scale}
+        if self.kind == "inv_chi2":
+            d["df"] = self.df
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ScalePrior":
+        return cls(kind=d["kind"], scale=float(d["scale"]), df=float(d.get("df", 0.0)))
+
+    def describe(self) -> str:
+        if self.kind == "half_normal":
+            return f"HalfNormal({100 * self.scale:.3g}%)"
+        return f"Scaled-Inv-chi2(df={self.df:.3g}, scale={100 * self.scale:.3g}%)"
+
+
+@dataclass(frozen=True)
+class NoisePrior:
+    """Joint (independent) prior on the instance and run noise scales.
+
+    Parameters
+    ----------
+    tau : ScalePrior
+        Between-instance scale (relative).
+    sigma : ScalePrior
+        Run-to-run scale on one instance (relative).
+    name : str
+        Label shown in reports.
+    source : str
+        Where the numbers come from.
+    """
+
+    tau: ScalePrior
+    sigma: ScalePrior
+    name: str = "custom"
+    source: str = ""
+    extra: dict = field(default_factory=dict, compare=False)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "source": self.source, "tau": self.tau.to_dict(),
+                "sigma": self.sigma.to_dict(), **({"extra": self.extra} if self.extra else {})}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "NoisePrior":
+        return cls(tau=ScalePrior.from_dict(d["tau"]), sigma=ScalePrior.from_dict(d["sigma"]),
+                   name=d.get("name", "custom"), source=d.get("source", ""),
+                   extra=d.get("extra", {}))
+
+    def total_sd_median(self) -> float:
+        """Median of sqrt(tau^2 + sigma^2) by Monte Carlo (seeded), relative."""
+        rng = np.random.default_rng(0)
+        t = self.tau.rvs(20000, rng)
+        s = self.sigma.rvs(20000, rng)
+        return float(np.median(np.sqrt(t**2 + s**2)))
+
+
+#: Weakly informative default when neither a platform nor a fitted prior is known: scales of
+#: a few percent are possible, tenths of a percent typical (see docs/model.md).
+WEAK = NoisePrior(tau=ScalePrior("half_normal", 0.02), sigma=ScalePrior("half_normal", 0.02),
+                  name="weak", source="weakly informative HalfNormal(2%) on both scales")
+
+
+def pooled_summary(groups: Sequence[tuple[int, float]]) -> tuple[float, float]:
+    """Pool summary measurements (n repeats, relative sample SD) into (df, pooled SD).
+
+    Parameters
+    ----------
+    groups : sequence of (n, sd)
+        Each: number of repeats n >= 2 and their sample SD (relative, log scale).
+
+    Returns
+    -------
+    df, sd : float
+        :math:`\\nu = \\sum (n_k - 1)`, :math:`s_0 = \\sqrt{\\sum (n_k-1) s_k^2 / \\nu}`.
+    """
+    df = sum(n - 1 for n, _ in groups)
+    if df <= 0:
+        raise ValueError("pooled_summary needs at least one group with n >= 2")
+    ss = sum((n - 1) * sd**2 for n, sd in groups)
+    return float(df), float(math.sqrt(ss / df))
+
+
+def prior_from_summary(n: int, sd: float, mean: float | None = None) -> ScalePrior:
+    """Inv-chi2 scale prior from one summary measurement.
+
+    Parameters
+    ----------
+    n : int
+        Number of repeats (>= 2).
+    sd : float
+        Sample SD; in TPS if ``mean`` is given (then divided by ``mean``), else relative.
+    mean : float, optional
+        Mean TPS of the repeats.
+
+    Examples
+    --------
+    The published N = 4 repeats of one submission on HF a10g-small (mean 307.08, sd 1.16):
+    ``prior_from_summary(4, 1.16, 307.08)`` is Scaled-Inv-chi2(3, 0.378 %).
+    """
+    if n < 2:
+        raise ValueError("need n >= 2 repeats")
+    rel = sd / mean if mean else sd
+    return ScalePrior("inv_chi2", scale=float(rel), df=float(n - 1))
+
+
+def fit_inv_chi2_to_log_moments(mean_log_var: float, var_log_var: float) -> ScalePrior:
+    """Moment-match a Scaled-Inv-chi2 to the posterior mean/variance of log(variance).
+
+    For :math:`\\sigma^2 \\sim` Scaled-Inv-chi2(:math:`\\nu, s_0^2`):
+    :math:`E[\\log\\sigma^2] = \\log(\\nu s_0^2/2) - \\psi(\\nu/2)` and
+    :math:`\\mathrm{Var}[\\log\\sigma^2] = \\psi'(\\nu/2)`. Used by ``planner calibrate``.
+    """
+    from scipy.optimize import brentq
+
+    v = max(var_log_var, 1e-8)
+    # psi'(x) decreases from inf to 0; solve psi'(nu/2) = v
+    f = lambda nu: special.polygamma(1, nu / 2.0) - v  # noqa: E731
+    nu = brentq(f, 1e-3, 1e7) if f(1e7) < 0 < f(1e-3) else 1e7
+    s0sq = 2.0 * math.exp(mean_log_var + special.digamma(nu / 2.0)) / nu
+    return ScalePrior("inv_chi2", scale=math.sqrt(s0sq), df=float(nu))
+
+
+PLATFORM_ALIASES = {
+    "hf-a10g-small": "hf-a10g-small",
+    "hf-job-a10g-small": "hf-a10g-small",
+    "hf": "hf-a10g-small",
+    "official": "hf-a10g-small",
+    "local-a10g": "local-a10g",
+    "local": "local-a10g",
+    "published-n4": "published-n4",
+}
+
+
+def _load_embedded() -> dict:
+    text = resources.files("models").joinpath("data/noise_priors.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def platform_prior(platform: str) -> NoisePrior:
+    """The embedded default noise prior of a platform.
+
+    Parameters
+    ----------
+    platform : str
+        ``hf-a10g-small`` (alias ``hf-job-a10g-small``, ``official``), ``local-a10g``, or
+        ``published-n4`` (only the published N = 4 repeats as the prior, on the total scale).
+
+    Raises
+    ------
+    KeyError
+        Unknown platform.
+
+    Notes
+    -----
+    Sources are in ``models/data/noise_priors.json`` (``source`` fields) and docs/model.md.
+    """
+    key = PLATFORM_ALIASES.get(platform)
+    if key is None:
+        raise KeyError(platform)
+    d = _load_embedded()[key]
+    return NoisePrior.from_dict({**d, "name": key})
+
+
+def known_platforms() -> list[str]:
+    return sorted(set(PLATFORM_ALIASES.values()))

@@ -1,0 +1,371 @@
+"""The runs table: one row per benchmark execution.
+
+A run has a ``config`` and a ``tps`` (tokens per second, > 0) and optionally ``instance``
+(the machine or HF job allocation), ``session`` (one server start), ``rep``, ``platform``,
+``metric``, ``workload``, ``phase``, ``server``, ``ppl``, ``timestamp``, ``run_group`` and
+``cold``. CSV, JSON (a list of objects, or ``{"runs": [...]}``) and JSONL are read.
+
+Validation is strict: every problem is an :class:`planner.errors.InputError` naming the file,
+the row (1-based line number in the file for CSV/JSONL, element index + 1 for JSON) and the
+field. Input files are only ever opened for reading.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from planner.errors import InputError
+
+#: Columns a runs table may carry (others are kept as strings in ``extra``).
+KNOWN_COLUMNS = ("config", "tps", "instance", "session", "rep", "platform", "metric",
+                 "workload", "phase", "server", "ppl", "timestamp", "run_group", "cold")
+
+
+@dataclass
+class Run:
+    """One benchmark execution (a row of the runs table)."""
+
+    config: str
+    tps: float
+    instance: str = ""
+    session: str = ""
+    rep: int | None = None
+    platform: str = ""
+    metric: str = ""
+    workload: str = ""
+    phase: str = ""
+    server: str = ""
+    ppl: float | None = None
+    timestamp: str = ""
+    run_group: str = ""
+    cold: bool | None = None
+    line: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class RunsTable:
+    """A validated list of runs read from ``path``."""
+
+    runs: list[Run]
+    path: str = "<runs>"
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    @property
+    def configs(self) -> list[str]:
+        """Config labels in order of first appearance."""
+        return list(dict.fromkeys(r.config for r in self.runs))
+
+    def select(self, configs: Iterable[str]) -> "RunsTable":
+        """Rows of the given configs (error if one is absent)."""
+        configs = list(configs)
+        have = set(self.configs)
+        for c in configs:
+            if c not in have:
+                near = _closest(c, have)
+                hint = f"; did you mean '{near}'?" if near else ""
+                raise InputError(f"config '{c}' is not in the file ({len(have)} configs){hint}",
+                                 file=self.path, field="config")
+        keep = set(configs)
+        return RunsTable([r for r in self.runs if r.config in keep], self.path)
+
+    def measured(self) -> "RunsTable":
+        """Rows whose ``phase`` is not ``warmup`` (explicit warm-up passes are not measurements)."""
+        return RunsTable([r for r in self.runs if r.phase != "warmup"], self.path)
+
+    def filter(self, **kv: str | None) -> "RunsTable":
+        """Rows whose columns equal the given non-None values (e.g. ``metric="decode_wall"``)."""
+        rows = self.runs
+        for k, v in kv.items():
+            if v is not None:
+                rows = [r for r in rows if getattr(r, k) == v]
+        return RunsTable(rows, self.path)
+
+    def check_homogeneous(self, columns: Sequence[str] = ("metric", "workload")) -> None:
+        """Refuse to pool rows of different ``metric`` or ``workload``.
+
+        Raises
+        ------
+        InputError
+            Naming the column, its distinct values and the first row of the second value.
+        """
+        for col in columns:
+            seen: dict[str, int] = {}
+            for r in self.runs:
+                seen.setdefault(getattr(r, col), r.line)
+            if len(seen) > 1:
+                vals = ", ".join(f"'{v or '(blank)'}'" for v in seen)
+                second = list(seen.values())[1]
+                raise InputError(
+                    f"rows mix {col} values {vals}; these are not on one scale (e.g. decode_wall "
+                    f"reads ~7.7% below bench_serving) — select one with --{col} VALUE",
+                    file=self.path, line=second, field=col)
+
+    def cold_flags(self) -> np.ndarray:
+        """Cold-start indicator per run, shape (n_runs,), bool.
+
+        An explicit ``cold`` column wins. Otherwise a run is cold when it is ``rep`` 0 (the
+        first run after a server start or a config change) and its config has later runs on
+        the same instance and session (so "cold" is distinguishable from the instance effect).
+        Lone runs (every official HF job) are never flagged. Source of the rule: the cold-start
+        caveat of the shipped runs table (6 of 46 fresh-server cells had a first run 1.1-4.2 %
+        slow; ``examples/runs/tps_runs.md``).
+        """
+        out = np.zeros(len(self.runs), dtype=bool)
+        groups: dict[tuple, int] = {}
+        for r in self.runs:
+            key = (r.config, r.instance, r.session or r.run_group)
+            groups[key] = groups.get(key, 0) + 1
+        for k, r in enumerate(self.runs):
+            if r.cold is not None:
+                out[k] = r.cold
+            elif r.rep == 0:
+                out[k] = groups[(r.config, r.instance, r.session or r.run_group)] > 1
+        return out
+
+    def platform(self) -> str:
+        """The single platform of these rows ('' if none given). Errors if mixed."""
+        plats = {r.platform for r in self.runs if r.platform}
+        if len(plats) > 1:
+            raise InputError(f"rows mix platforms {sorted(plats)}; compare within one platform "
+                             "(select with --platform)", file=self.path, field="platform")
+        return plats.pop() if plats else ""
+
+
+def _closest(name: str, options: Iterable[str]) -> str | None:
+    import difflib
+
+    m = difflib.get_close_matches(name, list(options), n=1, cutoff=0.6)
+    return m[0] if m else None
+
+
+def _parse_float(v, *, path, line, fld, positive=False, optional=False):
+    if v is None or (isinstance(v, str) and v.strip() == ""):
+        if optional:
+            return None
+        raise InputError("missing value", file=path, line=line, field=fld)
+    if isinstance(v, bool):
+        raise InputError(f"not a number: {v!r}", file=path, line=line, field=fld)
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise InputError(f"not a number: {v!r}", file=path, line=line, field=fld) from None
+    if not math.isfinite(x):
+        raise InputError(f"not a finite number: {v!r}", file=path, line=line, field=fld)
+    if positive and x <= 0:
+        raise InputError(f"must be > 0, got {v!r}", file=path, line=line, field=fld)
+    return x
+
+
+def _parse_bool(v, *, path, line, fld):
+    if v is None or (isinstance(v, str) and v.strip() == ""):
+        return None
+    if isinstance(v, bool):
+        return v
+    s = str(v).strip().lower()
+    if s in ("1", "true", "yes", "y", "t"):
+        return True
+    if s in ("0", "false", "no", "n", "f"):
+        return False
+    raise InputError(f"not a boolean: {v!r}", file=path, line=line, field=fld)
+
+
+def _row_to_run(row: dict, *, path: str, line: int) -> Run:
+    cfg = row.get("config")
+    if cfg is None or str(cfg).strip() == "":
+        raise InputError("missing config label", file=path, line=line, field="config")
+    tps = _parse_float(row.get("tps"), path=path, line=line, fld="tps", positive=True)
+    rep_raw = row.get("rep")
+    rep = None
+    if rep_raw is not None and str(rep_raw).strip() != "":
+        try:
+            rep = int(float(rep_raw))
+        except (TypeError, ValueError):
+            raise InputError(f"not an integer: {rep_raw!r}", file=path, line=line,
+                             field="rep") from None
+    ppl = _parse_float(row.get("ppl"), path=path, line=line, fld="ppl", optional=True)
+    extra = {k: v for k, v in row.items() if k not in KNOWN_COLUMNS and k is not None}
+
+    def s(k):
+        v = row.get(k)
+        return "" if v is None else str(v).strip()
+
+    return Run(config=str(cfg).strip(), tps=tps, instance=s("instance"), session=s("session"),
+               rep=rep, platform=s("platform"), metric=s("metric"), workload=s("workload"),
+               phase=s("phase"), server=s("server"), ppl=ppl, timestamp=s("timestamp"),
+               run_group=s("run_group"),
+               cold=_parse_bool(row.get("cold"), path=path, line=line, fld="cold"),
+               line=line, extra=extra)
+
+
+def _check_columns(cols: Iterable[str], path: str) -> None:
+    cols = set(cols)
+    for need in ("config", "tps"):
+        if need not in cols:
+            raise InputError(f"missing required column '{need}' (columns: "
+                             f"{', '.join(sorted(c for c in cols if c)) or 'none'})",
+                             file=path, line=1, field=need)
+
+
+def read_runs(path: str | Path) -> RunsTable:
+    """Read a runs table from CSV, JSON or JSONL.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.csv`` (header row), ``.json`` (list of objects or ``{"runs": [...]}``) or
+        ``.jsonl`` (one object per line). Other suffixes are sniffed from the first byte.
+
+    Returns
+    -------
+    RunsTable
+        Validated runs (``tps`` > 0 and finite, ``config`` non-empty).
+
+    Raises
+    ------
+    InputError
+        Empty file, missing ``config``/``tps`` column, non-numeric / NaN / non-positive TPS,
+        duplicate rows (same config, instance, session, rep, TPS, metric, workload), or a
+        syntax error; the message names the file, line and field.
+    """
+    p = Path(path)
+    name = str(path)
+    if p.is_dir():
+        raise InputError("is a directory (expected a runs CSV/JSON/JSONL file; "
+                         "use 'planner ingest DIR' to build one)", file=name)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError("file not found", file=name) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=name) from None
+    if not text.strip():
+        raise InputError("empty file", file=name)
+    suffix = p.suffix.lower()
+    first = text.lstrip()[:1]
+    if suffix == ".jsonl" or (suffix not in (".csv", ".json") and first == "{"
+                              and "\n{" in text.strip()):
+        runs = _read_jsonl(text, name)
+    elif suffix == ".json" or first in "[{":
+        runs = _read_json(text, name)
+    else:
+        runs = _read_csv(text, name)
+    if not runs:
+        raise InputError("no runs in file (header only?)", file=name)
+    _check_duplicates(runs, name)
+    return RunsTable(runs, name)
+
+
+def _read_csv(text: str, path: str) -> list[Run]:
+    reader = csv.DictReader(io.StringIO(text))
+    if reader.fieldnames is None:
+        raise InputError("empty file", file=path)
+    _check_columns([c.strip() for c in reader.fieldnames if c], path)
+    runs = []
+    for row in reader:
+        line = reader.line_num
+        if None in row:
+            raise InputError("more fields than the header", file=path, line=line)
+        row = {k.strip(): v for k, v in row.items() if k}
+        if all((v or "").strip() == "" for v in row.values()):
+            continue
+        runs.append(_row_to_run(row, path=path, line=line))
+    return runs
+
+
+def _read_json(text: str, path: str) -> list[Run]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", file=path, line=exc.lineno) from None
+    if isinstance(data, dict) and "runs" in data:
+        data = data["runs"]
+    if not isinstance(data, list):
+        raise InputError("expected a list of run objects or {\"runs\": [...]}", file=path)
+    if data and all(isinstance(d, dict) for d in data):
+        _check_columns(set().union(*[d.keys() for d in data]), path)
+    runs = []
+    for k, d in enumerate(data, start=1):
+        if not isinstance(d, dict):
+            raise InputError("expected an object", file=path, line=k)
+        runs.append(_row_to_run(d, path=path, line=k))
+    return runs
+
+
+def _read_jsonl(text: str, path: str) -> list[Run]:
+    runs = []
+    cols: set = set()
+    for k, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}", file=path, line=k) from None
+        if not isinstance(d, dict):
+            raise InputError("expected a JSON object", file=path, line=k)
+        cols |= d.keys()
+        runs.append((k, d))
+    if runs:
+        _check_columns(cols, path)
+    return [_row_to_run(d, path=path, line=k) for k, d in runs]
+
+
+def _check_duplicates(runs: list[Run], path: str) -> None:
+    seen: dict[tuple, int] = {}
+    for r in runs:
+        key = (r.config, r.instance, r.session, r.run_group, r.rep, r.tps, r.metric, r.workload,
+               r.phase, r.timestamp)
+        if key in seen:
+            raise InputError(f"duplicate row (same config, instance, rep and TPS as line "
+                             f"{seen[key]}); remove it or give it a distinct rep/instance",
+                             file=path, line=r.line, field="tps")
+        seen[key] = r.line
+
+
+def runs_from_values(a: Sequence[float], b: Sequence[float], *, a_name: str = "A",
+                     b_name: str = "B", platform: str = "", paired: bool = False) -> RunsTable:
+    """Build a runs table from two lists of TPS values (the quick ``--a-runs`` form).
+
+    Each value is a separate instance (a fresh allocation), unless ``paired`` is true, in
+    which case the k-th runs of A and B share instance ``k``.
+
+    Raises
+    ------
+    InputError
+        A non-positive or non-finite TPS value (``field`` names the option).
+    """
+    runs = []
+    for name, vals, opt in ((a_name, a, "--a"), (b_name, b, "--b")):
+        if len(vals) == 0:
+            raise InputError("no TPS values given", field=opt)
+        for k, v in enumerate(vals):
+            x = _parse_float(v, path=None, line=None, fld=opt, positive=True)
+            inst = f"pair-{k}" if paired else f"{name}-run-{k}"
+            runs.append(Run(config=name, tps=x, instance=inst, rep=0 if paired else k,
+                            platform=platform, line=k + 1))
+    return RunsTable(runs, "<command line>")
+
+
+def write_runs_csv(runs: Sequence[Run], path: str | Path) -> None:
+    """Write runs to a CSV with the :data:`KNOWN_COLUMNS` header (``planner ingest`` output)."""
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(KNOWN_COLUMNS)
+        for r in runs:
+            w.writerow([r.config, repr(r.tps), r.instance, r.session,
+                        "" if r.rep is None else r.rep, r.platform, r.metric, r.workload,
+                        r.phase, r.server, "" if r.ppl is None else r.ppl, r.timestamp,
+                        r.run_group, "" if r.cold is None else int(r.cold)])
