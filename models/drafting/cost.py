@@ -1,0 +1,190 @@
+"""Per-forward (per verify step) cost model and the TPS identity.
+
+``step_ms(M, d, sync) = (verify_ms(M) + drafter_per_token_ms * d + host_ms)
+                        * (sync_factor if sync else 1) + (sync_add_ms if sync else 0)``
+
+``verify_ms(M) = verify_base_ms * (1 + sum_{b <= M} staircase_rel[b]) + verify_per_row_ms * (M - 1)``
+
+* M = verify rows (K+1 for a K-token chain; K+1+D for a tree with a D-token lookup branch).
+* d = draft tokens produced by the GPU drafter (MTP passes) in the step; a host-side
+  lookup drafter costs ~0 GPU time (forward_cost.md s2) but forces synchronous scheduling.
+* ``sync``: the step needs the sampled ids on the host (n-gram / suffix / any hybrid that
+  consults a host lookup), losing the async overlap.
+
+``TPS = 1000 * tokens_per_forward / step_ms * harness_efficiency``.
+
+Calibrated profiles (``planner/data/forward_cost.json``; every constant cites its row of
+forward_cost.md):
+
+``F`` (frontier stack F, default)
+    verify 6.252 ms at M=1, +0.038 ms per row (6.519 at M=8; s3), drafter 0.206 ms per draft
+    token (1.445 ms / 7 passes; s3), host 0.05 ms (0.047; s3), staircase at M=17/33/49
+    (+6.75 %, +18.9 %, +24.7 % of the M=1 step; s1 ctx256), synchronous factor 1.20
+    (s1 serialized/pipelined 1.15-1.26x; s5 async worth ~+19 %), harness efficiency
+    455.3 / 480 = 0.9485 (s3, s6). step(7) = 6.518 + 1.442 + 0.05 = 8.01 ms (measured cycle
+    8.011 ms).
+``bf16head`` (full-bf16-head int4 QAT body)
+    verify 11.56 ms at M=1, +0.0127 ms per row up to M=16 (s1 ctx256), same staircase.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from planner.errors import InputError
+
+__all__ = ["CostModel", "load_cost_model", "PROFILES"]
+
+PROFILES = ("F", "bf16head")
+
+
+@dataclass
+class CostModel:
+    """Step-time model (ms) for one target verify step plus drafting.
+
+    Attributes
+    ----------
+    verify_base_ms : float
+        Verify forward at M=1 (ms).
+    verify_per_row_ms : float
+        Extra ms per additional verified row (linear part).
+    drafter_per_token_ms : float
+        GPU drafter cost per draft token (ms).
+    host_ms : float
+        Host overhead not hidden, per step (ms).
+    staircase_rel : dict[int, float]
+        Tile-boundary jumps: at ``M >= b`` add ``rel * verify_base_ms`` (cumulative).
+    sync_factor : float
+        Multiplier on the step when synchronous scheduling is needed.
+    sync_add_ms : float
+        Additive ms per synchronous step (alternative to the factor; default 0).
+    harness_efficiency : float
+        Measured TPS / (tokens_per_forward / step) ratio (official-harness-like loss).
+    """
+
+    verify_base_ms: float = 6.252
+    verify_per_row_ms: float = 0.038
+    drafter_per_token_ms: float = 0.206
+    host_ms: float = 0.05
+    staircase_rel: dict = field(default_factory=lambda: {17: 0.0675, 33: 0.1886, 49: 0.2474})
+    sync_factor: float = 1.20
+    sync_add_ms: float = 0.0
+    harness_efficiency: float = 0.9485
+    name: str = "F"
+    sources: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.staircase_rel = {int(k): float(v) for k, v in dict(self.staircase_rel).items()}
+        for f in ("verify_base_ms", "harness_efficiency", "sync_factor"):
+            v = getattr(self, f)
+            if not (isinstance(v, (int, float)) and np.isfinite(v) and v > 0):
+                raise InputError(f"cost parameter must be a positive number, got {v!r}",
+                                 field=f)
+        for f in ("verify_per_row_ms", "drafter_per_token_ms", "host_ms", "sync_add_ms"):
+            v = getattr(self, f)
+            if not (isinstance(v, (int, float)) and np.isfinite(v) and v >= 0):
+                raise InputError(f"cost parameter must be a number >= 0, got {v!r}", field=f)
+
+    def verify_ms(self, M: np.ndarray | int) -> np.ndarray:
+        """Verify forward time (ms) for M rows; M shape (...), returns the same shape."""
+        M = np.asarray(M, dtype=float)
+        rel = np.zeros_like(M)
+        for b, r in self.staircase_rel.items():
+            rel = rel + r * (M >= b)
+        return self.verify_base_ms * (1 + rel) + self.verify_per_row_ms * np.maximum(M - 1, 0)
+
+    def step_ms(self, M: np.ndarray | int, draft_tokens: np.ndarray | int = 0,
+                sync: np.ndarray | bool = False) -> np.ndarray:
+        """Time (ms) of one decode step.
+
+        Parameters
+        ----------
+        M : int or array
+            Verify rows.
+        draft_tokens : int or array
+            GPU drafter tokens in this step (MTP passes).
+        sync : bool or array
+            Synchronous scheduling (host-side lookup in the loop).
+
+        Returns
+        -------
+        numpy.ndarray (broadcast shape), ms
+        """
+        base = self.verify_ms(M) + self.drafter_per_token_ms * np.asarray(draft_tokens, float) \
+            + self.host_ms
+        s = np.asarray(sync, dtype=bool)
+        return np.where(s, base * self.sync_factor + self.sync_add_ms, base)
+
+    def tps(self, tokens_per_forward: np.ndarray | float, step_ms: np.ndarray | float
+            ) -> np.ndarray:
+        """Projected TPS = 1000 * tokens_per_forward / step_ms * harness_efficiency."""
+        return 1000.0 * np.asarray(tokens_per_forward) / np.asarray(step_ms) \
+            * self.harness_efficiency
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["staircase_rel"] = {str(k): v for k, v in self.staircase_rel.items()}
+        return d
+
+
+def _profiles() -> dict:
+    txt = resources.files("planner").joinpath("data", "forward_cost.json").read_text("utf-8")
+    return json.loads(txt)["profiles"]
+
+
+def load_cost_model(profile: str = "F", path: str | Path | None = None, **overrides
+                    ) -> CostModel:
+    """Build a cost model from an embedded profile, an optional JSON file and overrides.
+
+    Parameters
+    ----------
+    profile : {"F", "bf16head"}
+        Embedded calibrated profile.
+    path : str or Path, optional
+        JSON object with any :class:`CostModel` fields (applied over the profile).
+    **overrides
+        Field values (``None`` values ignored), e.g. from CLI flags.
+
+    Returns
+    -------
+    CostModel
+
+    Raises
+    ------
+    InputError
+        Unknown profile, unknown field, bad JSON or a non-positive / negative value.
+    """
+    profs = _profiles()
+    if profile not in profs:
+        raise InputError(f"unknown cost profile {profile!r} ({', '.join(profs)})",
+                         field="cost-profile")
+    names = {f.name for f in fields(CostModel)}
+    vals = {k: v for k, v in profs[profile].items() if k in names}
+    vals["name"] = profile
+    vals["sources"] = profs[profile].get("sources", {})
+    if path is not None:
+        try:
+            obj = json.loads(Path(path).read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not JSON: {exc.msg}", file=str(path), line=exc.lineno) from None
+        if not isinstance(obj, dict):
+            raise InputError("cost file must hold a JSON object", file=str(path))
+        for k, v in obj.items():
+            if k.startswith("_") or k == "description":
+                continue
+            if k not in names:
+                raise InputError(f"unknown cost field {k!r}", file=str(path), field=k)
+            vals[k] = v
+        vals["name"] = f"{profile}+{Path(path).name}"
+    for k, v in overrides.items():
+        if v is None:
+            continue
+        if k not in names:
+            raise InputError(f"unknown cost field {k!r}", field=k)
+        vals[k] = v
+    return CostModel(**vals)
