@@ -1,0 +1,97 @@
+"""``planner verdict``: is this delta real?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from planner.errors import InputError
+
+
+def _floats(text: str, opt: str) -> list[float]:
+    out = []
+    for tok in text.replace(";", ",").replace(" ", ",").split(","):
+        if tok.strip():
+            try:
+                out.append(float(tok))
+            except ValueError:
+                raise InputError(f"not a number: {tok!r}", field=opt) from None
+    if not out:
+        raise InputError("no TPS values given", field=opt)
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def verdict(
+        runs: Optional[Path] = typer.Argument(None, help="Runs table (CSV/JSON/JSONL). Omit for "
+                                              "the quick forms."),
+        a: Optional[str] = typer.Option(None, "--a", help="Config A (baseline), or a single TPS "
+                                        "value (quick form)."),
+        b: Optional[str] = typer.Option(None, "--b", help="Config B (candidate), or a single TPS "
+                                        "value."),
+        a_runs: Optional[str] = typer.Option(None, "--a-runs", help="Comma-separated TPS of A."),
+        b_runs: Optional[str] = typer.Option(None, "--b-runs", help="Comma-separated TPS of B."),
+        paired: bool = typer.Option(False, "--paired", help="Quick forms: the k-th runs of A and B "
+                                    "share an instance."),
+        rope: str = typer.Option("0.1%", "--rope", help="ROPE half-width: '0.5%' or TPS '1.5'."),
+        engine: str = typer.Option("exact", "--engine", help="exact | mcmc"),
+        likelihood: str = typer.Option("normal", "--likelihood", help="normal | student-t (mcmc)"),
+        prior: Optional[str] = typer.Option(None, "--prior", help="auto (platform default), weak, "
+                                            "a platform (hf-a10g-small, local-a10g, published-n4) "
+                                            "or a calibrate JSON file."),
+        platform: Optional[str] = typer.Option(None, "--platform", help="Platform of the runs "
+                                               "(filters a table; quick forms default to "
+                                               "hf-a10g-small)."),
+        metric: Optional[str] = typer.Option(None, "--metric", help="Keep rows of this metric."),
+        workload: Optional[str] = typer.Option(None, "--workload", help="Keep rows of this "
+                                               "workload."),
+        cold: Optional[bool] = typer.Option(None, "--cold/--no-cold", help="Model the cold-start "
+                                            "indicator (default: when a run is flagged)."),
+        seed: int = typer.Option(0, "--seed", help="Random seed (MCMC)."),
+        as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
+        md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
+    ) -> None:
+        """Posterior verdict on B vs A: P(B > A), HDI of Δ, ROPE, label."""
+        from planner.priors import resolve_prior
+        from planner.report.output import emit
+        from planner.report.verdict_view import render_markdown, render_terminal
+        from planner.runs import read_runs, runs_from_values
+        from planner.verdict import verdict as run_verdict
+
+        if engine not in ("exact", "mcmc"):
+            raise InputError(f"unknown engine {engine!r} (exact or mcmc)", field="--engine")
+        if likelihood not in ("normal", "student-t"):
+            raise InputError(f"unknown likelihood {likelihood!r}", field="--likelihood")
+        if runs is None:
+            if a_runs is not None or b_runs is not None:
+                if a_runs is None or b_runs is None:
+                    raise InputError("give both --a-runs and --b-runs", field="--a-runs")
+                va, vb = _floats(a_runs, "--a-runs"), _floats(b_runs, "--b-runs")
+            elif a is not None and b is not None:
+                va, vb = _floats(a, "--a"), _floats(b, "--b")
+            else:
+                raise InputError("give a RUNS file with --a/--b configs, or TPS values: "
+                                 "--a 308.49 --b 308.05, or --a-runs ... --b-runs ...",
+                                 field="--a")
+            plat = platform or "hf-a10g-small"
+            table = runs_from_values(va, vb, platform=plat, paired=paired)
+            a_name, b_name = "A", "B"
+        else:
+            if a is None or b is None:
+                raise InputError("give --a CONFIG and --b CONFIG", field="--a")
+            table = read_runs(runs).filter(platform=platform, metric=metric, workload=workload)
+            if len(table) == 0:
+                raise InputError("no rows left after --platform/--metric/--workload filters",
+                                 file=str(runs))
+            a_name, b_name = a, b
+            plat = platform
+            if plat is None:
+                sub = table.select([a, b])
+                plat = sub.platform() or None
+        pr, label = resolve_prior(prior, plat)
+        res = run_verdict(table, a_name, b_name, rope=rope, prior=pr, prior_label=label,
+                          engine=engine, seed=seed, likelihood=likelihood, use_cold=cold)
+        emit(res, as_json=as_json, terminal=render_terminal, md=md, md_renderer=render_markdown)

@@ -1,0 +1,78 @@
+"""Renderers of the verdict result: rich terminal table and Markdown."""
+
+from __future__ import annotations
+
+
+def _fmt_iv(d: dict, unit: str, nd: int = 2) -> str:
+    return f"{d['mean']:+.{nd}f}{unit}  [{d['hdi_low']:+.{nd}f}, {d['hdi_high']:+.{nd}f}]"
+
+
+def _rows(r: dict) -> list[tuple[str, str]]:
+    hp = int(round(100 * r["hdi_prob"]))
+    si, sr = r["sigma_instance"], r["sigma_run"]
+    cl = r["classical"]
+    rows = [
+        ("A", f"{r['a']}  (n={r['n_a']}, mean {r['mean_tps_a']:.2f} TPS)"),
+        ("B", f"{r['b']}  (n={r['n_b']}, mean {r['mean_tps_b']:.2f} TPS)"),
+        (f"Δ = B − A, TPS (mean, {hp}% HDI)", _fmt_iv(r["delta_tps"], "")),
+        (f"Δ = B − A, % (mean, {hp}% HDI)", _fmt_iv(r["delta_pct"], "%", 3)),
+        ("ROPE", f"±{r['rope']['pct']:.3f}% = ±{r['rope']['tps']:.2f} TPS"),
+        ("P(B > A)", f"{r['p_b_gt_a']:.3f}"),
+        ("P(Δ > +ROPE) / P(Δ < −ROPE)",
+         f"{r['p_b_gt_a_beyond_rope']:.3f} / {r['p_a_gt_b_beyond_rope']:.3f}"),
+        ("P(|Δ| < ROPE) (equivalent)", f"{r['p_equivalent']:.3f}"),
+        ("σ_instance (median, HDI)", f"{si['pct']['median']:.3f}%  [{si['pct']['hdi_low']:.3f}, "
+                                     f"{si['pct']['hdi_high']:.3f}]  ≈ {si['tps']['median']:.2f} TPS"),
+        ("σ_run (median, HDI)", f"{sr['pct']['median']:.3f}%  [{sr['pct']['hdi_low']:.3f}, "
+                                f"{sr['pct']['hdi_high']:.3f}]  ≈ {sr['tps']['median']:.2f} TPS"),
+        ("engine / prior", f"{r['engine']} ({r['likelihood']}) / {r['prior']['label']}"),
+        ("diagnostics", _diag(r["diagnostics"])),
+        ("z-test (σ=1.16 TPS)", f"z={cl['z_test']['z']:+.2f}, p={cl['z_test']['p']:.3g} → "
+                                f"{'significant' if cl['z_test']['significant'] else 'not significant'}"),
+        ("Welch t", "n/a (" + cl["welch"].get("note", "") + ")" if cl["welch"]["p"] is None else
+         f"t={cl['welch']['t']:+.2f}, df={cl['welch']['df']:.1f}, p={cl['welch']['p']:.3g} → "
+         f"{'significant' if cl['welch']['significant'] else 'not significant'}"),
+    ]
+    if r.get("more_runs_per_arm") is not None:
+        rows.append(("to settle", f"≈ {r['more_runs_per_arm']} more run(s) per arm if the "
+                                  "current mean holds"))
+    return rows
+
+
+def _diag(d: dict) -> str:
+    if d.get("engine") == "exact":
+        return (f"exact grid ({d['grid_points']} points), edge mass {d['grid_edge_mass']:.1e}"
+                + ("" if d.get("ok", True) else " — FAILED"))
+    parts = [f"r_hat max {d.get('r_hat_max', float('nan')):.3f}",
+             f"ESS bulk min {d.get('ess_bulk_min', float('nan')):.0f}",
+             f"ESS tail min {d.get('ess_tail_min', float('nan')):.0f}",
+             f"divergences {d.get('divergences', '?')}"]
+    return ", ".join(parts) + ("" if d.get("ok", True) else " — FAILED: not decisive")
+
+
+_STYLE = {"B better": "bold green", "A better": "bold red", "equivalent": "bold cyan",
+          "undecided": "bold yellow"}
+
+
+def render_terminal(r: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    t = Table(title=f"verdict: [{_STYLE[r['label']]}]{r['label']}[/]", show_header=False,
+              title_justify="left")
+    t.add_column(style="bold")
+    t.add_column()
+    for k, v in _rows(r):
+        t.add_row(k, v)
+    con.print(t)
+    for n in r.get("notes", []):
+        con.print(f"[dim]note: {n}[/dim]")
+
+
+def render_markdown(r: dict) -> str:
+    lines = [f"# Verdict: **{r['label']}**", "", "| quantity | value |", "|---|---|"]
+    lines += [f"| {k} | {v.replace('|', '/')} |" for k, v in _rows(r)]
+    if r.get("notes"):
+        lines += [""] + [f"- {n}" for n in r["notes"]]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,281 @@
+"""Is this delta real? The posterior verdict on config B vs config A.
+
+The verdict fits the hierarchical TPS model (:mod:`models.tps_model`) to the runs of A and B
+with a noise prior, reads the posterior of Δ = μ_B − μ_A (log scale, reported in % and TPS)
+against a region of practical equivalence (ROPE) and gives one of four labels:
+
+* ``B better`` — the 95 % HDI of Δ lies wholly above +ROPE;
+* ``A better`` — the 95 % HDI lies wholly below −ROPE;
+* ``equivalent`` — the 95 % HDI lies inside (−ROPE, +ROPE);
+* ``undecided`` — anything else, or an MCMC fit that failed its diagnostics.
+
+A decisive label thus needs posterior probability ≥ 0.975 beyond the ROPE on that side, so a
+calibrated model makes a wrong decisive call on an A/A comparison at most 5 % of the time
+(checked on the shipped runs in ``tests/test_aa.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from models.noise import WEAK, NoisePrior
+from models.tps_model import TPSData, pct
+from planner.errors import InputError
+from planner.runs import RunsTable
+
+SCHEMA = "spec-planner/verdict/1"
+
+#: Default ROPE: 0.1 % of TPS, the smallest delta the reference A/B runner calls REAL at
+#: n >= 3 (``examples/runs/tps_runs.md``, "Paired designs and A/B claims").
+DEFAULT_ROPE = "0.1%"
+
+#: The reference script's noise: SD 1.16 TPS per run from N = 4 repeats of one submission
+#: on HF a10g-small (mean 307.08, range 2.48).
+ZTEST_SIGMA = 1.16
+
+LABELS = ("B better", "A better", "equivalent", "undecided")
+
+
+@dataclass(frozen=True)
+class Rope:
+    """Region of practical equivalence, as given (``0.5%`` relative or ``1.5`` TPS)."""
+
+    value: float
+    relative: bool
+
+    @classmethod
+    def parse(cls, text: str | float) -> "Rope":
+        s = str(text).strip()
+        rel = s.endswith("%")
+        try:
+            v = float(s[:-1] if rel else s)
+        except ValueError:
+            raise InputError(f"not a number or percentage: {text!r}", field="--rope") from None
+        if not math.isfinite(v) or v < 0:
+            raise InputError(f"must be >= 0, got {text!r}", field="--rope")
+        return cls(v, rel)
+
+    def log_halfwidth(self, level_tps: float) -> float:
+        """Half-width on the log scale at a TPS level."""
+        return math.log1p(self.value / 100.0) if self.relative else math.log1p(self.value / level_tps)
+
+    def describe(self) -> str:
+        return f"±{self.value:g}%" if self.relative else f"±{self.value:g} TPS"
+
+
+def label_from(summary, ok: bool = True) -> str:
+    """The four-way label from a :class:`models.tps_model.DeltaSummary`."""
+    if not ok:
+        return "undecided"
+    if summary.hdi_low > summary.rope:
+        return "B better"
+    if summary.hdi_high < -summary.rope:
+        return "A better"
+    if summary.rope > 0 and summary.hdi_low > -summary.rope and summary.hdi_high < summary.rope:
+        return "equivalent"
+    return "undecided"
+
+
+def build_data(table: RunsTable, a: str, b: str, *, use_cold: bool | None = None) -> TPSData:
+    """Reduce the rows of configs A and B to :class:`TPSData` (log TPS, indices, cold flags).
+
+    Raises
+    ------
+    InputError
+        A or B missing, A == B, or mixed metric / workload / platform among their rows.
+    """
+    if a == b:
+        raise InputError("--a and --b name the same config", field="--b")
+    sub = table.measured().select([a, b])
+    sub.check_homogeneous()
+    sub.platform()
+    order = [a, b]
+    runs = sorted(sub.runs, key=lambda r: order.index(r.config))
+    cold = sub.cold_flags()[[sub.runs.index(r) for r in runs]]
+    inst = [r.instance or f"{r.config}#run{k}" for k, r in enumerate(runs)]
+    sess = [f"{r.instance}/{r.session or r.run_group}" for r in runs]
+    return TPSData.from_arrays([r.tps for r in runs], [r.config for r in runs], inst, cold,
+                               sess, use_cold=use_cold)
+
+
+def check_identifiable(data: TPSData, prior: NoisePrior, prior_given: bool, path: str) -> None:
+    """Refuse a fit whose noise is neither in the data nor in a prior."""
+    if not prior_given and data.residual_df() <= 0:
+        counts = np.bincount(data.config, minlength=data.n_configs)
+        lone = [data.config_names[k] for k in range(data.n_configs) if counts[k] < 2]
+        raise InputError(
+            f"config '{lone[0]}' has one run and no noise prior: the data cannot tell noise "
+            "from effect; give --prior PLATFORM|FILE or more runs", file=path, field="tps")
+
+
+def fit(data: TPSData, prior: NoisePrior, engine: str, *, seed: int = 0,
+        likelihood: str = "normal", draws: int = 1000, chains: int = 2):
+    """Fit with the chosen engine; return (posterior, diagnostics dict)."""
+    if engine == "exact":
+        if likelihood != "normal":
+            raise InputError("the exact engine has the Normal likelihood only; use --engine mcmc "
+                             "for --likelihood student-t", field="--likelihood")
+        from models.tps_exact import fit_exact
+
+        post = fit_exact(data, prior)
+        diag = {"engine": "exact", "grid_points": int(post.w.size),
+                "grid_edge_mass": post.edge_mass, "ok": post.edge_mass < 1e-3,
+                "messages": [] if post.edge_mass < 1e-3 else
+                ["posterior mass at the upper edge of the noise grid; widen the prior"]}
+        return post, diag
+    if engine == "mcmc":
+        from models.tps_mcmc import fit_mcmc
+
+        post = fit_mcmc(data, prior, likelihood=likelihood, draws=draws, chains=chains, seed=seed)
+        return post, dict(post.diagnostics)
+    raise InputError(f"unknown engine {engine!r} (exact or mcmc)", field="--engine")
+
+
+def more_runs_needed(delta_mean: float, rope: float, sd_run_total: float, n_a: int, n_b: int,
+                     cap: int = 400) -> int | None:
+    """Runs per arm to add so that, if the current posterior mean holds, the 95 % interval of
+    Δ clears the ROPE (Normal approximation with the posterior noise). None if even ``cap``
+    more per arm would not, or if the mean sits inside the ROPE (then equivalence is the
+    question; see ``planner repeats --rule equivalence``)."""
+    gap = abs(delta_mean) - rope
+    if gap <= 0 or sd_run_total <= 0:
+        return None
+    for k in range(1, cap + 1):
+        se = sd_run_total * math.sqrt(1.0 / (n_a + k) + 1.0 / (n_b + k))
+        if gap > 1.96 * se:
+            return k
+    return None
+
+
+def classical_tests(tps_a: np.ndarray, tps_b: np.ndarray, sigma: float = ZTEST_SIGMA) -> dict:
+    """The reference script's z-test (z = Δ / (σ √(1/n_A + 1/n_B)), σ = 1.16 TPS) and Welch's t.
+
+    Both call "significant" at two-sided p < 0.05.
+    """
+    d = float(np.mean(tps_b) - np.mean(tps_a))
+    se = sigma * math.sqrt(1.0 / len(tps_a) + 1.0 / len(tps_b))
+    z = d / se
+    pz = float(2 * stats.norm.sf(abs(z)))
+    out = {"delta_tps": d, "z_test": {"sigma_tps": sigma, "z": z, "p": pz, "significant": pz < 0.05}}
+    if len(tps_a) >= 2 and len(tps_b) >= 2 and (np.var(tps_a) > 0 or np.var(tps_b) > 0):
+        t = stats.ttest_ind(tps_b, tps_a, equal_var=False)
+        out["welch"] = {"t": float(t.statistic), "df": float(t.df), "p": float(t.pvalue),
+                        "significant": bool(t.pvalue < 0.05)}
+    else:
+        out["welch"] = {"t": None, "df": None, "p": None, "significant": None,
+                        "note": "needs >= 2 runs per arm with some spread"}
+    return out
+
+
+def _interval(mean: float, lo: float, hi: float, f) -> dict:
+    return {"mean": f(mean), "hdi_low": f(lo), "hdi_high": f(hi)}
+
+
+def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE,
+            prior: NoisePrior | None = None, prior_label: str = "weak", engine: str = "exact",
+            seed: int = 0, likelihood: str = "normal", use_cold: bool | None = None,
+            hdi_prob: float = 0.95) -> dict:
+    """Posterior verdict on B vs A as a JSON-ready dict (schema ``spec-planner/verdict/1``).
+
+    Parameters
+    ----------
+    table : RunsTable
+        Runs; only rows of ``a`` and ``b`` (non-warm-up) are used.
+    a, b : str
+        Config labels; Δ = B − A.
+    rope : Rope or str
+        ROPE half-width, ``"0.5%"`` (relative) or ``"1.5"`` (TPS at A's level).
+    prior : NoisePrior, optional
+        Noise prior; ``None`` means weakly informative (then each config's noise must be
+        learnable from the data).
+    engine : {"exact", "mcmc"}
+    seed : int
+        MCMC seed (the exact engine is deterministic).
+    likelihood : {"normal", "student-t"}
+        ``student-t`` (MCMC only) for heavy cold-start tails.
+    use_cold : bool, optional
+        Include the cold-start indicator (default: when some run is flagged cold).
+
+    Returns
+    -------
+    dict
+        ``label``, ``p_b_gt_a``, ``p_equivalent``, ``p_b_gt_a_beyond_rope``,
+        ``p_a_gt_b_beyond_rope``, ``delta_tps`` / ``delta_pct`` (each ``{mean, hdi_low,
+        hdi_high}``), ``sigma_instance`` / ``sigma_run`` (relative % and TPS), ``engine``,
+        ``diagnostics``, ``more_runs_per_arm``, ``classical`` and the inputs.
+
+    Raises
+    ------
+    InputError
+        Missing configs, mixed metrics/workloads, one run per config without a prior, bad ROPE.
+    """
+    t0 = time.perf_counter()
+    rope = Rope.parse(rope) if not isinstance(rope, Rope) else rope
+    data = build_data(table, a, b, use_cold=use_cold)
+    check_identifiable(data, prior or WEAK, prior is not None, table.path)
+    prior = prior or WEAK
+    post, diag = fit(data, prior, engine, seed=seed, likelihood=likelihood)
+    tps = np.exp(data.y)
+    tps_a, tps_b = tps[data.config == 0], tps[data.config == 1]
+    level_a = float(np.exp(np.sum(post.w * post.mean[:, 0]))) if engine == "exact" else \
+        float(post.level(0))
+    rope_log = rope.log_halfwidth(level_a)
+    d = post.delta(0, 1, rope_log, hdi_prob)
+    label = label_from(d, ok=diag.get("ok", True))
+    tau = post.scale_summary("tau")
+    sig = post.scale_summary("sigma")
+    total_sd = math.sqrt(tau["mean"] ** 2 + sig["mean"] ** 2)
+    more = None
+    if label == "undecided":
+        more = more_runs_needed(d.mean, rope_log, total_sd, len(tps_a), len(tps_b))
+
+    def scale_out(s):
+        return {"pct": {k: 100 * v for k, v in s.items()},
+                "tps": {k: level_a * v for k, v in s.items()}}
+
+    notes = []
+    if data.one_run_per_instance():
+        notes.append("every run is on its own instance: the data learn only "
+                     "sqrt(sigma_instance^2 + sigma_run^2); the split comes from the prior")
+    if data.use_cold:
+        notes.append(f"{int(data.cold.sum())} cold first run(s) modelled with a cold-start "
+                     "coefficient")
+    if not diag.get("ok", True):
+        notes.append("the fit failed its diagnostics: no decisive label is given")
+    res = {
+        "schema": SCHEMA,
+        "command": "verdict",
+        "a": a, "b": b,
+        "n_a": int(len(tps_a)), "n_b": int(len(tps_b)),
+        "mean_tps_a": float(np.mean(tps_a)), "mean_tps_b": float(np.mean(tps_b)),
+        "label": label,
+        "p_b_gt_a": d.p_gt0,
+        "p_equivalent": d.p_in_rope,
+        "p_b_gt_a_beyond_rope": d.p_gt_rope,
+        "p_a_gt_b_beyond_rope": d.p_lt_neg_rope,
+        "delta_pct": _interval(d.mean, d.hdi_low, d.hdi_high, pct),
+        "delta_tps": _interval(d.mean, d.hdi_low, d.hdi_high,
+                               lambda x: level_a * math.expm1(x)),
+        "delta_log": {"mean": d.mean, "sd": d.sd, "hdi_low": d.hdi_low, "hdi_high": d.hdi_high},
+        "hdi_prob": hdi_prob,
+        "rope": {"value": rope.value, "unit": "%" if rope.relative else "TPS",
+                 "pct": pct(rope_log), "tps": level_a * math.expm1(rope_log)},
+        "level_tps_a": level_a,
+        "sigma_instance": scale_out(tau),
+        "sigma_run": scale_out(sig),
+        "engine": engine,
+        "likelihood": likelihood,
+        "prior": {"label": prior_label, **prior.to_dict()},
+        "diagnostics": diag,
+        "more_runs_per_arm": more,
+        "classical": classical_tests(tps_a, tps_b),
+        "notes": notes,
+        "seed": seed,
+        "elapsed_s": time.perf_counter() - t0,
+    }
+    return res
