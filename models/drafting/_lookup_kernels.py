@@ -1,0 +1,420 @@
+"""Numba kernels for lookup-based draft profiles and the step walk.
+
+Private module: the public, documented interface is :mod:`models.drafting.lookup`
+and :mod:`models.drafting.walk`.  All kernels work on a *batch* laid out as
+
+* ``seq``      int32[total]   prompt_r + completion_r concatenated for every request r
+* ``seq_off``  int64[R+1]     start of request r in ``seq``
+* ``plen``     int64[R]       prompt length of request r
+* ``comp_off`` int64[R+1]     start of request r's completion positions in the outputs
+
+and fill ``acc``, ``mlen``, ``prop`` (int32[comp_off[-1]]) in place.
+Position ``p`` in a request's sequence is "context = seq[:p]"; completion position
+``t = p - plen``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_U64 = np.uint64
+_B = np.uint64(0x9E3779B97F4A7C15)  # odd multiplier for polynomial hashing (mod 2**64)
+_MIX = np.uint64(0xBF58476D1CE4E5B9)
+
+
+@njit(cache=True, inline="always")
+def _mix(h):
+    h = h ^ (h >> np.uint64(31))
+    h = h * _MIX
+    h = h ^ (h >> np.uint64(29))
+    return h
+
+
+@njit(cache=True)
+def _ngram_hash(S, j, n):
+    h = np.uint64(0)
+    for i in range(n):
+        h = h * _B + np.uint64(S[j + i] + 1)
+    return _mix(h)
+
+
+@njit(cache=True)
+def _same(S, a, b, n):
+    for i in range(n):
+        if S[a + i] != S[b + i]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _table_find(S, tab_pos, tab_stamp, mask, stamp, j, n, h):
+    """Slot holding an n-gram equal to S[j:j+n] (exact compare), or the empty slot to use."""
+    slot = np.int64(h & mask)
+    while True:
+        if tab_stamp[slot] != stamp:
+            return slot, False
+        if _same(S, tab_pos[slot], j, n):
+            return slot, True
+        slot = (slot + 1) & mask
+
+
+@njit(cache=True)
+def _lce(S, a, b, end, cap):
+    """Length of the common prefix of S[a:] and S[b:], b < end, at most ``cap``."""
+    k = 0
+    while k < cap and b + k < end and S[a + k] == S[b + k]:
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def pld_batch(seq, seq_off, plen, comp_off, n, D, acc, mlen, prop):
+    """Prompt lookup: most recent earlier occurrence of the last n tokens."""
+    R = plen.shape[0]
+    maxN = 1
+    for r in range(R):
+        L = seq_off[r + 1] - seq_off[r]
+        if L > maxN:
+            maxN = L
+    size = 1
+    while size < 2 * maxN + 2:
+        size *= 2
+    mask = np.uint64(size - 1)
+    tab_pos = np.zeros(size, np.int64)
+    tab_stamp = np.full(size, -1, np.int64)
+    for r in range(R):
+        S = seq[seq_off[r]:seq_off[r + 1]]
+        N = S.shape[0]
+        P = plen[r]
+        o = comp_off[r]
+        for p in range(N):
+            j = p - n - 1  # newest n-gram start whose continuation is known
+            if j >= 0:
+                h = _ngram_hash(S, j, n)
+                slot, found = _table_find(S, tab_pos, tab_stamp, mask, r, j, n, h)
+                tab_pos[slot] = j  # most recent occurrence wins
+                tab_stamp[slot] = r
+            if p < P:
+                continue
+            t = p - P
+            a = 0
+            m = 0
+            d = 0
+            if p >= n:
+                h = _ngram_hash(S, p - n, n)
+                slot, found = _table_find(S, tab_pos, tab_stamp, mask, r, p - n, n, h)
+                if found:
+                    s = tab_pos[slot] + n
+                    d = min(D, p - s)
+                    m = n
+                    a = _lce(S, s, p, N, d)
+            acc[o + t] = a
+            mlen[o + t] = m
+            prop[o + t] = d
+
+
+@njit(cache=True)
+def ngram_batch(seq, seq_off, plen, comp_off, nmin, nmax, k, acc, mlen, prop):
+    """vLLM NgramProposer: longest suffix n-gram in [nmin, nmax], earliest occurrence."""
+    R = plen.shape[0]
+    maxN = 1
+    for r in range(R):
+        L = seq_off[r + 1] - seq_off[r]
+        if L > maxN:
+            maxN = L
+    size = 1
+    while size < 2 * maxN + 2:
+        size *= 2
+    mask = np.uint64(size - 1)
+    nn = nmax - nmin + 1
+    tab_pos = np.zeros((nn, size), np.int64)
+    tab_stamp = np.full((nn, size), -1, np.int64)
+    for r in range(R):
+        S = seq[seq_off[r]:seq_off[r + 1]]
+        N = S.shape[0]
+        P = plen[r]
+        o = comp_off[r]
+        for p in range(N):
+            for n in range(nmin, nmax + 1):
+                j = p - n - 1
+                if j >= 0:
+                    h = _ngram_hash(S, j, n)
+                    slot, found = _table_find(S, tab_pos[n - nmin], tab_stamp[n - nmin],
+                                              mask, r, j, n, h)
+                    if not found:  # keep the earliest occurrence
+                        tab_pos[n - nmin, slot] = j
+                        tab_stamp[n - nmin, slot] = r
+            if p < P:
+                continue
+            t = p - P
+            a = 0
+            m = 0
+            d = 0
+            for n in range(nmax, nmin - 1, -1):
+                if p < n:
+                    continue
+                h = _ngram_hash(S, p - n, n)
+                slot, found = _table_find(S, tab_pos[n - nmin], tab_stamp[n - nmin],
+                                          mask, r, p - n, n, h)
+                if found:
+                    s = tab_pos[n - nmin, slot] + n
+                    d = min(k, p - s)
+                    m = n
+                    a = _lce(S, s, p, N, d)
+                    break
+            acc[o + t] = a
+            mlen[o + t] = m
+            prop[o + t] = d
+
+
+# ---------------------------------------------------------------------------
+# Step walk
+# ---------------------------------------------------------------------------
+
+@njit(cache=True)
+def walk_batch(acc, comp_off, start, out_pos, out_acc, step_off):
+    """Walk every request: t=start; commit min(acc[t]+1, L-t); return #steps total."""
+    R = comp_off.shape[0] - 1
+    k = 0
+    for r in range(R):
+        o = comp_off[r]
+        L = comp_off[r + 1] - o
+        step_off[r] = k
+        t = start if start < L else L
+        while t < L:
+            a = acc[o + t]
+            out_pos[k] = t
+            out_acc[k] = a
+            c = a + 1
+            if c > L - t:
+                c = L - t
+            t += c
+            k += 1
+    step_off[R] = k
+    return k
+
+
+# ---------------------------------------------------------------------------
+# Suffix drafting: hashed suffix trie (substrings up to max_depth with counts)
+# ---------------------------------------------------------------------------
+# Table layout: keyh uint64[size] (raw polynomial hash of the substring),
+# T int32[size, 8] columns:
+_LEN, _CNT, _PAR, _FCH, _NSIB, _TOK, _BEST, _STAMP = 0, 1, 2, 3, 4, 5, 6, 7
+
+
+@njit(cache=True)
+def _tfind(keyh, T, mask, h, ln, stamp):
+    slot = np.int64(_mix(h) & mask)
+    while True:
+        if T[slot, _STAMP] != stamp:
+            return -1 - slot  # empty slot, encoded negative
+        if keyh[slot] == h and T[slot, _LEN] == ln:
+            return slot
+        slot = (slot + 1) & mask
+
+
+@njit(cache=True)
+def _tinc(keyh, T, mask, par, par_h, x, ln, stamp):
+    """Count one more occurrence of (parent substring + x); return (slot, hash)."""
+    h = par_h * _B + np.uint64(x + 1)
+    s = _tfind(keyh, T, mask, h, ln, stamp)
+    if s < 0:
+        s = -1 - s
+        keyh[s] = h
+        T[s, _LEN] = ln
+        T[s, _CNT] = 0
+        T[s, _PAR] = par
+        T[s, _FCH] = -1
+        T[s, _TOK] = x
+        T[s, _BEST] = -1
+        T[s, _STAMP] = stamp
+        if par >= 0:
+            T[s, _NSIB] = T[par, _FCH]
+            T[par, _FCH] = s
+        else:
+            T[s, _NSIB] = -1
+    T[s, _CNT] += 1
+    if par >= 0:
+        b = T[par, _BEST]
+        if b < 0 or T[s, _CNT] > T[b, _CNT]:
+            T[par, _BEST] = s
+    return s, h
+
+
+@njit(cache=True)
+def _tdec(keyh, T, mask, par, par_h, x, ln, stamp):
+    h = par_h * _B + np.uint64(x + 1)
+    s = _tfind(keyh, T, mask, h, ln, stamp)
+    if s < 0:  # cannot happen for a sequence that was added
+        return -1, h
+    T[s, _CNT] -= 1
+    if par >= 0 and T[par, _BEST] == s:
+        best = -1
+        bc = 0
+        c = T[par, _FCH]
+        while c >= 0:
+            if T[c, _CNT] > bc:
+                bc = T[c, _CNT]
+                best = c
+            c = T[c, _NSIB]
+        T[par, _BEST] = best
+    return s, h
+
+
+@njit(cache=True)
+def _tappend(keyh, T, mask, stamp, act_s, act_h, cur_len, x, depth, sign):
+    """Append token x to a sequence whose active suffix nodes are act_*[1..]."""
+    top = min(depth, cur_len + 1)
+    for ln in range(top, 0, -1):
+        if sign > 0:
+            s, h = _tinc(keyh, T, mask, act_s[ln - 1], act_h[ln - 1], x, ln, stamp)
+        else:
+            s, h = _tdec(keyh, T, mask, act_s[ln - 1], act_h[ln - 1], x, ln, stamp)
+        act_s[ln] = s
+        act_h[ln] = h
+
+
+@njit(cache=True)
+def _tadd_seq(keyh, T, mask, stamp, S, a, b, depth, sign):
+    act_s = np.full(depth + 1, -1, np.int64)
+    act_h = np.zeros(depth + 1, np.uint64)
+    for q in range(a, b):
+        _tappend(keyh, T, mask, stamp, act_s, act_h, q - a, S[q], depth, sign)
+
+
+@njit(cache=True)
+def _tspeculate(keyh, T, mask, stamp, S, p, depth, max_spec, factor, offset, min_prob,
+                powB, buf, best_buf):
+    """arctic-inference SuffixTree::speculate (path mode) on the hashed trie.
+
+    Returns (score, match_len, n_tokens); tokens in best_buf.
+    """
+    best_score = np.float32(0.0)
+    best_m = 0
+    best_n = 0
+    Lp = min(depth, p)
+    h = np.uint64(0)
+    for m in range(1, Lp):
+        h = h + np.uint64(S[p - m] + 1) * powB[m - 1]
+        node = _tfind(keyh, T, mask, h, m, stamp)
+        if node < 0 or T[node, _CNT] <= 0:
+            break
+        mt = min(max_spec, int(m * factor + offset + 1e-6))
+        if mt < 0:
+            mt = 0
+        prob = np.float32(1.0)
+        score = np.float32(0.0)
+        nt = 0
+        while nt < mt:
+            c = T[node, _BEST]
+            if c < 0 or T[c, _CNT] <= 0:
+                break
+            prob = prob * (np.float32(T[c, _CNT]) / np.float32(T[node, _CNT]))
+            if prob < min_prob:
+                break
+            buf[nt] = T[c, _TOK]
+            score += prob
+            nt += 1
+            node = c
+        if score >= best_score:
+            best_score = score
+            best_m = m
+            best_n = nt
+            for i in range(nt):
+                best_buf[i] = buf[i]
+    return best_score, best_m, best_n
+
+
+@njit(cache=True)
+def suffix_batch(seq, seq_off, plen, comp_off, order, depth, max_spec, factor, offset,
+                 min_prob, cache_mode, cache_size, gsize, lsize, acc, mlen, prop):
+    """Suffix decoding replay over requests in ``order``.
+
+    cache_mode: 0 = no global cache, 1 = FIFO of ``cache_size`` requests (including the
+    active one; cache_size < 0 = unlimited), 2 = leave-one-out (all other requests).
+    Returns 0 on success, 1 if a hash table overflowed.
+    """
+    R = plen.shape[0]
+    powB = np.empty(depth + 1, np.uint64)
+    powB[0] = np.uint64(1)
+    for i in range(1, depth + 1):
+        powB[i] = powB[i - 1] * _B
+    gmask = np.uint64(gsize - 1)
+    lmask = np.uint64(lsize - 1)
+    gkey = np.zeros(gsize if cache_mode != 0 else 1, np.uint64)
+    gT = np.full((gsize if cache_mode != 0 else 1, 8), -1, np.int32)
+    lkey = np.zeros(lsize, np.uint64)
+    lT = np.full((lsize, 8), -1, np.int32)
+    buf = np.empty(depth + 1, np.int32)
+    bl = np.empty(depth + 1, np.int32)
+    bg = np.empty(depth + 1, np.int32)
+    gused = 0
+    if cache_mode == 2:
+        for r in range(R):
+            a = seq_off[r] + plen[r]
+            _tadd_seq(gkey, gT, gmask, 0, seq, a, seq_off[r + 1], depth, 1)
+            gused += (seq_off[r + 1] - a) * depth
+    fifo = np.empty(R, np.int64)
+    fhead = 0
+    ftail = 0
+    g_s = np.full(depth + 1, -1, np.int64)
+    g_h = np.zeros(depth + 1, np.uint64)
+    l_s = np.full(depth + 1, -1, np.int64)
+    l_h = np.zeros(depth + 1, np.uint64)
+    for oi in range(order.shape[0]):
+        r = order[oi]
+        S = seq[seq_off[r]:seq_off[r + 1]]
+        N = S.shape[0]
+        P = plen[r]
+        o = comp_off[r]
+        stamp = oi + 1
+        if (N * depth) * 10 > lsize * 7:
+            return 1
+        # local tree: prompt (+ response appended as it is committed)
+        l_s[:] = -1
+        l_h[:] = 0
+        for q in range(P):
+            _tappend(lkey, lT, lmask, stamp, l_s, l_h, q, S[q], depth, 1)
+        # global tree bookkeeping
+        if cache_mode == 1:
+            if cache_size >= 0:
+                while ftail - fhead > cache_size - 1 and ftail > fhead:
+                    e = fifo[fhead]
+                    fhead += 1
+                    _tadd_seq(gkey, gT, gmask, 0, seq, seq_off[e] + plen[e],
+                              seq_off[e + 1], depth, -1)
+            fifo[ftail] = r
+            ftail += 1
+        elif cache_mode == 2:
+            _tadd_seq(gkey, gT, gmask, 0, seq, seq_off[r] + P, seq_off[r + 1], depth, -1)
+        if cache_mode != 0:
+            gused += (N - P) * depth
+            if gused * 10 > gsize * 7 and cache_mode == 1:
+                return 1
+        g_s[:] = -1
+        g_h[:] = 0
+        for p in range(P, N):
+            t = p - P
+            sl, ml, nl = _tspeculate(lkey, lT, lmask, stamp, S, p, depth, max_spec, factor,
+                                     offset, min_prob, powB, buf, bl)
+            src = bl
+            m = ml
+            n = nl
+            if cache_mode != 0:
+                sg, mg, ng = _tspeculate(gkey, gT, gmask, 0, S, p, depth, max_spec, factor,
+                                         offset, min_prob, powB, buf, bg)
+                if sg > sl:
+                    src = bg
+                    m = mg
+                    n = ng
+            a = 0
+            while a < n and p + a < N and src[a] == S[p + a]:
+                a += 1
+            acc[o + t] = a
+            mlen[o + t] = m if n > 0 else 0
+            prop[o + t] = n
+            _tappend(lkey, lT, lmask, stamp, l_s, l_h, p, S[p], depth, 1)
+            if cache_mode != 0:
+                _tappend(gkey, gT, gmask, 0, g_s, g_h, t, S[p], depth, 1)
+    return 0

@@ -1,0 +1,231 @@
+"""Load captured greedy decode streams (``.jsonl`` / ``.jsonl.gz``).
+
+A capture has one JSON object per line and per prompt with at least
+``prompt_token_ids`` (list of int), ``completion_token_ids`` (list of int) and ``id``.
+Other fields (text, hashes, request metadata) are ignored and may be absent.
+An optional ``group`` field (string) is kept; if absent, the group is derived from ``id``
+as the part before the first ``-`` (e.g. ``mmlu_pro-006f3a2112`` -> ``mmlu_pro``), or
+from ``kind`` when present.
+
+Errors in the input raise :class:`planner.errors.InputError` naming file, line and field.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from planner.errors import InputError
+
+#: Gemma end-of-sequence ids: ``<eos>`` = 1, ``<end_of_turn>`` = 106 (decode/README.md).
+DEFAULT_EOS_IDS = (1, 106)
+
+_INT32_MAX = 2**31 - 1
+
+
+@dataclass
+class Capture:
+    """Greedy token streams of one capture file.
+
+    Attributes
+    ----------
+    ids : list of str
+        Record ids (``id`` field), in file order.
+    prompts : list of numpy.ndarray
+        int32[prompt_len] prompt token ids per record.
+    completions : list of numpy.ndarray
+        int32[completion_len] completion token ids per record (after ``stop_at_eos``).
+    groups : list of str or None
+        Prompt group per record (``group`` field, else ``kind``, else ``id`` prefix before
+        the first ``-``); None if no record yields one.
+    path : str or None
+        The file read.
+    eos_tokens_removed : int
+        Completion tokens dropped by ``stop_at_eos`` (0 when not requested).
+    """
+
+    ids: list
+    prompts: list
+    completions: list
+    groups: list | None = None
+    path: str | None = None
+    eos_tokens_removed: int = 0
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def n_completion_tokens(self) -> int:
+        """Total completion tokens (int)."""
+        return int(sum(len(c) for c in self.completions))
+
+    def prompt_set_hash(self) -> str:
+        """Prompt-set identity hash, see :func:`prompt_set_hash`."""
+        return prompt_set_hash(self.prompts)
+
+    def subset(self, idx: Sequence[int]) -> "Capture":
+        """A capture with the records at positions ``idx`` (in that order)."""
+        idx = list(idx)
+        return Capture(
+            ids=[self.ids[i] for i in idx],
+            prompts=[self.prompts[i] for i in idx],
+            completions=[self.completions[i] for i in idx],
+            groups=None if self.groups is None else [self.groups[i] for i in idx],
+            path=self.path,
+            eos_tokens_removed=self.eos_tokens_removed,
+        )
+
+
+def _compact_json_ids(ids: Iterable[int]) -> str:
+    return "[" + ",".join(str(int(x)) for x in ids) + "]"
+
+
+def prompt_set_hash(prompts: Iterable[Sequence[int]]) -> str:
+    """Prompt-set identity hash as defined in the shared decode README.
+
+    ``first 16 hex of sha256(concat(sorted(sha256(compact_json(prompt_token_ids)))))``:
+    each prompt's ids are serialised as compact JSON (``[2,105,...]``, no spaces), hashed
+    with sha256 (hex digest), the hex digests are sorted, concatenated and hashed again.
+
+    Parameters
+    ----------
+    prompts : iterable of sequences of int
+        Prompt token ids per record.
+
+    Returns
+    -------
+    str
+        16 lowercase hex characters (e.g. ``43df0c18b56abde3`` for the P128 set).
+    """
+    digests = sorted(hashlib.sha256(_compact_json_ids(p).encode()).hexdigest() for p in prompts)
+    return hashlib.sha256("".join(digests).encode()).hexdigest()[:16]
+
+
+def _token_array(value, *, file, line, field_name, allow_empty):
+    if not isinstance(value, list):
+        raise InputError(f"expected a list of token ids, got {type(value).__name__}",
+                         file=file, line=line, field=field_name)
+    if not value and not allow_empty:
+        raise InputError("empty token list", file=file, line=line, field=field_name)
+    for i, x in enumerate(value):
+        if isinstance(x, bool) or not isinstance(x, int):
+            raise InputError(f"token {i} is not an integer ({x!r})",
+                             file=file, line=line, field=field_name)
+        if x < 0 or x > _INT32_MAX:
+            raise InputError(f"token {i} out of range ({x}); ids must be 0..2^31-1",
+                             file=file, line=line, field=field_name)
+    return np.asarray(value, dtype=np.int32)
+
+
+def _cut_at_eos(c: np.ndarray, eos_ids) -> np.ndarray:
+    hit = np.flatnonzero(np.isin(c, np.asarray(eos_ids, dtype=np.int32)))
+    if hit.size == 0:
+        return c
+    return c[: hit[0] + 1]
+
+
+def _group_of(rec: dict, rid: str):
+    g = rec.get("group")
+    if isinstance(g, str) and g:
+        return g
+    k = rec.get("kind")
+    if isinstance(k, str) and k:
+        return k
+    if "-" in rid:
+        return rid.split("-", 1)[0]
+    return None
+
+
+def load_capture(path, *, stop_at_eos: bool = False, eos_ids=DEFAULT_EOS_IDS) -> Capture:
+    """Read a capture file, streaming line by line.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        ``.jsonl`` or ``.jsonl.gz`` file (gzip is detected from the magic bytes, not the
+        name). Blank lines are skipped.
+    stop_at_eos : bool, default False
+        Cut each completion at its first EOS token. The EOS token itself is KEPT as the
+        last token (the target model does emit it in a forward; a server that stops at EOS
+        still generates it), everything after it is dropped and counted in
+        ``Capture.eos_tokens_removed``. This removes the degenerate post-EOS tails of
+        ``ignore_eos`` captures, which inflate every drafter's acceptance.
+    eos_ids : tuple of int, default (1, 106)
+        EOS ids (Gemma ``<eos>`` = 1, ``<end_of_turn>`` = 106).
+
+    Returns
+    -------
+    Capture
+
+    Raises
+    ------
+    planner.errors.InputError
+        Unreadable / not gzip-decodable file, empty file, invalid or truncated JSON line,
+        a line that is not an object, missing ``id`` / ``prompt_token_ids`` /
+        ``completion_token_ids``, non-integer or negative token ids, empty prompt or
+        completion. The message is one line naming file and line (1-based).
+    """
+    fname = str(path)
+    p = Path(path)
+    ids, prompts, comps, groups = [], [], [], []
+    removed = 0
+    try:
+        with open(p, "rb") as fh:
+            magic = fh.read(2)
+    except OSError as e:
+        raise InputError(f"cannot read capture: {e.strerror or e}", file=fname) from None
+    lineno = 0
+    try:
+        raw = gzip.open(p, "rb") if magic == b"\x1f\x8b" else open(p, "rb")
+        with raw, io.TextIOWrapper(raw, encoding="utf-8") as fh:
+            for lineno, text in enumerate(fh, start=1):
+                if not text.strip():
+                    continue
+                try:
+                    rec = json.loads(text)
+                except json.JSONDecodeError as e:
+                    what = "truncated line" if not text.endswith("\n") else "invalid JSON"
+                    raise InputError(f"{what}: {e.msg} at column {e.colno}",
+                                     file=fname, line=lineno) from None
+                if not isinstance(rec, dict):
+                    raise InputError("expected a JSON object per line", file=fname, line=lineno)
+                for key in ("id", "prompt_token_ids", "completion_token_ids"):
+                    if key not in rec:
+                        raise InputError("missing field", file=fname, line=lineno, field=key)
+                rid = rec["id"]
+                if not isinstance(rid, (str, int)) or isinstance(rid, bool):
+                    raise InputError("id must be a string or integer",
+                                     file=fname, line=lineno, field="id")
+                rid = str(rid)
+                pr = _token_array(rec["prompt_token_ids"], file=fname, line=lineno,
+                                  field_name="prompt_token_ids", allow_empty=False)
+                co = _token_array(rec["completion_token_ids"], file=fname, line=lineno,
+                                  field_name="completion_token_ids", allow_empty=False)
+                if stop_at_eos:
+                    cut = _cut_at_eos(co, eos_ids)
+                    removed += len(co) - len(cut)
+                    co = cut
+                ids.append(rid)
+                prompts.append(pr)
+                comps.append(co)
+                groups.append(_group_of(rec, rid))
+    except InputError:
+        raise
+    except (gzip.BadGzipFile, EOFError, zlib.error, UnicodeDecodeError, OSError) as e:
+        where = f"after line {lineno}" if lineno else "at start"
+        msg = " ".join(str(e).split()) or type(e).__name__
+        raise InputError(f"corrupt or truncated file ({where}): {msg}",
+                         file=fname, line=lineno + 1) from None
+    if not ids:
+        raise InputError("empty capture (no records)", file=fname, line=1)
+    return Capture(ids=ids, prompts=prompts, completions=comps,
+                   groups=groups if any(g is not None for g in groups) else None,
+                   path=fname, eos_tokens_removed=removed)
