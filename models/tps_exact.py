@@ -223,6 +223,15 @@ class GridPosterior:
         m, v = self.contrast(c)
         return mixture_summary(self.w, m, v, rope, hdi_prob)
 
+    def delta_density(self, a: int, b: int, x: np.ndarray) -> np.ndarray:
+        """Posterior density of mu_b - mu_a (log scale) at points x, shape of x."""
+        c = np.zeros(self.mean.shape[-1])
+        c[b], c[a] = 1.0, -1.0
+        m, v = self.contrast(c)
+        x = np.asarray(x, float)
+        z = (x[..., None] - m) / np.sqrt(v)
+        return np.sum(self.w * np.exp(-0.5 * z * z) / np.sqrt(2 * np.pi * v), axis=-1)
+
     def scale_summary(self, which: str, hdi_prob: float = 0.95) -> dict:
         """Posterior mean, median and HDI of tau or sigma (relative)."""
         x = self.tau if which == "tau" else self.sigma
@@ -326,6 +335,30 @@ def mixture_hdi(w, m, v, prob=0.95):
     return float(mixture_quantile(ab, w, m, v)[0]), float(mixture_quantile(ab + prob, w, m, v)[0])
 
 
+def _two_pass(loglik_fn, prior: NoisePrior, n_grid: int):
+    """Coarse grid over 1e-5..0.3 to find the mass, then a fine n_grid x n_grid grid on it.
+
+    ``loglik_fn(T, S)`` returns (loglik (G,), extras...) for flattened grids T, S.
+    Returns (T, S, w, log_evidence, edge_mass, extras).
+    """
+    t, s, T, S = _grid_axes(1e-5, 0.3, 1e-5, 0.3, 36)
+    ll, *_ = loglik_fn(T, S)
+    lw = ll + prior.tau.logpdf(T) + prior.sigma.logpdf(S) + np.log(T) + np.log(S)
+    w = _normalise(lw).reshape(t.size, s.size)
+    lt, ht = _mass_range(t, w.sum(1))
+    ls, hs = _mass_range(s, w.sum(0))
+    t, s, T, S = _grid_axes(lt, ht, ls, hs, n_grid)
+    ll, *extras = loglik_fn(T, S)
+    lw = ll + prior.tau.logpdf(T) + prior.sigma.logpdf(S) + np.log(T) + np.log(S)
+    w = _normalise(lw)
+    mx = np.max(lw)
+    dlog = (math.log(ht / lt) / (n_grid - 1)) * (math.log(hs / ls) / (n_grid - 1))
+    log_ev = float(mx + math.log(np.sum(np.exp(lw - mx)) * dlog))
+    wg = w.reshape(n_grid, n_grid)
+    edge = float(wg[-1, :].sum() * (ht >= 0.3 * 0.999) + wg[:, -1].sum() * (hs >= 0.3 * 0.999))
+    return T, S, w, log_ev, edge, extras
+
+
 def fit_exact(data: TPSData, prior: NoisePrior, *, n_grid: int = 60) -> GridPosterior:
     """Fit the Normal hierarchical model exactly (grid over the two noise scales).
 
@@ -349,27 +382,50 @@ def fit_exact(data: TPSData, prior: NoisePrior, *, n_grid: int = 60) -> GridPost
     X = data.design_matrix()
     m0, sd0 = data.prior_mean_sd()
     centre = float(np.mean(data.y))
-    yc = data.y - centre
-    st = SuffStats.from_design(X, data.instance, yc)
+    st = SuffStats.from_design(X, data.instance, data.y - centre)
     m0c = m0.copy()
     m0c[: data.n_configs] -= centre
     v0 = sd0**2
-    # pass 1: coarse, wide
-    t, s, T, S = _grid_axes(1e-5, 0.3, 1e-5, 0.3, 36)
-    lw, *_ = _log_weights(st, T, S, m0c, v0, prior)
-    w = _normalise(lw).reshape(t.size, s.size)
-    lt, ht = _mass_range(t, w.sum(1))
-    ls, hs = _mass_range(s, w.sum(0))
-    # pass 2: fine, on the mass
-    t, s, T, S = _grid_axes(lt, ht, ls, hs, n_grid)
-    lw, ll, mean, cov = _log_weights(st, T, S, m0c, v0, prior)
-    w = _normalise(lw)
-    mx = np.max(lw)
-    dlog = (math.log(ht / lt) / (n_grid - 1)) * (math.log(hs / ls) / (n_grid - 1))
-    log_ev = float(mx + math.log(np.sum(np.exp(lw - mx)) * dlog))
-    wg = w.reshape(n_grid, n_grid)
-    edge = float(wg[-1, :].sum() * (ht >= 0.3 * 0.999) + wg[:, -1].sum() * (hs >= 0.3 * 0.999))
+    T, S, w, log_ev, edge, (mean, cov) = _two_pass(
+        lambda T, S: conditional_posterior(st, T, S, m0c, v0), prior, n_grid)
     mean = mean.copy()
     mean[:, : data.n_configs] += centre
     names = list(data.config_names) + (["cold"] if data.use_cold else [])
     return GridPosterior(T, S, w, mean, cov, names, log_ev, edge, n_grid)
+
+
+def noise_posterior(datasets: list[TPSData], prior: NoisePrior, *, n_grid: int = 60):
+    """Posterior of the shared noise scales (tau, sigma) from independent groups of runs.
+
+    Each dataset has its own config means (fixed effects, integrated out under the weak
+    N(mean, 0.1^2) prior); all share tau and sigma. Log-likelihoods add across datasets.
+
+    Parameters
+    ----------
+    datasets : list of TPSData
+        Independent components (no instance shared between two of them).
+    prior : NoisePrior
+
+    Returns
+    -------
+    tau, sigma, w : ndarray, shape (G,)
+        Grid points and posterior weights.
+    edge_mass : float
+    """
+    prepared = []
+    for d in datasets:
+        X = d.design_matrix()
+        m0, sd0 = d.prior_mean_sd()
+        c = float(np.mean(d.y))
+        m0 = m0.copy()
+        m0[: d.n_configs] -= c
+        prepared.append((SuffStats.from_design(X, d.instance, d.y - c), m0, sd0**2))
+
+    def ll(T, S):
+        tot = np.zeros(T.size)
+        for st, m0, v0 in prepared:
+            tot += conditional_posterior(st, T, S, m0, v0)[0]
+        return (tot,)
+
+    T, S, w, _, edge, _ = _two_pass(ll, prior, n_grid)
+    return T, S, w, edge

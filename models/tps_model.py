@@ -9,7 +9,7 @@ On the log scale, run :math:`r` of config :math:`c(r)` on instance :math:`i(r)`:
 
 (:math:`\varepsilon_r` Student-t with unknown :math:`\nu` in the robust MCMC variant).
 Priors: :math:`\mu_c \sim N(m_0, V_0)` with :math:`m_0` the mean log TPS of the data and
-:math:`\sqrt{V_0} = 0.1` (10 % of TPS: weak at the scale of any real effect);
+:math:`\sqrt{V_0} = 1` (a factor of e: weak even for the -65 % effects in the shipped runs);
 :math:`\beta \sim N(0, 0.05^2)` (cold first runs were 1-4 % slow in the shipped runs);
 :math:`\tau, \sigma` from a :class:`models.noise.NoisePrior`. Runs of two configs on the same
 instance share :math:`u_i`, so paired designs cancel it.
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-#: Prior SD of each config mean on the log scale (10 % of TPS).
-MU_PRIOR_SD = 0.1
+#: Prior SD of each config mean on the log scale (a factor e: weak even for -65 % effects).
+MU_PRIOR_SD = 1.0
 #: Prior SD of the cold-start coefficient on the log scale (5 % of TPS).
 COLD_PRIOR_SD = 0.05
 

@@ -97,7 +97,10 @@ def build_data(table: RunsTable, a: str, b: str, *, use_cold: bool | None = None
     order = [a, b]
     runs = sorted(sub.runs, key=lambda r: order.index(r.config))
     cold = sub.cold_flags()[[sub.runs.index(r) for r in runs]]
-    inst = [r.instance or f"{r.config}#run{k}" for k, r in enumerate(runs)]
+    # an instance re-used in another experiment (run_group) is a new draw of the instance
+    # effect, as in ``planner calibrate`` (local GPUs are re-used across days and builds)
+    inst = [f"{r.instance}|{r.run_group}" if r.instance else f"{r.config}#run{k}"
+            for k, r in enumerate(runs)]
     sess = [f"{r.instance}/{r.session or r.run_group}" for r in runs]
     return TPSData.from_arrays([r.tps for r in runs], [r.config for r in runs], inst, cold,
                                sess, use_cold=use_cold)
@@ -247,6 +250,14 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
                      "coefficient")
     if not diag.get("ok", True):
         notes.append("the fit failed its diagnostics: no decisive label is given")
+    curve = None
+    if hasattr(post, "delta_density"):
+        x = np.linspace(d.hdi_low - 0.6 * (d.hdi_high - d.hdi_low),
+                        d.hdi_high + 0.6 * (d.hdi_high - d.hdi_low), 200)
+        dens = post.delta_density(0, 1, x)
+        # change of variables to percent: p_pct(100(e^x - 1)) = p(x) / (100 e^x)
+        curve = {"delta_pct": [pct(v) for v in x],
+                 "density": (dens / (100.0 * np.exp(x))).tolist()}
     res = {
         "schema": SCHEMA,
         "command": "verdict",
@@ -274,6 +285,7 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         "diagnostics": diag,
         "more_runs_per_arm": more,
         "classical": classical_tests(tps_a, tps_b),
+        "delta_curve": curve,
         "notes": notes,
         "seed": seed,
         "elapsed_s": time.perf_counter() - t0,

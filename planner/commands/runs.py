@@ -2,13 +2,78 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
 import typer
+
+from planner.errors import InputError
 
 
 def register(app: typer.Typer) -> None:
     @app.command()
-    def version() -> None:
-        """Print the spec-planner version."""
-        from planner import __version__
+    def ingest(
+        folder: Path = typer.Argument(..., help="Folder of harness results (summary.json files)."),
+        output: Path = typer.Option(..., "-o", "--output", help="Runs CSV to write."),
+        platform: str = typer.Option("hf-job-a10g-small", "--platform"),
+        metric: str = typer.Option("bench_serving", "--metric"),
+        workload: str = typer.Option("128x512", "--workload"),
+    ) -> None:
+        """Walk harness result folders and write a runs table (one row per summary.json)."""
+        from planner.ingest import ingest as do_ingest
+        from planner.runs import write_runs_csv
 
-        print(__version__)
+        if output.exists() and output.resolve() in [p.resolve() for p in folder.rglob("*")
+                                                     if p.name == output.name]:
+            raise InputError("refusing to write inside the input folder", file=str(output))
+        runs, stats = do_ingest(folder, platform=platform, metric=metric, workload=workload)
+        write_runs_csv(runs, output)
+        print(f"wrote {len(runs)} runs of {len({r.config for r in runs})} configs to {output} "
+              f"({stats['skipped_incomplete']} incomplete skipped)", file=sys.stderr)
+
+    @app.command()
+    def calibrate(
+        runs: Path = typer.Argument(..., help="Runs table with repeated runs."),
+        output: Optional[Path] = typer.Option(None, "-o", "--output",
+                                              help="Write the noise prior JSON here."),
+        platform: Optional[str] = typer.Option(None, "--platform"),
+        metric: Optional[str] = typer.Option(None, "--metric"),
+        workload: Optional[str] = typer.Option(None, "--workload"),
+        keep_cold: bool = typer.Option(False, "--keep-cold", help="Keep cold first runs."),
+        max_df: float = typer.Option(10.0, "--max-df", help="Cap on the prior's degrees of "
+                                     "freedom."),
+        as_json: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """Fit the noise prior (sigma_instance, sigma_run) from your own repeated runs."""
+        from planner.calibrate import calibrate as do_calibrate
+        from planner.report.output import to_json
+        from planner.runs import read_runs
+
+        if max_df <= 0:
+            raise InputError("must be > 0", field="--max-df")
+        table = read_runs(runs).filter(platform=platform, metric=metric, workload=workload)
+        if len(table) == 0:
+            raise InputError("no rows left after --platform/--metric/--workload filters",
+                             file=str(runs))
+        res = do_calibrate(table, drop_cold=not keep_cold, max_df=max_df)
+        if output is not None:
+            if output.resolve() == Path(runs).resolve():
+                raise InputError("refusing to overwrite the input file", file=str(output))
+            output.write_text(json.dumps(res, indent=2), encoding="utf-8")
+        if as_json:
+            print(to_json(res))
+            return
+        p = res["posterior"]
+        print(f"noise from {res['runs_used']} runs in {res['groups']} groups "
+              f"({res['cold_dropped']} cold first runs dropped)")
+        print(f"  sigma_instance: median {p['tau_pct']['median']:.3f}%  95% "
+              f"[{p['tau_pct']['low']:.3f}, {p['tau_pct']['high']:.3f}]")
+        print(f"  sigma_run:      median {p['sigma_pct']['median']:.3f}%  95% "
+              f"[{p['sigma_pct']['low']:.3f}, {p['sigma_pct']['high']:.3f}]")
+        pr = res["prior"]
+        print(f"  prior: tau ~ Scaled-Inv-chi2(df={pr['tau']['df']:.3g}, "
+              f"{100 * pr['tau']['scale']:.3f}%), sigma ~ Scaled-Inv-chi2(df="
+              f"{pr['sigma']['df']:.3g}, {100 * pr['sigma']['scale']:.3f}%)"
+              + (f"; written to {output}" if output else ""))

@@ -48,6 +48,8 @@ def register(app: typer.Typer) -> None:
         metric: Optional[str] = typer.Option(None, "--metric", help="Keep rows of this metric."),
         workload: Optional[str] = typer.Option(None, "--workload", help="Keep rows of this "
                                                "workload."),
+        run_group: Optional[str] = typer.Option(None, "--run-group", help="Keep rows of this "
+                                                "run_group (experiment)."),
         cold: Optional[bool] = typer.Option(None, "--cold/--no-cold", help="Model the cold-start "
                                             "indicator (default: when a run is flagged)."),
         seed: int = typer.Option(0, "--seed", help="Random seed (MCMC)."),
@@ -82,9 +84,10 @@ def register(app: typer.Typer) -> None:
         else:
             if a is None or b is None:
                 raise InputError("give --a CONFIG and --b CONFIG", field="--a")
-            table = read_runs(runs).filter(platform=platform, metric=metric, workload=workload)
+            table = read_runs(runs).filter(platform=platform, metric=metric, workload=workload,
+                                          run_group=run_group)
             if len(table) == 0:
-                raise InputError("no rows left after --platform/--metric/--workload filters",
+                raise InputError("no rows left after --platform/--metric/--workload/--run-group filters",
                                  file=str(runs))
             a_name, b_name = a, b
             plat = platform

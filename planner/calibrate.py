@@ -1,0 +1,142 @@
+"""``planner calibrate``: learn a noise prior from a user's own repeated runs.
+
+The runs are split into independent components (configs linked by shared instances); each
+component keeps its own config means, all share the noise scales tau (between instances) and
+sigma (run to run). The exact engine gives the posterior of (tau, sigma) on a grid under the
+weak HalfNormal(2 %) prior; each scale's posterior is summarised as a Scaled-Inv-chi2 by
+matching the mean and variance of log(variance) (:func:`models.noise.fit_inv_chi2_to_log_moments`)
+with the degrees of freedom capped (``max_df``, default 10) so that a prior learned on one
+set-up does not overrule a new user's own runs.
+
+Cold first runs (see :meth:`planner.runs.RunsTable.cold_flags`) are dropped by default:
+the Normal noise model is for warm runs; the verdict models cold runs with a coefficient.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from models.noise import WEAK, NoisePrior, fit_inv_chi2_to_log_moments
+from models.tps_exact import noise_posterior
+from models.tps_model import TPSData
+from planner.errors import InputError
+from planner.runs import RunsTable
+
+SCHEMA = "spec-planner/noise-prior/1"
+
+
+def _components(runs) -> list[list[int]]:
+    """Union-find over configs linked by a shared instance; returns row indices per component."""
+    parent: dict = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for r in runs:
+        a, b = find(("c", r.config)), find(("i", r.instance))
+        if a != b:
+            parent[a] = b
+    comp: dict = {}
+    for k, r in enumerate(runs):
+        comp.setdefault(find(("c", r.config)), []).append(k)
+    return list(comp.values())
+
+
+def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
+              n_grid: int = 60) -> dict:
+    """Fit the noise prior (tau, sigma) from repeated runs.
+
+    Parameters
+    ----------
+    table : RunsTable
+        Runs of one platform, metric and workload (refused otherwise).
+    drop_cold : bool
+        Drop runs flagged cold (default true).
+    max_df : float
+        Cap on the degrees of freedom of each fitted Scaled-Inv-chi2.
+
+    Returns
+    -------
+    dict
+        ``prior`` (a :class:`models.noise.NoisePrior` as dict, usable with ``--prior FILE``),
+        ``posterior`` summaries (median and 95 % interval of tau and sigma, %), counts.
+
+    Raises
+    ------
+    InputError
+        Mixed metric/workload/platform, or no config with two or more runs.
+    """
+    table = table.measured()
+    table.check_homogeneous()
+    platform = table.platform()
+    cold = table.cold_flags()
+    runs = [r for r, c in zip(table.runs, cold) if not (drop_cold and c)]
+    # an instance in another experiment (run_group) is a new draw of the instance effect:
+    # local GPUs are re-used across days and server builds
+    keyed = []
+    for r in runs:
+        from dataclasses import replace
+
+        keyed.append(replace(r, instance=f"{r.instance}|{r.run_group}"))
+    runs = keyed
+    n_cold = int(cold.sum()) if drop_cold else 0
+    # configs with a single run carry no information about noise beyond their instance: keep
+    # them only when their instance holds other runs
+    datasets = []
+    used = 0
+    for idx in _components(runs):
+        rows = [runs[k] for k in idx]
+        if len(rows) - len({r.config for r in rows}) <= 0:
+            continue
+        inst = [r.instance or f"{r.config}#{k}" for k, r in enumerate(rows)]
+        datasets.append(TPSData.from_arrays([r.tps for r in rows], [r.config for r in rows],
+                                            inst, use_cold=False))
+        used += len(rows)
+    if not datasets:
+        raise InputError("no config has two or more runs: nothing to learn the noise from",
+                         file=table.path, field="config")
+    T, S, w, edge = noise_posterior(datasets, WEAK, n_grid=n_grid)
+
+    def summarise(x):
+        lv = np.log(x**2)
+        m = float(np.sum(w * lv))
+        v = float(np.sum(w * (lv - m) ** 2))
+        order = np.argsort(x)
+        c = np.cumsum(w[order])
+        q = [float(np.interp(p, c, x[order])) for p in (0.025, 0.5, 0.975)]
+        fitted = fit_inv_chi2_to_log_moments(m, v)
+        return fitted, q
+
+    tau_fit, tau_q = summarise(T)
+    sig_fit, sig_q = summarise(S)
+    from models.noise import ScalePrior
+
+    cap = lambda f: ScalePrior("inv_chi2", f.scale, min(f.df, max_df))  # noqa: E731
+    prior = NoisePrior(tau=cap(tau_fit), sigma=cap(sig_fit), name="calibrated",
+                       source=f"planner calibrate on {table.path}: {used} runs in "
+                              f"{len(datasets)} groups, platform '{platform or '?'}', "
+                              f"{n_cold} cold runs dropped, df capped at {max_df:g}")
+    return {
+        "schema": SCHEMA,
+        "command": "calibrate",
+        "prior": prior.to_dict(),
+        "posterior": {
+            "tau_pct": {"median": 100 * tau_q[1], "low": 100 * tau_q[0], "high": 100 * tau_q[2]},
+            "sigma_pct": {"median": 100 * sig_q[1], "low": 100 * sig_q[0],
+                          "high": 100 * sig_q[2]},
+            "uncapped_df": {"tau": tau_fit.df, "sigma": sig_fit.df},
+        },
+        "runs_used": used,
+        "groups": len(datasets),
+        "cold_dropped": n_cold,
+        "platform": platform,
+        "metric": table.runs[0].metric,
+        "workload": table.runs[0].workload,
+        "grid_edge_mass": edge,
+        "ok": edge < 1e-3 and math.isfinite(tau_fit.scale),
+    }
