@@ -1,0 +1,168 @@
+"""Lookup drafting profiles + walk: reference figures, fast == reference, hand cases."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from models.drafting import (AR, PLD, NGram, Suffix, draft_profiles, load_capture,
+                             ngram_reference_propose, pld_reference_replay, replay, walk)
+from models.drafting.lookup import reference_profile
+
+EX = Path(__file__).resolve().parents[1] / "examples" / "captures"
+
+
+@pytest.fixture(scope="module")
+def bf16():
+    return load_capture(EX / "ar_reference_bf16.jsonl.gz")
+
+
+@pytest.fixture(scope="module")
+def int4():
+    return load_capture(EX / "ar_reference_int4_frontier_specoff.jsonl.gz")
+
+
+# -- the reference PLD replay figures ------------------------------------------------
+
+def test_pld_reference_figures_bf16(bf16):
+    _, _, s = replay(bf16, policy=PLD(n=2, D=24))
+    assert round(s.tokens_per_forward, 3) == 1.384
+    assert round(s.frac_from_lookup, 3) == 0.278
+    assert s.matched_runs == 6020
+    assert s.runs_over_cap == 383
+    assert round(100 * s.frac_beyond_cap, 2) == 3.69
+    _, _, s3 = replay(bf16, policy=PLD(n=3, D=24))
+    assert round(s3.tokens_per_forward, 3) == 1.267
+
+
+def test_pld_reference_figures_int4(int4):
+    assert round(replay(int4, policy=PLD(2, 24))[2].tokens_per_forward, 3) == 1.480
+    assert round(replay(int4, policy=PLD(3, 24))[2].tokens_per_forward, 3) == 1.342
+
+
+# -- fast kernel == straightforward replay -------------------------------------------
+
+@pytest.mark.parametrize("n,D", [(1, 4), (2, 24), (3, 8), (4, 1), (2, 2)])
+def test_pld_fast_equals_reference(bf16, int4, n, D):
+    for cap in (bf16.subset(range(0, 128, 16)), int4.subset(range(3, 128, 25))):
+        ref = pld_reference_replay(cap.prompts, cap.completions, n, D)
+        w = draft_profiles(cap, PLD(n, D)).walk()
+        for r in range(len(cap)):
+            assert w.per_request(r).tolist() == ref[r]
+        ref1 = pld_reference_replay(cap.prompts, cap.completions, n, D, start=1)
+        w1 = draft_profiles(cap, PLD(n, D)).walk(start=1)
+        assert [w1.per_request(r).tolist() for r in range(len(cap))] == ref1
+
+
+@pytest.mark.parametrize("lo,hi,k", [(2, 6, 5), (2, 3, 3), (1, 1, 4), (3, 5, 7)])
+def test_ngram_fast_equals_kmp_reference(int4, lo, hi, k):
+    cap = int4.subset([0, 57, 120])
+    fast = draft_profiles(cap, NGram(lo, hi, k))
+    for r in range(len(cap)):
+        cut = 200  # keep the O(L^2) reference cheap
+        ref = reference_profile(cap.prompts[r], cap.completions[r][:cut],
+                                lambda x: ngram_reference_propose(x, lo, hi, k))
+        f = draft_profiles([cap.prompts[r]], [cap.completions[r][:cut]], NGram(lo, hi, k))[0]
+        assert np.array_equal(ref.accept_len, f.accept_len)
+        assert np.array_equal(ref.match_len, f.match_len)
+        assert np.array_equal(ref.proposed, f.proposed)
+        # profile of the truncated stream agrees with the full one except near the cut
+        assert np.array_equal(fast[r].match_len[:cut], f.match_len)
+
+
+# -- hand-checked tiny PLD replay (20 completion tokens) -----------------------------
+
+PROMPT = [5, 6, 7, 8]
+COMP = [9, 5, 6, 7, 8, 9, 5, 6, 10, 11, 5, 6, 7, 12, 13, 14, 13, 14, 13, 14]
+
+
+def test_pld_hand_checked_steps():
+    # n=2, D=3. t=3: last (5,6) -> most recent earlier at 0 -> propose 7,8,9: all right.
+    # t=7: (9,5) at 4 -> 6,7,8 vs 6,10: 1. t=12: (5,6) most recent at 10 -> 10,11,5 vs 7: 0
+    # (the earliest occurrence would have given 1). t=18: (13,14) at 18 -> proposal cut at
+    # the known text (13,14), overlaps the end; 2 accepted = all remaining, no bonus.
+    b = draft_profiles([PROMPT], [COMP], PLD(n=2, D=3))
+    w = b.walk()
+    assert w.positions.tolist() == [0, 1, 2, 3, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]
+    assert w.accepted.tolist() == [0, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]
+    assert w.committed.tolist() == [1, 1, 1, 4, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2]
+    assert w.summary().tokens_per_forward == pytest.approx(20 / 15)
+    assert b[0].proposed[18] == 2 and b[0].proposed[3] == 3
+    assert b[0].match_len[3] == 2 and b[0].match_len[0] == 0
+    assert pld_reference_replay([PROMPT], [COMP], 2, 3) == [w.accepted.tolist()]
+    w1 = b.walk(start=1)
+    assert w1.accepted.tolist() == [0, 0, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]
+    assert w1.tokens == 19
+
+
+def test_walk_plain_arrays_and_ar():
+    w = walk([2, 0, 0, 1, 0, 0])
+    assert w.accepted.tolist() == [2, 1, 0] and w.positions.tolist() == [0, 3, 5]
+    assert walk([[0, 0], [5, 0, 0]]).accepted.tolist() == [0, 0, 5]
+    b = draft_profiles([PROMPT], [COMP], AR())
+    s = b.walk().summary()
+    assert s.tokens_per_forward == 1.0 and s.n_steps == 20
+
+
+# -- vLLM n-gram micro cases ----------------------------------------------------------
+
+def test_ngram_vllm_docstring_example():
+    assert ngram_reference_propose([1, 2, 3, 4, 2, 3], 2, 3, 4) == ([4, 2, 3], 2)
+
+
+def test_ngram_earliest_and_longest():
+    ctx = [1, 2, 9, 1, 2, 8, 1, 2]
+    assert ngram_reference_propose(ctx, 2, 2, 3) == ([9, 1, 2], 2)   # earliest occurrence
+    ctx = [7, 1, 2, 5, 3, 1, 2, 6, 7, 3, 1, 2]
+    assert ngram_reference_propose(ctx, 2, 3, 3) == ([6, 7, 3], 3)   # longest first
+    assert ngram_reference_propose([4, 5, 6], 2, 3, 3) == ([], 0)
+    # the fast kernel agrees at the last position
+    b = draft_profiles([ctx[:-1]], [[ctx[-1], 6, 7, 0]], NGram(2, 3, 3))
+    assert b[0].match_len[1] == 3 and b[0].proposed[1] == 3 and b[0].accept_len[1] == 2
+
+
+def test_ngram_conditional_vs_unconditional(int4):
+    _, _, s = replay(int4, policy=NGram(2, 6, 5), start=1)
+    assert s.mean_accept_len_conditional > 2.0 > 1.5 > s.tokens_per_forward > 1.3
+
+
+# -- suffix micro cases -----------------------------------------------------------------
+
+def test_suffix_hand_checked_local():
+    prompt = [10, 11, 12, 10, 11, 13, 10, 11, 12]
+    comp = [10, 11, 12]
+    p = draft_profiles([prompt], [comp], Suffix(cache="none"))[0]
+    # t=0: best score at match 3 (10,11,12): path 10,11,13 with probs .5,.5,.5
+    # t=1: match 4 (10,11,12,10): path 11,13,10,11 (score 2.0); actual 11,12 -> 1
+    assert p.match_len[:2].tolist() == [3, 4]
+    assert p.proposed[:2].tolist() == [3, 4]
+    assert p.accept_len[:2].tolist() == [2, 1]
+    q = draft_profiles([prompt], [comp], Suffix(cache="none", min_token_prob=0.6))[0]
+    assert q.proposed[0] == 0 and q.match_len[0] == 0 and q.accept_len[0] == 0
+
+
+def test_suffix_cross_request_cache():
+    prompts = [[50, 51], [60, 61]]
+    comps = [[7, 8, 9, 7, 8, 9], [7, 8, 9, 7, 8, 9]]
+    fifo = draft_profiles(prompts, comps, Suffix(cache="fifo"))
+    none = draft_profiles(prompts, comps, Suffix(cache="none"))
+    loo = draft_profiles(prompts, comps, Suffix(cache="loo"))
+    # request 1, t=1 (context ..61,7): only request 0's output knows 7 -> 8
+    assert fifo[1].proposed[1] == 1 and fifo[1].accept_len[1] == 1
+    assert none[1].proposed[1] == 0
+    assert fifo[0].proposed[1] == 0                  # nothing cached before request 0
+    assert loo[0].proposed[1] == 1 and loo[0].accept_len[1] == 1
+    one = draft_profiles(prompts, comps, Suffix(cache="fifo", max_cached_requests=1))
+    assert one[1].proposed[1] == 0                   # only the active request is cached
+
+
+def test_profile_invariants(int4):
+    cap = int4.subset(range(10))
+    for pol in (PLD(2, 24), NGram(2, 6, 5), Suffix(max_spec_tokens=6)):
+        b = draft_profiles(cap, pol)
+        for r in range(len(cap)):
+            p = b[r]
+            L = len(p)
+            assert (p.accept_len <= p.proposed).all()
+            assert (p.accept_len <= L - np.arange(L)).all()
+            assert ((p.proposed > 0) | ((p.match_len == 0) & (p.accept_len == 0))).all()
