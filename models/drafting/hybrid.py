@@ -28,15 +28,17 @@ the MTP side a stochastic chain of depth K):
 Correlation (latent easiness)
     MTP acceptance and lookup matchability are both high in repetitive stretches. Each
     completion position gets a state ``easy = match_len[t] >= easy_threshold and
-    proposed[t] > 0`` from the lookup profile. The prompt's curve ``s_p`` is split into
-    ``s_p ** theta_hard`` and ``s_p ** (theta_hard * exp(-gamma))`` with ``theta_hard`` solved
-    per prompt so the prompt's tokens/forward is unchanged (harmonic mixture over
-    positions: ``1/E_p = f_p/E_easy + (1-f_p)/E_hard``, f_p = easy fraction of positions).
-    ``gamma = 0`` is independence. ``gamma`` is calibrated (:func:`calibrate_gamma`) so the
-    implied within-prompt contrast ``E_easy - E_hard`` equals the slope of the measured
-    per-prompt MTP tokens/forward (stack F counters) regressed on the capture's per-prompt
-    easy fraction -- the between-prompt association read as a within-prompt effect (an
-    ecological assumption, stated in docs/drafting.md).
+    proposed[t] > 0`` from the lookup profile. The prompt's curve ``s_p`` is split into a
+    hard curve ``s_p ** theta_hard`` and an easy curve ``s_p ** (theta_hard * exp(-gamma))``;
+    an MTP step uses the curve of the state at the position where it starts.
+    ``theta_hard`` is solved per prompt so the prompt's simulated tokens/forward is unchanged
+    (step-weighted mixture, fixed point with short walks: :func:`fit_conditioned`), so the
+    MTP-alone numbers do not move; only the joint behaviour with the lookup does.
+    ``gamma = 0`` is independence. :func:`calibrate_gamma` reads the between-prompt
+    regression of the measured per-prompt MTP tokens/forward (stack F counters) on the
+    capture's per-prompt easy fraction as the within-prompt contrast (an ecological
+    assumption: it attributes all of the prompt-level association to position-level
+    easiness, so it is the strong end; independence is the other end).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from models.drafting.acceptance import scale_curve
 from models.drafting.mtp import WalkResult, walk
 from planner.errors import InputError
 
-__all__ = ["easiness_state", "conditioned_curves", "calibrate_gamma", "hybrid_max",
+__all__ = ["easiness_state", "conditioned_curves", "fit_conditioned", "calibrate_gamma", "hybrid_max",
            "suffix_first", "tree", "run_hybrid", "HYBRIDS"]
 
 HYBRIDS = ("max", "suffix-first", "tree")
@@ -77,19 +79,23 @@ def _expect(curves: np.ndarray) -> np.ndarray:
     return 1 + curves.sum(-1)
 
 
-def conditioned_curves(curves: np.ndarray, easy_frac: np.ndarray, gamma: float,
+def conditioned_curves(curves: np.ndarray, easy_step_frac: np.ndarray, gamma: float,
                        iters: int = 60) -> np.ndarray:
     """Split each prompt's curve into (hard, easy) curves preserving its tokens/forward.
+
+    tokens/forward is a mean over *steps*, so the identity is the step-weighted mixture
+    ``E_p = g_p * E_easy + (1 - g_p) * E_hard`` with ``g_p`` the fraction of the prompt's
+    steps that start at an easy position (:func:`fit_conditioned` finds it by a fixed
+    point with short walks).
 
     Parameters
     ----------
     curves : array, shape (P, K)
         Prompt curves ``s_p``.
-    easy_frac : array, shape (P,)
-        Fraction of the prompt's positions in the easy state.
+    easy_step_frac : array, shape (P,)
+        Fraction of the prompt's steps that start in the easy state.
     gamma : float
-        Log-ratio of the power exponents (``theta_easy = theta_hard * exp(-gamma)``);
-        0 = independence.
+        ``theta_easy = theta_hard * exp(-gamma)``; 0 = independence.
 
     Returns
     -------
@@ -97,29 +103,66 @@ def conditioned_curves(curves: np.ndarray, easy_frac: np.ndarray, gamma: float,
         ``[:, 0]`` hard, ``[:, 1]`` easy.
     """
     c = np.clip(np.asarray(curves, float), 1e-12, 1 - 1e-12)
-    f = np.clip(np.asarray(easy_frac, float), 0, 1)
+    g = np.clip(np.asarray(easy_step_frac, float), 0, 1)
     if gamma == 0:
         return np.stack([c, c], axis=1)
     E = _expect(c)
     lc = np.log(c)
-    lo = np.full(f.size, -8.0)
-    hi = np.full(f.size, 8.0)  # log theta_hard
+    lo = np.full(g.size, -10.0)
+    hi = np.full(g.size, 10.0)  # log theta_hard
     for _ in range(iters):
         mid = 0.5 * (lo + hi)
         th = np.exp(mid)[:, None]
         eh = 1 + np.exp(lc * th).sum(1)
         ee = 1 + np.exp(lc * th * np.exp(-gamma)).sum(1)
-        e_mix = 1 / (f / ee + (1 - f) / eh)
-        too_high = e_mix > E  # increase theta
+        too_high = g * ee + (1 - g) * eh > E  # increase theta
         lo = np.where(too_high, mid, lo)
         hi = np.where(too_high, hi, mid)
     th = np.exp(0.5 * (lo + hi))[:, None]
     return np.stack([np.exp(lc * th), np.exp(lc * th * np.exp(-gamma))], axis=1)
 
 
-def calibrate_gamma(measured_tpf: np.ndarray, easy_frac: np.ndarray, base_curve: np.ndarray,
-                    *, gamma_max: float = 8.0) -> dict:
+def fit_conditioned(lengths: Sequence[int], curves: np.ndarray, state: Sequence[np.ndarray],
+                    gamma: float, *, iters: int = 4, n_rep: int = 16, seed: int = 12345,
+                    start: int = 1) -> np.ndarray:
+    """(hard, easy) curves per prompt whose simulated MTP tokens/forward equals the prompt's
+    own (fixed point on the fraction of steps starting in the easy state).
+
+    Parameters
+    ----------
+    lengths : array of int, shape (P,)
+    curves : array, shape (P, K)
+    state : sequence of int arrays (L_p,)
+        0 hard / 1 easy per position.
+    gamma : float
+    iters, n_rep, seed
+        Fixed-point iterations and the size / seed of the inner walks.
+
+    Returns
+    -------
+    numpy.ndarray, shape (P, 2, K)
+    """
+    L = np.asarray(lengths)
+    g = np.array([s[start:l].mean() if l > start else 0.0 for s, l in zip(state, L)])
+    cc = conditioned_curves(curves, g, gamma)
+    if gamma == 0:
+        return cc
+    for _ in range(iters):
+        res = walk(L, mode="mtp", n_rep=n_rep, seed=seed, curves=cc, state=state, start=start)
+        g = res.meta["state_step_frac"]
+        cc = conditioned_curves(curves, g, gamma)
+    return cc
+
+
+def calibrate_gamma(measured_tpf: np.ndarray, easy_frac: np.ndarray, base_curve: np.ndarray
+                    ) -> dict:
     """Calibrate the easiness strength from per-prompt MTP counters.
+
+    OLS of the measured per-prompt MTP tokens/forward on the prompt's easy fraction of
+    positions, ``tpf ~ a + b f``. Read ecologically, a prompt that is all-easy would run at
+    ``a + b`` and an all-hard one at ``a`` tokens/forward; ``gamma`` is the log ratio of the
+    power exponents that map the global curve to those two levels (clipped to
+    [1.05, K + 0.95]).
 
     Parameters
     ----------
@@ -133,9 +176,13 @@ def calibrate_gamma(measured_tpf: np.ndarray, easy_frac: np.ndarray, base_curve:
     Returns
     -------
     dict
-        ``slope`` (tokens/forward per unit easy fraction, OLS), ``intercept``, ``r``
-        (Pearson), ``gamma`` (0 when the slope is <= 0), ``e_easy``, ``e_hard``
-        (implied tokens/forward in each state at the mean easy fraction), ``mean_easy_frac``.
+        ``slope``, ``intercept``, ``r`` (Pearson), ``gamma`` (0 when the slope is <= 0),
+        ``e_hard``, ``e_easy`` (target levels), ``mean_easy_frac``.
+
+    Raises
+    ------
+    InputError
+        Mismatched lengths or fewer than 3 prompts.
     """
     y = np.asarray(measured_tpf, float)
     x = np.asarray(easy_frac, float)
@@ -146,21 +193,20 @@ def calibrate_gamma(measured_tpf: np.ndarray, easy_frac: np.ndarray, base_curve:
     sxx = ((x - xm) ** 2).sum()
     slope = float(((x - xm) * (y - ym)).sum() / sxx) if sxx > 0 else 0.0
     r = float(np.corrcoef(x, y)[0, 1]) if sxx > 0 and y.std() > 0 else 0.0
-    c = np.atleast_2d(np.asarray(base_curve, float))
-    fbar = np.array([xm])
-    grid = np.linspace(0, gamma_max, 161)
-    contrast = np.array([np.diff(_expect(conditioned_curves(c, fbar, g)[0]))[0]
-                         for g in grid])
-    if slope <= 0:
-        g = 0.0
-    elif slope >= contrast[-1]:
-        g = float(gamma_max)
-    else:
-        g = float(np.interp(slope, contrast, grid))
-    cc = conditioned_curves(c, fbar, g)[0]
-    return {"slope": slope, "intercept": float(ym - slope * xm), "r": r, "gamma": g,
-            "e_hard": float(_expect(cc[0])), "e_easy": float(_expect(cc[1])),
-            "mean_easy_frac": float(xm)}
+    k = np.asarray(base_curve).size
+    a = float(ym - slope * xm)
+    e_h = float(np.clip(a, 1.05, k + 0.95))
+    e_e = float(np.clip(a + slope, 1.05, k + 0.95))
+    g = 0.0
+    if slope > 0 and e_e > e_h:
+        c = np.clip(np.asarray(base_curve, float), 1e-12, 1 - 1e-12)
+        th = []
+        for tgt in (e_h, e_e):
+            s = scale_curve(c, tgt)[0]
+            th.append(float(np.median(np.log(s) / np.log(c))))
+        g = float(np.log(th[0] / th[1]))
+    return {"slope": slope, "intercept": a, "r": r, "gamma": g, "e_hard": e_h, "e_easy": e_e,
+            "mean_easy_frac": float(xm), "n_prompts": int(y.size)}
 
 
 def run_hybrid(kind: str, lengths: Sequence[int], curves: np.ndarray,
@@ -209,9 +255,7 @@ def run_hybrid(kind: str, lengths: Sequence[int], curves: np.ndarray,
     state = None
     if gamma != 0:
         state = easiness_state(ml, prop, easy_threshold)
-        L = np.asarray(lengths)
-        f = np.array([s[start:l].mean() if l > start else 0.0 for s, l in zip(state, L)])
-        cv = conditioned_curves(cv, f, gamma)
+        cv = fit_conditioned(lengths, cv, state, gamma, start=start)
     res = walk(lengths, mode=kind, n_rep=n_rep, seed=seed, curves=cv, state=state,
                lookup=(acc, ml, prop), threshold=threshold, tree_depth=tree_depth, cost=cost,
                start=start)

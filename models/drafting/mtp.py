@@ -52,7 +52,7 @@ class WalkResult:
         Accepted draft tokens (vLLM ``num_accepted``; committed = forwards + accepted up to
         end truncation).
     lookup_tokens : numpy.ndarray, shape (R, P)
-        Committed tokens that came from a lookup draft (accepted lookup tokens + bonus).
+        Accepted draft tokens that came from a lookup draft.
     rows : numpy.ndarray, shape (R, P)
         Summed verify rows M over steps.
     """
@@ -85,8 +85,11 @@ class WalkResult:
         return float(1 + self.accepted.sum() / d) if d > 0 else 1.0
 
     def frac_tokens_from_lookup(self) -> float:
-        """Fraction of committed tokens that came from a lookup draft step."""
-        return float(self.lookup_tokens.sum() / self.tokens.sum())
+        """Accepted lookup-draft tokens / all completion tokens (incl. the prefill token),
+        the ``frac_from_lookup`` definition of :mod:`models.drafting.walk`."""
+        total = self.meta.get("total_tokens", None)
+        total = total if total else self.tokens.sum() / self.n_rep
+        return float(self.lookup_tokens.sum() / self.n_rep / total)
 
 
 def _pad(arrs: Sequence[np.ndarray], width: int, fill: int = 0) -> np.ndarray:
@@ -102,7 +105,7 @@ def walk(lengths: Sequence[int] | np.ndarray, *, mode: str = "mtp", n_rep: int =
          lookup: tuple[Sequence[np.ndarray], Sequence[np.ndarray], Sequence[np.ndarray]] | None = None,
          threshold: int = 1, tree_depth: int | None = None,
          cost: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
-         start: int = 1) -> WalkResult:
+         start: int = 1, run_cap: int = 8) -> WalkResult:
     """Walk every completion with a drafting policy, vectorised over replicates x prompts.
 
     Parameters
@@ -132,6 +135,10 @@ def walk(lengths: Sequence[int] | np.ndarray, *, mode: str = "mtp", n_rep: int =
         Vectorised step-time function (e.g. :meth:`models.drafting.cost.CostModel.step_ms`).
     start : int
         First decode position (1 = first token from prefill).
+    run_cap : int
+        Steps with more than ``run_cap`` accepted draft tokens are counted in
+        ``meta["runs_over_cap"]`` (mean over replicates), as in
+        :class:`models.drafting.walk.ReplaySummary`.
 
     Returns
     -------
@@ -183,6 +190,8 @@ def walk(lengths: Sequence[int] | np.ndarray, *, mode: str = "mtp", n_rep: int =
     accepted = np.zeros(shape)
     from_l = np.zeros(shape)
     rows = np.zeros(shape)
+    over = np.zeros(shape)
+    state_steps = np.zeros(shape)
     time_ms = np.zeros(shape) if cost is not None else None
     pidx = np.broadcast_to(np.arange(P), shape)
     sync_const = mode in ("lookup", "suffix-first", "tree")
@@ -194,7 +203,9 @@ def walk(lengths: Sequence[int] | np.ndarray, *, mode: str = "mtp", n_rep: int =
         use_l = np.zeros(shape, dtype=bool)
         if need_mtp:
             u = rng.random(shape)
-            cur = cv[pidx, st[pidx, tc]]  # (R, P, K)
+            sidx = st[pidx, tc]
+            cur = cv[pidx, sidx]  # (R, P, K)
+            state_steps += (sidx > 0) * active
             a_m = (u[..., None] < cur).sum(-1)
         if need_lookup:
             a_l = acc_l[pidx, tc]
@@ -232,14 +243,19 @@ def walk(lengths: Sequence[int] | np.ndarray, *, mode: str = "mtp", n_rep: int =
         tokens += commit
         forwards += af
         drafts += (M > 1) * af
-        accepted += np.minimum(a, np.maximum(commit - 1, 0)) * af
-        from_l += commit * use_l
+        acc_step = np.minimum(a, np.maximum(commit - 1, 0)) * af
+        accepted += acc_step
+        over += acc_step > run_cap
+        from_l += acc_step * use_l
         rows += M * af
         if cost is not None:
             time_ms += cost(M, d, np.full(shape, sync_const)) * af
         t = t + commit
     return WalkResult(tokens, forwards, time_ms, drafts, accepted, from_l, rows,
-                      meta={"mode": mode, "k": K, "start": start, "n_rep": R})
+                      meta={"mode": mode, "k": K, "start": start, "n_rep": R,
+                            "total_tokens": int(L.sum()), "run_cap": run_cap,
+                            "runs_over_cap": float(over.sum() / R),
+                            "state_step_frac": state_steps.sum(0) / np.maximum(forwards.sum(0), 1)})
 
 
 def simulate_mtp(lengths: Sequence[int] | np.ndarray, curves: np.ndarray, *, n_rep: int = 200,

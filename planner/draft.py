@@ -1,0 +1,669 @@
+"""``planner draft``: is this drafting idea worth a run?
+
+Pipeline (no statistics live in the CLI; this module makes the decision from the models):
+
+1. load a capture (:func:`models.drafting.capture.load_capture`);
+2. per policy, per-position draft profiles (:mod:`models.drafting.lookup`) and a step walk
+   (:func:`models.drafting.mtp.walk`), Monte-Carlo replicated for stochastic (MTP, hybrid)
+   policies, with every step charged by the cost model (:mod:`models.drafting.cost`);
+3. a paired bootstrap over prompts (:mod:`models.drafting.bootstrap`) of tokens/forward and of
+   the TPS rate (tokens / modelled time) of each policy and the baseline on the same
+   resampled prompts;
+4. the projected TPS gain distribution and the run-to-run TPS noise sigma give
+   :func:`worth_a_run`: P(one real run beats the baseline), runs per arm needed to confirm it
+   at the 0.95 rule, and their cost.
+
+Noise: the default sigma is the published N = 4 repeat spread of one submission on HF
+a10g-small (mean 307.08 TPS, sd 1.16, range 2.48), used as a coefficient of variation
+0.378 % of the baseline TPS. Pass ``sigma_tps`` (or a :class:`NoiseSpec`) to swap in the
+planner's noise prior.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+from scipy.stats import norm
+
+from planner.errors import InputError
+
+__all__ = ["PolicySpec", "parse_policy", "NoiseSpec", "worth_a_run", "run_draft", "run_sweep",
+           "default_capture_path", "DEFAULT_POLICIES", "POLICY_NAMES"]
+
+POLICY_NAMES = ("ar", "pld", "ngram", "suffix", "mtp", "hybrid-max", "suffix-first", "tree")
+_ALIASES = {"hybrid-suffix-first": "suffix-first", "hybrid-tree": "tree", "max": "hybrid-max",
+            "autoregressive": "ar", "prompt-lookup": "pld", "eagle": "mtp"}
+DEFAULT_POLICIES = ("ar", "pld", "ngram", "suffix", "mtp")
+STOCHASTIC = ("mtp", "hybrid-max", "suffix-first", "tree")
+D_RANGE = (1, 64)
+N_RANGE = (1, 16)
+
+
+# ----------------------------------------------------------------------------- noise
+@dataclass
+class NoiseSpec:
+    """Run-to-run TPS noise of one real run.
+
+    Attributes
+    ----------
+    sigma_tps : float or None
+        Absolute sd (TPS) of one run; when None, ``cv * baseline TPS``.
+    cv : float
+        Coefficient of variation (default 1.16 / 307.08 = 0.378 %).
+    source : str
+    """
+
+    sigma_tps: float | None = None
+    cv: float = 1.16 / 307.08
+    source: str = ("N = 4 repeats of one submission on HF a10g-small: mean 307.08, sd 1.16, "
+                   "range 2.48 TPS (CV 0.378 %); secondary note, forward_cost.md s6")
+
+    def sigma_at(self, tps: float) -> float:
+        """Sigma (TPS) of one run at the given TPS level."""
+        if self.sigma_tps is not None:
+            return float(self.sigma_tps)
+        return float(self.cv * tps)
+
+
+def worth_a_run(gain: np.ndarray, sigma: float, *, point: float | None = None,
+                alpha: float = 0.05, power: float = 0.8, cap: int = 40,
+                minutes_per_run: float = 10.0, price_per_hour: float = 1.0) -> dict:
+    """Worth-a-run decision from a projected TPS gain distribution.
+
+    Parameters
+    ----------
+    gain : array, shape (B,)
+        Bootstrap draws of the projected TPS gain (policy - baseline, TPS).
+    sigma : float
+        Run-to-run sd of one run's TPS (TPS), the same for both arms.
+    point : float, optional
+        Point projection of the gain (default: mean of ``gain``).
+    alpha : float
+        Two-sided level of the confirmation rule (0.05: the 95 % interval of the difference
+        of arm means, sd ``sigma * sqrt(2 / n)``, excludes 0).
+    power : float
+        Required assurance: P(the rule confirms a gain), averaged over the projection's
+        uncertainty (the ``gain`` draws).
+    cap : int
+        Maximum runs per arm considered (default 40).
+    minutes_per_run : float
+        Billed minutes per run incl. start-up (default 10; billed per started minute).
+    price_per_hour : float
+        $ per hour (HF Jobs a10g-small: $1.00/h).
+
+    Returns
+    -------
+    dict
+        ``gain_tps`` (point/mean/ci), ``sigma_tps``, ``p_gain_positive``,
+        ``p_run_beats_baseline`` (one run per arm, averaged over the projection),
+        ``runs_per_arm`` (None when over the cap), ``runs_per_arm_at_point``,
+        ``assurance_at_n``, ``over_run_cap``, ``cost_usd`` (both arms), ``worth``,
+        ``verdict`` (one line).
+
+    Raises
+    ------
+    InputError
+        Non-positive sigma, cap < 1 or minutes_per_run <= 0.
+    """
+    g = np.asarray(gain, float)
+    if not (sigma > 0 and np.isfinite(sigma)):
+        raise InputError(f"TPS noise sigma must be > 0, got {sigma}", field="sigma-tps")
+    if cap < 1:
+        raise InputError("run cap must be >= 1", field="run-cap")
+    if minutes_per_run <= 0:
+        raise InputError("minutes per run must be > 0", field="minutes-per-run")
+    pt = float(g.mean() if point is None else point)
+    z = norm.ppf(1 - alpha / 2)
+    p_pos = float((g > 0).mean())
+    p_one = float(norm.cdf(g / (sigma * math.sqrt(2))).mean())
+    n_needed = None
+    assurance = None
+    for n in range(1, cap + 1):
+        a = float(norm.cdf(g / (sigma * math.sqrt(2 / n)) - z).mean())
+        if a >= power:
+            n_needed, assurance = n, a
+            break
+    zb = norm.ppf(power)
+    n_point = math.ceil(2 * (sigma * (z + zb) / pt) ** 2) if pt > 0 else None
+    minutes = math.ceil(minutes_per_run)
+    cost = None if n_needed is None else 2 * n_needed * minutes / 60 * price_per_hour
+    worth = pt > 0 and n_needed is not None
+    if pt <= 0:
+        verdict = f"not worth a run: projected gain {pt:+.1f} TPS <= 0"
+    elif n_needed is None:
+        verdict = (f"not worth a run: confirming {pt:+.1f} TPS needs more than {cap} runs per "
+                   f"arm (P(gain > 0) = {p_pos:.2f})")
+    else:
+        verdict = (f"worth a run: {pt:+.1f} TPS projected, P(one run beats baseline) = "
+                   f"{p_one:.2f}; {n_needed} run(s) per arm confirm it (${cost:.2f})")
+    lo, hi = np.quantile(g, [0.025, 0.975]) if g.size > 1 else (pt, pt)
+    return {"gain_tps": {"point": pt, "mean": float(g.mean()), "ci_low": float(lo),
+                         "ci_high": float(hi)},
+            "sigma_tps": float(sigma), "p_gain_positive": p_pos, "p_run_beats_baseline": p_one,
+            "runs_per_arm": n_needed, "runs_per_arm_at_point": n_point,
+            "assurance_at_n": assurance, "power": power, "alpha": alpha, "run_cap": cap,
+            "over_run_cap": n_needed is None and pt > 0,
+            "minutes_per_run": minutes, "price_per_hour": price_per_hour,
+            "cost_usd": cost, "worth": bool(worth), "verdict": verdict}
+
+
+# ----------------------------------------------------------------------------- policies
+@dataclass
+class PolicySpec:
+    """A drafting policy and its parameters.
+
+    ``name`` in :data:`POLICY_NAMES`; ``params`` as accepted by the lookup drafter
+    (``n``/``depth`` for pld; ``min_n``/``max_n``/``k`` for ngram; suffix options) and
+    ``k`` for mtp; hybrids take ``k``, ``lookup`` (pld/ngram/suffix), ``threshold``,
+    ``tree_depth`` plus the lookup's parameters.
+    """
+
+    name: str
+    params: dict = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        if not self.params:
+            return self.name
+        return self.name + "(" + ",".join(f"{k}={v}" for k, v in self.params.items()) + ")"
+
+
+_INT_RE = re.compile(r"^-?\d+$")
+
+
+def _num(v: str):
+    v = v.strip()
+    if _INT_RE.match(v):
+        return int(v)
+    try:
+        return float(v)
+    except ValueError:
+        return v
+
+
+def parse_policy(text: str, defaults: dict | None = None) -> PolicySpec:
+    """Parse ``name`` or ``name:key=val,key=val`` (e.g. ``pld:n=3,depth=16``).
+
+    Raises
+    ------
+    InputError
+        Unknown policy or malformed parameters.
+    """
+    name, _, rest = text.strip().partition(":")
+    name = _ALIASES.get(name.strip().lower(), name.strip().lower())
+    if name not in POLICY_NAMES:
+        raise InputError(f"unknown policy {text!r} (one of {', '.join(POLICY_NAMES)})",
+                         field="policy")
+    params = dict(defaults or {})
+    if rest:
+        for kv in rest.split(","):
+            if "=" not in kv:
+                raise InputError(f"policy parameter {kv!r} is not key=value", field="policy")
+            k, v = kv.split("=", 1)
+            params[k.strip().replace("-", "_")] = _num(v)
+    return PolicySpec(name, params)
+
+
+def _check_range(v, lo, hi, fld):
+    if v is None:
+        return
+    if not isinstance(v, int) or not lo <= v <= hi:
+        raise InputError(f"{fld} must be an integer in {lo}..{hi}, got {v!r}", field=fld)
+
+
+def validate_policy(spec: PolicySpec) -> None:
+    """Range checks: K 1..16, D 1..64, n 1..16, thresholds >= 1.
+
+    Raises
+    ------
+    InputError
+    """
+    p = spec.params
+    _check_range(p.get("k"), 1, 16, "k")
+    for d in ("depth", "tree_depth", "max_spec"):
+        _check_range(p.get(d), *D_RANGE, d)
+    for n in ("n", "min_n", "max_n"):
+        _check_range(p.get(n), *N_RANGE, n)
+    if p.get("min_n") is not None and p.get("max_n") is not None and p["min_n"] > p["max_n"]:
+        raise InputError(f"min_n {p['min_n']} > max_n {p['max_n']}", field="min_n")
+    _check_range(p.get("threshold"), 1, 64, "threshold")
+    if spec.name in ("hybrid-max", "suffix-first", "tree"):
+        lk = p.get("lookup", "suffix")
+        if lk not in ("pld", "ngram", "suffix"):
+            raise InputError(f"hybrid lookup must be pld, ngram or suffix, got {lk!r}",
+                             field="lookup")
+
+
+# ----------------------------------------------------------------------------- capture
+def default_capture_path() -> Path:
+    """The shipped example capture ``examples/captures/ar_reference_bf16.jsonl.gz`` (repo
+    checkout), else the package copy ``planner/data/draft_default_capture.jsonl.gz``.
+
+    Raises
+    ------
+    InputError
+        Neither exists.
+    """
+    repo = Path(__file__).resolve().parent.parent / "examples" / "captures" / \
+        "ar_reference_bf16.jsonl.gz"
+    if repo.is_file():
+        return repo
+    pkg = Path(str(resources.files("planner").joinpath("data", "draft_default_capture.jsonl.gz")))
+    if pkg.is_file():
+        return pkg
+    raise InputError("no CAPTURE given and the shipped example capture was not found",
+                     field="CAPTURE")
+
+
+_NON_LOOKUP = ("lookup", "threshold", "tree_depth", "easy_threshold", "gamma", "k")
+
+
+def lookup_policy(name: str, params: dict):
+    """The :mod:`models.drafting.lookup` policy object for ``pld`` / ``ngram`` / ``suffix``.
+
+    Parameter names: pld ``n`` (2), ``depth`` (D, 24); ngram ``min_n`` (2), ``max_n`` (6),
+    ``k`` (5; ``lookup_k`` inside a hybrid); suffix ``depth`` (max_spec_tokens, 24),
+    ``max_tree_depth`` (24), ``max_spec_factor`` (1.0), ``min_token_prob`` (0.1), ``cache``
+    (fifo/loo/none), ``max_cached_requests`` (10000). Defaults are the lookup module's
+    (vLLM defaults, see docs/drafting_lookup.md).
+
+    Raises
+    ------
+    InputError
+        Unknown parameter or invalid value.
+    """
+    from models.drafting import lookup as lk
+
+    p = dict(params)
+    try:
+        if name == "pld":
+            kw = {"n": p.pop("n", 2), "D": p.pop("depth", 24)}
+            cls = lk.PLD
+        elif name == "ngram":
+            kw = {"prompt_lookup_min": p.pop("min_n", 2), "prompt_lookup_max": p.pop("max_n", 6),
+                  "k": p.pop("lookup_k", p.pop("k", 5))}
+            cls = lk.NGram
+        elif name == "suffix":
+            kw = {}
+            if "depth" in p:
+                kw["max_spec_tokens"] = p.pop("depth")
+            for key in ("max_tree_depth", "max_spec_tokens", "max_spec_factor",
+                        "max_spec_offset", "min_token_prob", "cache", "max_cached_requests"):
+                if key in p:
+                    kw[key] = p.pop(key)
+            cls = lk.Suffix
+        else:
+            raise InputError(f"{name} is not a lookup policy", field="policy")
+        for key in _NON_LOOKUP:
+            p.pop(key, None)
+        if p:
+            raise InputError(f"unknown parameter(s) for {name}: {', '.join(sorted(p))}",
+                             field="policy")
+        return cls(**kw)
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"bad parameters for {name}: {exc}", field="policy") from None
+
+
+def _lookup_profile(capture, name: str, params: dict):
+    """Per-prompt (accept_len, match_len, proposed) lists from :mod:`models.drafting.lookup`."""
+    from models.drafting import lookup as lk
+
+    batch = lk.draft_profiles(capture, policy=lookup_policy(name, params))
+    profs = batch.profiles()
+    return ([p.accept_len for p in profs], [p.match_len for p in profs],
+            [p.proposed for p in profs])
+
+
+# ----------------------------------------------------------------------------- main
+@dataclass
+class _Run:
+    spec: PolicySpec
+    res: object  # WalkResult
+    extra: dict = field(default_factory=dict)
+
+
+def _acceptance_for(capture, k: int, curve: Sequence[float] | None, acceptance: str | None,
+                    per_prompt: str | None):
+    from models.drafting.acceptance import load_acceptance, per_prompt_counters
+
+    model = load_acceptance(acceptance, curve=curve)
+    note = None
+    if model.prompt_curves is not None:  # a per-prompt file given: must match the capture
+        cur = model.curves_for(capture.ids, file=str(acceptance))
+    elif per_prompt and per_prompt.lower() != "none" and curve is None and acceptance is None:
+        rows = per_prompt_counters(per_prompt)
+        ids = {r["id"] for r in rows}
+        if ids == set(capture.ids):
+            model = load_acceptance(per_prompt=per_prompt)
+            cur = model.curves_for(capture.ids)
+        else:
+            note = ("per-prompt counters (P128) do not match this capture's prompts; global "
+                    "curve used for every prompt")
+            cur = model.curves_for(capture.ids)
+    else:
+        cur = model.curves_for(capture.ids)
+    if k > model.k:
+        raise InputError(f"K={k} exceeds the acceptance curve depth {model.k}; give a deeper "
+                         "--curve", field="k")
+    return model, cur[:, :k], note
+
+
+def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicySpec] | None = None,
+              *, baseline: PolicySpec | None = None, baseline_tps: float | None = None,
+              n_boot: int = 2000, seed: int = 0, mc_reps: int = 200, stop_at_eos: bool = False,
+              curve: Sequence[float] | None = None, acceptance: str | None = None,
+              per_prompt: str | None = "B", correlation: str = "calibrated",
+              cost_profile: str = "F", cost_file: str | None = None,
+              cost_overrides: dict | None = None, noise: NoiseSpec | None = None,
+              run_cap: int = 40, minutes_per_run: float = 10.0, price_per_hour: float = 1.0,
+              start: int = 1, progress: Callable | None = None) -> dict:
+    """Simulate drafting policies on a capture and decide which are worth a run.
+
+    Parameters
+    ----------
+    capture_path : path, optional
+        Capture (.jsonl / .jsonl.gz); default :func:`default_capture_path`.
+    policies : sequence of PolicySpec, optional
+        Default :data:`DEFAULT_POLICIES` (ar, pld n=2 D=24, ngram, suffix, mtp K=7).
+    baseline : PolicySpec, optional
+        Default ``ar``.
+    baseline_tps : float, optional
+        Measured TPS of the baseline; projections become ``baseline_tps * rate_policy /
+        rate_baseline`` (paired per bootstrap replicate). Without it the cost model's absolute
+        TPS is used (tokens / modelled step time x harness efficiency).
+    n_boot : int
+        Bootstrap replicates over prompts (default 2,000).
+    seed : int
+        Seeds everything (MC walks and bootstrap).
+    mc_reps : int
+        Monte-Carlo replicates of stochastic policies (default 200).
+    stop_at_eos : bool
+        Cut completions at the first EOS (ids 1, 106).
+    curve, acceptance, per_prompt
+        MTP acceptance: explicit curve, record id / file, and the embedded per-prompt counters
+        run (``B`` default; only used when the capture has exactly the P128 prompts).
+    correlation : {"calibrated", "independent"} or float
+        MTP/lookup easiness strength gamma for hybrids.
+    cost_profile, cost_file, cost_overrides
+        Cost model (:func:`models.drafting.cost.load_cost_model`).
+    noise : NoiseSpec, optional
+        TPS noise of one run (default CV 0.378 %).
+    run_cap, minutes_per_run, price_per_hour
+        Worth-a-run settings.
+    start : int
+        First walked completion position (1: vLLM counters convention).
+    progress : callable(description, total) -> context manager with ``advance()``, optional
+
+    Returns
+    -------
+    dict
+        JSON-ready result (see docs/drafting.md "JSON").
+
+    Raises
+    ------
+    InputError
+        Bad capture, parameters out of range, acceptance prompt set not matching the capture.
+    """
+    from models.drafting.bootstrap import bootstrap_ratios, summarize
+    from models.drafting.capture import load_capture
+    from models.drafting.cost import load_cost_model
+    from models.drafting.hybrid import calibrate_gamma, easiness_state, run_hybrid
+    from models.drafting.mtp import walk
+
+    if n_boot < 1 or n_boot > 1_000_000:
+        raise InputError(f"--bootstrap must be in 1..1000000, got {n_boot}", field="bootstrap")
+    if mc_reps < 1:
+        raise InputError("--mc-reps must be >= 1", field="mc-reps")
+    if baseline_tps is not None and not (baseline_tps > 0 and math.isfinite(baseline_tps)):
+        raise InputError(f"--baseline-tps must be > 0, got {baseline_tps}", field="baseline-tps")
+    policies = list(policies) if policies else [parse_policy(p) for p in DEFAULT_POLICIES]
+    baseline = baseline or PolicySpec("ar")
+    for sp in [*policies, baseline]:
+        validate_policy(sp)
+    noise = noise or NoiseSpec()
+    cost = load_cost_model(cost_profile, cost_file, **(cost_overrides or {}))
+    path = Path(capture_path) if capture_path is not None else default_capture_path()
+    cap = load_capture(path, stop_at_eos=stop_at_eos)
+    if len(cap) < 2:
+        raise InputError("capture needs at least 2 prompts for a bootstrap", file=str(path))
+    lengths = np.array([len(c) for c in cap.completions], dtype=np.int64)
+    if np.any(lengths <= start):
+        raise InputError(f"every completion needs more than {start} token(s)", file=str(path),
+                         field="completion_token_ids")
+    mtp_ks = [sp.params.get("k", 7) for sp in [*policies, baseline] if sp.name in STOCHASTIC]
+    kmax = max(mtp_ks) if mtp_ks else 7
+    model, curves_all, pp_note = _acceptance_for(cap, kmax, curve, acceptance, per_prompt)
+
+    prof_cache: dict = {}
+
+    def profile(name, params):
+        key = (name, repr(lookup_policy(name, params)))
+        if key not in prof_cache:
+            prof_cache[key] = _lookup_profile(cap, name, params)
+        return prof_cache[key]
+
+    # correlation calibration (prompt-level slope of measured MTP tpf on easy fraction)
+    corr_info: dict = {"mode": str(correlation)}
+
+    def gamma_for(lk_name, lk_params, easy_thr):
+        if correlation == "independent":
+            return 0.0, None
+        if not isinstance(correlation, str):
+            return float(correlation), None
+        from models.drafting.acceptance import per_prompt_counters
+        rows = per_prompt_counters(per_prompt or "B") if per_prompt and \
+            str(per_prompt).lower() != "none" else []
+        tpf = {r["id"]: r["tokens_per_forward"] for r in rows}
+        if set(tpf) != set(cap.ids):
+            return 0.0, "no per-prompt MTP counters for this capture's prompts: independence"
+        acc, ml, prop = profile(lk_name, lk_params)
+        st = easiness_state(ml, prop, easy_thr)
+        f = np.array([s[start:l].mean() for s, l in zip(st, lengths)])
+        y = np.array([tpf[i] for i in cap.ids])
+        info = calibrate_gamma(y, f, model.curve[:kmax])
+        entry = {"lookup": lk_name, "easy_threshold": easy_thr, **info}
+        if entry not in corr_info.setdefault("calibrations", []):
+            corr_info["calibrations"].append(entry)
+        return info["gamma"], None
+
+    runs: list[_Run] = []
+    rng_root = np.random.SeedSequence(seed)
+    all_specs = [baseline] + [p for p in policies if p.label != baseline.label]
+    child = rng_root.spawn(len(all_specs) + 1)
+    ctx = progress("simulating policies", len(all_specs)) if progress else None
+    try:
+        for sp, ss in zip(all_specs, child):
+            prm = sp.params
+            rng = np.random.default_rng(ss)
+            extra: dict = {}
+            if sp.name == "ar":
+                res = walk(lengths, mode="ar", cost=cost.step_ms, start=start)
+            elif sp.name in ("pld", "ngram", "suffix"):
+                res = walk(lengths, mode="lookup", lookup=profile(sp.name, prm),
+                           cost=cost.step_ms, start=start)
+            elif sp.name == "mtp":
+                k = prm.get("k", 7)
+                res = walk(lengths, mode="mtp", n_rep=mc_reps, seed=rng,
+                           curves=curves_all[:, :k], cost=cost.step_ms, start=start)
+            else:
+                k = prm.get("k", 7)
+                lk_name = prm.get("lookup", "suffix")
+                lk_params = {kk: v for kk, v in prm.items() if kk not in _NON_LOOKUP}
+                dflt = lk_params.get("n", 2) if lk_name == "pld" else 3
+                thr = prm.get("threshold", dflt)
+                easy_thr = prm.get("easy_threshold", dflt)
+                g, gnote = gamma_for(lk_name, lk_params, easy_thr)
+                kind = {"hybrid-max": "max"}.get(sp.name, sp.name)
+                res = run_hybrid(kind, lengths, curves_all[:, :k], profile(lk_name, lk_params),
+                                 n_rep=mc_reps, seed=rng, threshold=thr,
+                                 tree_depth=prm.get("tree_depth"), gamma=g,
+                                 easy_threshold=easy_thr, cost=cost.step_ms, start=start)
+                extra = {"gamma": g, "easy_threshold": easy_thr, "threshold": thr}
+                if gnote:
+                    extra["correlation_note"] = gnote
+            runs.append(_Run(sp, res, extra))
+            if ctx:
+                ctx.advance()
+    finally:
+        if ctx:
+            ctx.close()
+
+    groups = cap.groups
+    stats = {}
+    for i, r in enumerate(runs):
+        stats[f"tpf{i}"] = (r.res.tokens, r.res.forwards)
+        stats[f"rate{i}"] = (r.res.tokens, r.res.time_ms)
+    boot = bootstrap_ratios(stats, n_boot=n_boot, seed=np.random.default_rng(child[-1]),
+                            groups=groups)
+    base_rate = boot["rate0"]
+    base_rate_pt = runs[0].res.tokens.sum() / runs[0].res.time_ms.sum()
+    base_model_tps = float(cost.tps(base_rate_pt, 1.0))
+    anchor = baseline_tps if baseline_tps is not None else base_model_tps
+    sigma = noise.sigma_at(anchor)
+    out_pols = []
+    samples = {}
+    for i, r in enumerate(runs):
+        res = r.res
+        tpf_pt = res.tokens_per_forward()
+        tpf = summarize(boot[f"tpf{i}"], tpf_pt)
+        rate_pt = res.tokens.sum() / res.time_ms.sum()
+        ratio = boot[f"rate{i}"] / base_rate
+        ratio_pt = rate_pt / base_rate_pt
+        if baseline_tps is not None:
+            tps_s, tps_pt = baseline_tps * ratio, baseline_tps * ratio_pt
+        else:
+            tps_s, tps_pt = cost.tps(boot[f"rate{i}"], 1.0), float(cost.tps(rate_pt, 1.0))
+        gain_s = tps_s - (baseline_tps if baseline_tps is not None else cost.tps(base_rate, 1.0))
+        gain_pt = tps_pt - anchor
+        is_base = i == 0
+        war = None if is_base else worth_a_run(
+            gain_s, sigma, point=gain_pt, cap=run_cap, minutes_per_run=minutes_per_run,
+            price_per_hour=price_per_hour)
+        pol = {
+            "policy": r.spec.name, "label": r.spec.label, "params": dict(r.spec.params),
+            "is_baseline": is_base,
+            "stochastic": r.spec.name in STOCHASTIC,
+            "mc_replicates": res.n_rep,
+            "tokens_per_forward": tpf,
+            "mean_acceptance_length": res.mean_acceptance_length(),
+            "frac_tokens_from_lookup": res.frac_tokens_from_lookup(),
+            "runs_over_cap": _runs_over_cap(res),
+            "step_ms": float(res.time_ms.sum() / res.forwards.sum()),
+            "mean_verify_rows": float(res.rows.sum() / res.forwards.sum()),
+            "speedup_vs_baseline": summarize(ratio, float(ratio_pt)),
+            "projected_tps": summarize(tps_s, float(tps_pt)),
+            "worth_a_run": war,
+            **r.extra,
+        }
+        out_pols.append(pol)
+        samples[r.spec.label] = boot[f"tpf{i}"]
+    cands = [p for p in out_pols if not p["is_baseline"]]
+    best = max(cands, key=lambda p: p["projected_tps"]["point"]) if cands else None
+    result = {
+        "command": "draft",
+        "capture": {"path": str(path), "n_prompts": len(cap), "n_tokens": int(lengths.sum()),
+                    "stop_at_eos": stop_at_eos, "eos_tokens_removed": cap.eos_tokens_removed,
+                    "stratified_groups": sorted(set(groups)) if groups else None,
+                    "walk_start": start},
+        "settings": {"bootstrap": n_boot, "seed": seed, "mc_replicates": mc_reps,
+                     "baseline": baseline.label, "baseline_tps": baseline_tps,
+                     "baseline_tps_model": base_model_tps,
+                     "tps_anchor": "baseline_tps" if baseline_tps is not None else "cost model",
+                     "noise": {"sigma_tps": sigma, "cv": noise.cv, "source": noise.source},
+                     "run_cap": run_cap, "minutes_per_run": minutes_per_run,
+                     "price_per_hour": price_per_hour, "cost_model": cost.to_dict()},
+        "acceptance": {"source": model.source, "k": model.k, "curve": model.curve,
+                       "tokens_per_forward_curve": model.tokens_per_forward,
+                       "per_prompt": model.meta.get("per_prompt"), "note": pp_note},
+        "correlation": corr_info,
+        "policies": out_pols,
+        "worth_a_run": None if best is None else {
+            "best_policy": best["label"], "worth": best["worth_a_run"]["worth"],
+            "verdict": best["worth_a_run"]["verdict"],
+            "worth_policies": [p["label"] for p in cands if p["worth_a_run"]["worth"]]},
+    }
+    result["_samples"] = samples  # dropped by the CLI before JSON output (plots only)
+    return result
+
+
+def _runs_over_cap(res) -> float | None:
+    """Steps with more than 8 accepted draft tokens (mean over MC replicates)."""
+    return res.meta.get("runs_over_cap")
+
+
+def run_sweep(capture_path: str | Path | None = None, *, n_values=range(1, 6),
+              d_values=range(4, 33, 4), k_values=range(1, 9), stop_at_eos: bool = False,
+              seed: int = 0, mc_reps: int = 50, cost_profile: str = "F",
+              cost_file: str | None = None, cost_overrides: dict | None = None,
+              baseline_tps: float | None = None, start: int = 1,
+              progress: Callable | None = None) -> dict:
+    """Grid sweep: pld over n x D and mtp over K, ranked by projected TPS (point estimates).
+
+    Returns
+    -------
+    dict
+        ``rows``: list of {policy, params, tokens_per_forward, step_ms, projected_tps,
+        speedup_vs_ar}, sorted by projected TPS (descending).
+
+    Raises
+    ------
+    InputError
+        Grid values out of range.
+    """
+    from models.drafting.capture import load_capture
+    from models.drafting.cost import load_cost_model
+    from models.drafting.mtp import walk
+
+    n_values, d_values, k_values = list(n_values), list(d_values), list(k_values)
+    for n in n_values:
+        _check_range(n, *N_RANGE, "n")
+    for d in d_values:
+        _check_range(d, *D_RANGE, "depth")
+    for k in k_values:
+        _check_range(k, 1, 16, "k")
+    cost = load_cost_model(cost_profile, cost_file, **(cost_overrides or {}))
+    path = Path(capture_path) if capture_path is not None else default_capture_path()
+    cap = load_capture(path, stop_at_eos=stop_at_eos)
+    lengths = np.array([len(c) for c in cap.completions], dtype=np.int64)
+    model, curves_all, _ = _acceptance_for(cap, max(k_values) if k_values else 7, None, None, "B")
+    jobs = [("ar", {})] + [("pld", {"n": n, "depth": d}) for n in n_values for d in d_values] \
+        + [("mtp", {"k": k}) for k in k_values]
+    rows = []
+    ctx = progress("sweeping", len(jobs)) if progress else None
+    rng = np.random.default_rng(seed)
+    try:
+        for name, prm in jobs:
+            if name == "ar":
+                res = walk(lengths, mode="ar", cost=cost.step_ms, start=start)
+            elif name == "pld":
+                res = walk(lengths, mode="lookup", lookup=_lookup_profile(cap, "pld", prm),
+                           cost=cost.step_ms, start=start)
+            else:
+                res = walk(lengths, mode="mtp", n_rep=mc_reps, seed=rng,
+                           curves=curves_all[:, :prm["k"]], cost=cost.step_ms, start=start)
+            rate = res.tokens.sum() / res.time_ms.sum()
+            rows.append({"policy": name, "params": prm,
+                         "tokens_per_forward": res.tokens_per_forward(),
+                         "step_ms": float(res.time_ms.sum() / res.forwards.sum()),
+                         "rate": float(rate)})
+            if ctx:
+                ctx.advance()
+    finally:
+        if ctx:
+            ctx.close()
+    ar_rate = rows[0]["rate"]
+    for r in rows:
+        r["speedup_vs_ar"] = r["rate"] / ar_rate
+        r["projected_tps"] = (baseline_tps * r["speedup_vs_ar"] if baseline_tps is not None
+                              else float(cost.tps(r.pop("rate"), 1.0)))
+        r.pop("rate", None)
+    rows.sort(key=lambda r: -r["projected_tps"])
+    return {"command": "draft-sweep", "capture": str(path), "n_prompts": len(cap),
+            "baseline_tps": baseline_tps, "cost_model": cost.name, "seed": seed,
+            "mc_replicates": mc_reps, "acceptance": model.source, "rows": rows}
