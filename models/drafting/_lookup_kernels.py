@@ -173,7 +173,8 @@ def ngram_batch(seq, seq_off, plen, comp_off, nmin, nmax, k, acc, mlen, prop):
 # ---------------------------------------------------------------------------
 
 @njit(cache=True)
-def walk_batch(acc, comp_off, start, out_pos, out_acc, step_off):
+def walk_batch(acc, prop, mlen, comp_off, start, out_pos, out_acc, out_com, out_prop,
+               out_ml, step_off):
     """Walk every request: t=start; commit min(acc[t]+1, L-t); return #steps total."""
     R = comp_off.shape[0] - 1
     k = 0
@@ -186,9 +187,12 @@ def walk_batch(acc, comp_off, start, out_pos, out_acc, step_off):
             a = acc[o + t]
             out_pos[k] = t
             out_acc[k] = a
+            out_prop[k] = prop[o + t]
+            out_ml[k] = mlen[o + t]
             c = a + 1
             if c > L - t:
                 c = L - t
+            out_com[k] = c
             t += c
             k += 1
     step_off[R] = k

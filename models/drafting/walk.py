@@ -153,21 +153,21 @@ def walk_arrays(accept_len: np.ndarray, comp_offsets: np.ndarray, *, start: int 
     if start < 0:
         raise ValueError("start must be >= 0")
     total = int(off[-1])
+    have_prop = proposed is not None
+    have_ml = match_len is not None
+    prop_in = np.ascontiguousarray(proposed, np.int32) if have_prop else np.zeros(total, np.int32)
+    ml_in = np.ascontiguousarray(match_len, np.int32) if have_ml else np.zeros(total, np.int32)
     pos = np.empty(total, np.int32)
     out = np.empty(total, np.int32)
+    com = np.empty(total, np.int32)
+    prop = np.empty(total, np.int32)
+    ml = np.empty(total, np.int32)
     soff = np.empty(off.shape[0], np.int64)
-    n = _k.walk_batch(acc, off, int(start), pos, out, soff)
-    pos = pos[:n].copy()
-    out = out[:n].copy()
-    lengths = np.diff(off)
-    req = np.repeat(np.arange(lengths.shape[0]), np.diff(soff))
-    remaining = (lengths[req] - pos).astype(np.int32)
-    committed = np.minimum(out + 1, remaining).astype(np.int32)
-    base = off[:-1][req]
-    prop = None if proposed is None else np.asarray(proposed)[base + pos].astype(np.int32)
-    ml = None if match_len is None else np.asarray(match_len)[base + pos].astype(np.int32)
-    return WalkResult(positions=pos, accepted=out, committed=committed, step_offsets=soff,
-                      lengths=lengths, start=int(start), proposed=prop, match_len=ml)
+    n = _k.walk_batch(acc, prop_in, ml_in, off, int(start), pos, out, com, prop, ml, soff)
+    return WalkResult(positions=pos[:n], accepted=out[:n], committed=com[:n], step_offsets=soff,
+                      lengths=np.diff(off), start=int(start),
+                      proposed=prop[:n] if have_prop else None,
+                      match_len=ml[:n] if have_ml else None)
 
 
 def walk(accept_len, *, start: int = 0) -> WalkResult:
