@@ -545,10 +545,15 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
         war = None if is_base else worth_a_run(
             gain_s, sigma, point=gain_pt, cap=run_cap, minutes_per_run=minutes_per_run,
             price_per_hour=price_per_hour)
+        if war is not None and r.spec.name == "hybrid-max":
+            war["worth"] = False
+            war["verdict"] = ("upper bound only (both drafts verified at MTP cost), not a "
+                              f"runnable policy: ceiling {gain_pt:+.1f} TPS")
         pol = {
             "policy": r.spec.name, "label": r.spec.label, "params": dict(r.spec.params),
             "is_baseline": is_base,
             "stochastic": r.spec.name in STOCHASTIC,
+            "upper_bound": r.spec.name == "hybrid-max",
             "mc_replicates": res.n_rep,
             "tokens_per_forward": tpf,
             "mean_acceptance_length": res.mean_acceptance_length(),

@@ -1,0 +1,308 @@
+"""``planner draft CAPTURE`` and ``planner draft-sweep CAPTURE``: is this drafting idea worth
+a run? Parses options, calls :mod:`planner.draft`, renders. No statistics here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from planner.errors import InputError
+
+
+class _Progress:
+    """Rich progress bar (stderr) with ``advance()`` / ``close()``."""
+
+    def __init__(self, desc: str, total: int):
+        from rich.console import Console
+        from rich.progress import Progress
+
+        self._p = Progress(console=Console(stderr=True), transient=True)
+        self._p.start()
+        self._t = self._p.add_task(desc, total=total)
+
+    def advance(self) -> None:
+        self._p.advance(self._t)
+
+    def close(self) -> None:
+        self._p.stop()
+
+
+def _progress(enabled: bool):
+    return (lambda d, n: _Progress(d, n)) if enabled else None
+
+
+def _fmt_ci(d: dict, nd: int = 3) -> str:
+    return f"{d['point']:.{nd}f} [{d['ci_low']:.{nd}f}, {d['ci_high']:.{nd}f}]"
+
+
+def _terminal(result: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    c = Console()
+    if not c.is_terminal:
+        c = Console(width=170)
+    cap = result["capture"]
+    st = result["settings"]
+    c.print(f"capture {cap['path']}: {cap['n_prompts']} prompts, {cap['n_tokens']} tokens; "
+            f"bootstrap {st['bootstrap']} (seed {st['seed']}), baseline {st['baseline']} "
+            f"({'measured ' + format(st['baseline_tps'], '.1f') if st['baseline_tps'] else 'model ' + format(st['baseline_tps_model'], '.1f')} TPS), "
+            f"noise sigma {st['noise']['sigma_tps']:.2f} TPS/run")
+    t = Table(title="drafting policies (95 % bootstrap intervals)")
+    for col in ("policy", "tokens/forward", "acc.len", "lookup frac", "step ms", "TPS",
+                "gain TPS", "runs/arm", "verdict"):
+        t.add_column(col)
+    for p in result["policies"]:
+        w = p["worth_a_run"]
+        t.add_row(p["label"], _fmt_ci(p["tokens_per_forward"]),
+                  f"{p['mean_acceptance_length']:.2f}", f"{p['frac_tokens_from_lookup']:.3f}",
+                  f"{p['step_ms']:.2f}", _fmt_ci(p["projected_tps"], 1),
+                  "-" if w is None else f"{w['gain_tps']['point']:+.1f}",
+                  "-" if w is None or w["gain_tps"]["point"] <= 0 else
+                  str(w["runs_per_arm"] or f">{w['run_cap']}"),
+                  "baseline" if w is None else ("worth" if w["worth"] else
+                                                ("upper bound" if p.get("upper_bound")
+                                                 else "not worth")))
+    c.print(t)
+    if result.get("worth_a_run"):
+        c.print(result["worth_a_run"]["verdict"])
+
+
+def _plot(result: dict, png: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    samples = result.get("_samples", {})
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for lab, s in samples.items():
+        if float(s.max() - s.min()) > 0:
+            ax.hist(s, bins=50, alpha=0.55, label=lab, density=True)
+        else:
+            ax.axvline(float(s[0]), ls="--", color="k", lw=1)
+    ax.set_xlabel("tokens / forward (bootstrap over prompts)")
+    ax.set_ylabel("density")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+
+
+def _markdown(result: dict, png_name: str | None) -> str:
+    cap = result["capture"]
+    st = result["settings"]
+    lines = [f"# planner draft: {Path(cap['path']).name}", "",
+             f"{cap['n_prompts']} prompts, {cap['n_tokens']} completion tokens; bootstrap "
+             f"{st['bootstrap']} replicates, seed {st['seed']}; baseline `{st['baseline']}`; "
+             f"cost model `{st['cost_model']['name']}`; TPS noise sigma "
+             f"{st['noise']['sigma_tps']:.2f} per run.", "",
+             "| policy | tokens/forward [95 %] | mean acc. len | lookup frac | step ms | "
+             "projected TPS [95 %] | gain TPS | runs/arm | cost $ | verdict |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for p in result["policies"]:
+        w = p["worth_a_run"]
+        lines.append(
+            f"| {p['label']} | {_fmt_ci(p['tokens_per_forward'])} | "
+            f"{p['mean_acceptance_length']:.3f} | {p['frac_tokens_from_lookup']:.3f} | "
+            f"{p['step_ms']:.2f} | {_fmt_ci(p['projected_tps'], 1)} | "
+            + ("baseline | - | - | - |" if w is None else
+               f"{w['gain_tps']['point']:+.1f} | {w['runs_per_arm'] or '>' + str(w['run_cap'])}"
+               f" | {'-' if w['cost_usd'] is None else format(w['cost_usd'], '.2f')} | "
+               f"{w['verdict']} |"))
+    if result.get("worth_a_run"):
+        lines += ["", f"**{result['worth_a_run']['verdict']}** (best: "
+                  f"`{result['worth_a_run']['best_policy']}`)"]
+    if png_name:
+        lines += ["", f"![tokens/forward bootstrap distributions]({png_name})"]
+    return "\n".join(lines) + "\n"
+
+
+def _emit(result: dict, as_json: bool, md: Optional[Path]) -> None:
+    from planner.report.output import emit
+
+    png_name = None
+    if md is not None:
+        png = Path(md).with_suffix(".png")
+        _plot(result, png)
+        png_name = png.name
+    samples = result.pop("_samples", None)
+    result_md = dict(result)
+    emit(result, as_json=as_json, terminal=_terminal, md=md,
+         md_renderer=lambda r: _markdown(result_md, png_name))
+    if samples is not None:
+        result["_samples"] = samples
+
+
+def _policy_specs(policy: List[str], n, depth, min_n, max_n, k, lookup_k, threshold,
+                  tree_depth, lookup):
+    from planner.draft import DEFAULT_POLICIES, parse_policy
+
+    names = policy or list(DEFAULT_POLICIES)
+    specs = []
+    for text in names:
+        sp = parse_policy(text)
+        prm = sp.params
+        if sp.name == "pld":
+            prm.setdefault("n", n if n is not None else 2)
+            prm.setdefault("depth", depth if depth is not None else 24)
+        elif sp.name == "ngram":
+            for key, v in (("min_n", min_n), ("max_n", max_n), ("k", k)):
+                if v is not None:
+                    prm.setdefault(key, v)
+        elif sp.name == "suffix":
+            if depth is not None:
+                prm.setdefault("depth", depth)
+        elif sp.name == "mtp":
+            prm.setdefault("k", k if k is not None else 7)
+        elif sp.name in ("hybrid-max", "suffix-first", "tree"):
+            prm.setdefault("k", k if k is not None else 7)
+            prm.setdefault("lookup", lookup)
+            for key, v in (("threshold", threshold), ("tree_depth", tree_depth),
+                           ("lookup_k", lookup_k)):
+                if v is not None:
+                    prm.setdefault(key, v)
+            if prm["lookup"] == "pld":
+                prm.setdefault("n", n if n is not None else 2)
+                prm.setdefault("depth", depth if depth is not None else 24)
+            elif depth is not None and prm["lookup"] == "suffix":
+                prm.setdefault("depth", depth)
+        specs.append(sp)
+    return specs
+
+
+def register(app: typer.Typer) -> None:
+    """Register ``draft`` and ``draft-sweep`` on the planner app."""
+
+    @app.command("draft")
+    def draft(
+        capture: Optional[Path] = typer.Argument(None, help="capture .jsonl(.gz); default: "
+                                                 "the shipped ar_reference_bf16 example"),
+        policy: List[str] = typer.Option([], "--policy", "-p", help="ar, pld, ngram, suffix, "
+                                         "mtp, hybrid-max, suffix-first, tree; repeatable; "
+                                         "name:key=val,... for per-policy parameters"),
+        n: Optional[int] = typer.Option(None, "--n", help="pld match window n (default 2)"),
+        depth: Optional[int] = typer.Option(None, "--depth", help="lookup draft length D "
+                                            "(pld default 24; suffix max_spec_tokens)"),
+        min_n: Optional[int] = typer.Option(None, "--min-n", help="ngram prompt_lookup_min"),
+        max_n: Optional[int] = typer.Option(None, "--max-n", help="ngram prompt_lookup_max"),
+        k: Optional[int] = typer.Option(None, "--k", help="MTP depth K (default 7) / ngram k"),
+        lookup_k: Optional[int] = typer.Option(None, "--lookup-k", help="ngram k inside a "
+                                               "hybrid"),
+        lookup: str = typer.Option("suffix", "--lookup", help="lookup drafter of hybrids"),
+        threshold: Optional[int] = typer.Option(None, "--threshold", help="suffix-first: "
+                                                "lookup when match_len >= threshold"),
+        tree_depth: Optional[int] = typer.Option(None, "--tree-depth", help="tree: lookup "
+                                                 "branch cap D"),
+        curve: Optional[str] = typer.Option(None, "--curve", help="MTP survival curve "
+                                            "'0.73,0.55,...', a record id, or a JSON/JSONL file"),
+        per_prompt: str = typer.Option("B", "--per-prompt", help="embedded stack-F per-prompt "
+                                       "counters run: A, B, A+B or none"),
+        correlation: str = typer.Option("calibrated", "--correlation", help="calibrated, "
+                                        "independent, or a gamma value"),
+        baseline: str = typer.Option("ar", "--baseline", help="baseline policy"),
+        baseline_tps: Optional[float] = typer.Option(None, "--baseline-tps", help="measured "
+                                                     "TPS of the baseline"),
+        bootstrap: int = typer.Option(2000, "--bootstrap", help="bootstrap replicates"),
+        mc_reps: int = typer.Option(200, "--mc-reps", help="MC replicates (stochastic)"),
+        seed: int = typer.Option(0, "--seed"),
+        stop_at_eos: bool = typer.Option(False, "--stop-at-eos", help="cut at first EOS"),
+        cost_profile: str = typer.Option("F", "--cost-profile", help="F or bf16head"),
+        cost_file: Optional[Path] = typer.Option(None, "--cost-file", help="JSON overrides"),
+        sync_factor: Optional[float] = typer.Option(None, "--sync-factor"),
+        drafter_ms: Optional[float] = typer.Option(None, "--drafter-ms",
+                                                   help="drafter ms per draft token"),
+        sigma_tps: Optional[float] = typer.Option(None, "--sigma-tps", help="TPS sd per run "
+                                                  "(default 0.378 % of baseline TPS)"),
+        run_cap: int = typer.Option(40, "--run-cap", help="max runs per arm"),
+        minutes_per_run: float = typer.Option(10.0, "--minutes-per-run"),
+        price_per_hour: float = typer.Option(1.0, "--price-per-hour"),
+        as_json: bool = typer.Option(False, "--json", help="print the JSON result"),
+        md: Optional[Path] = typer.Option(None, "--md", help="write a Markdown report (+PNG)"),
+    ) -> None:
+        """Simulate drafting policies on a capture; project TPS; is it worth a run?"""
+        from planner.draft import NoiseSpec, parse_policy, run_draft
+
+        specs = _policy_specs(policy, n, depth, min_n, max_n, k, lookup_k, threshold,
+                              tree_depth, lookup)
+        base = _policy_specs([baseline], n, depth, min_n, max_n, k, lookup_k, threshold,
+                             tree_depth, lookup)[0]
+        cv = acc = None
+        if curve is not None:
+            if "," in curve or curve.replace(".", "", 1).isdigit():
+                try:
+                    cv = [float(x) for x in curve.split(",") if x.strip()]
+                except ValueError:
+                    raise InputError(f"--curve {curve!r} is not a list of numbers",
+                                     field="curve") from None
+            else:
+                acc = curve
+        if correlation in ("calibrated", "independent"):
+            corr = correlation
+        else:
+            try:
+                corr = float(correlation)
+            except ValueError:
+                raise InputError("--correlation must be calibrated, independent or a number",
+                                 field="correlation") from None
+        result = run_draft(
+            capture, specs, baseline=base, baseline_tps=baseline_tps, n_boot=bootstrap,
+            seed=seed, mc_reps=mc_reps, stop_at_eos=stop_at_eos, curve=cv, acceptance=acc,
+            per_prompt=None if cv is not None or acc is not None else per_prompt,
+            correlation=corr, cost_profile=cost_profile,
+            cost_file=str(cost_file) if cost_file else None,
+            cost_overrides={"sync_factor": sync_factor, "drafter_per_token_ms": drafter_ms},
+            noise=NoiseSpec(sigma_tps=sigma_tps), run_cap=run_cap,
+            minutes_per_run=minutes_per_run, price_per_hour=price_per_hour,
+            progress=_progress(not as_json))
+        _emit(result, as_json, md)
+
+    @app.command("draft-sweep")
+    def draft_sweep(
+        capture: Optional[Path] = typer.Argument(None, help="capture .jsonl(.gz)"),
+        n_values: str = typer.Option("1,2,3,4,5", "--n-values", help="pld n grid"),
+        d_values: str = typer.Option("4,8,12,16,20,24,28,32", "--d-values", help="pld D grid"),
+        k_values: str = typer.Option("1,2,3,4,5,6,7,8", "--k-values", help="MTP K grid"),
+        baseline_tps: Optional[float] = typer.Option(None, "--baseline-tps"),
+        mc_reps: int = typer.Option(50, "--mc-reps"),
+        seed: int = typer.Option(0, "--seed"),
+        stop_at_eos: bool = typer.Option(False, "--stop-at-eos"),
+        cost_profile: str = typer.Option("F", "--cost-profile"),
+        top: int = typer.Option(20, "--top", help="rows shown"),
+        as_json: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """Grid over pld n x D and MTP K, ranked by projected TPS."""
+        from planner.draft import run_sweep
+        from planner.report.output import emit
+
+        def ints(s: str, fld: str) -> list[int]:
+            try:
+                return [int(x) for x in s.split(",") if x.strip()]
+            except ValueError:
+                raise InputError(f"{s!r} is not a comma list of integers", field=fld) from None
+
+        result = run_sweep(capture, n_values=ints(n_values, "n-values"),
+                           d_values=ints(d_values, "d-values"),
+                           k_values=ints(k_values, "k-values"), stop_at_eos=stop_at_eos,
+                           seed=seed, mc_reps=mc_reps, cost_profile=cost_profile,
+                           baseline_tps=baseline_tps, progress=_progress(not as_json))
+
+        def term(r: dict) -> None:
+            from rich.console import Console
+            from rich.table import Table
+
+            t = Table(title=f"draft sweep on {Path(r['capture']).name} (ranked by projected TPS)")
+            for col in ("rank", "policy", "params", "tokens/forward", "step ms", "TPS",
+                        "x AR"):
+                t.add_column(col)
+            for i, row in enumerate(r["rows"][:top], 1):
+                t.add_row(str(i), row["policy"],
+                          ",".join(f"{a}={b}" for a, b in row["params"].items()),
+                          f"{row['tokens_per_forward']:.3f}", f"{row['step_ms']:.2f}",
+                          f"{row['projected_tps']:.1f}", f"{row['speedup_vs_ar']:.2f}")
+            con = Console()
+            (con if con.is_terminal else Console(width=150)).print(t)
+
+        emit(result, as_json=as_json, terminal=term)
