@@ -1,0 +1,42 @@
+"""Per-forward cost model."""
+import json
+
+import numpy as np
+import pytest
+
+from models.drafting.cost import load_cost_model
+from planner.errors import InputError
+
+
+def test_stack_f_cycle():
+    c = load_cost_model("F")
+    # 6.252 + 0.038*7 + 0.206*7 + 0.05 = 8.01 ms vs measured cycle 8.011 (forward_cost.md s3)
+    assert float(c.step_ms(8, 7)) == pytest.approx(8.011, abs=0.01)
+    assert float(c.step_ms(1, 0)) == pytest.approx(6.302, abs=1e-3)
+    # TPS identity with harness efficiency: 3.847 tokens/forward -> ~455 TPS measured
+    assert float(c.tps(3.847, c.step_ms(8, 7))) == pytest.approx(455.3, rel=0.01)
+
+
+def test_staircase_and_sync():
+    c = load_cost_model("F")
+    v = c.verify_ms(np.array([16, 17, 32, 33, 49]))
+    assert v[1] - v[0] > 0.3 and v[3] - v[2] > 1.0 and np.all(np.diff(v) > 0)
+    assert float(c.step_ms(8, 0, True)) == pytest.approx(1.2 * float(c.step_ms(8, 0)))
+    b = load_cost_model("bf16head")
+    assert float(b.verify_ms(1)) == pytest.approx(11.56)
+    assert float(b.verify_ms(33)) == pytest.approx(14.99, rel=0.02)
+
+
+def test_overrides_and_file(tmp_path):
+    c = load_cost_model("F", drafter_per_token_ms=0.5, sync_factor=None)
+    assert c.drafter_per_token_ms == 0.5 and c.sync_factor == 1.2
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps({"verify_base_ms": 7.0}))
+    assert load_cost_model("F", p).verify_base_ms == 7.0
+    p.write_text(json.dumps({"bogus": 1}))
+    with pytest.raises(InputError):
+        load_cost_model("F", p)
+    with pytest.raises(InputError):
+        load_cost_model("nope")
+    with pytest.raises(InputError):
+        load_cost_model("F", verify_base_ms=-1.0)
