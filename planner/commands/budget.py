@@ -1,0 +1,75 @@
+"""``planner budget``: which comparisons to pay for, and how many runs each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from planner.errors import InputError
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def budget(
+        plan: Path = typer.Argument(..., help="Plan file: TOML ([budget] + [[comparison]]) or "
+                                    "CSV (one comparison per row)."),
+        total_usd: Optional[float] = typer.Option(None, "--total-usd", help="Budget in dollars "
+                                                  "(overrides [budget] total_usd)."),
+        max_runs: Optional[int] = typer.Option(None, "--max-runs", help="Budget as a total "
+                                               "number of runs (overrides [budget] max_runs)."),
+        price_per_hour: Optional[float] = typer.Option(None, "--price-per-hour",
+                                                       help="GPU price, $/h (default 1.00)."),
+        assurance: Optional[float] = typer.Option(None, "--assurance", help="Assurance target "
+                                                  "in (0, 1) (default 0.8)."),
+        sims: int = typer.Option(2000, "--sims", help="Monte-Carlo simulations per design."),
+        seed: int = typer.Option(0, "--seed", help="Random seed."),
+        as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
+        md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
+        html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained "
+                                            "HTML report (plots inline)."),
+    ) -> None:
+        """Plan a budget: per comparison the cheapest design reaching the assurance target,
+        then the set of comparisons that buys the most decisive verdicts."""
+        from planner.budget import plan_budget, read_plan
+        from planner.report.budget_view import render_markdown, render_terminal
+        from planner.report.output import emit
+
+        if sims < 100:
+            raise InputError(f"must be >= 100, got {sims}", field="--sims")
+        if assurance is not None and not 0.0 < assurance < 1.0:
+            raise InputError(f"assurance target must be in (0, 1), got {assurance:g}",
+                             field="--assurance")
+        overrides = {"total_usd": total_usd, "max_runs": max_runs,
+                     "price_per_hour": price_per_hour, "assurance": assurance}
+        the_plan = read_plan(plan, overrides=overrides)
+        res = _run_with_progress(the_plan, sims=sims, seed=seed, quiet=as_json)
+
+        def html_renderer(r: dict) -> str:
+            from planner.report.html import render_html
+
+            return render_html(r)
+
+        emit(res, as_json=as_json, terminal=render_terminal, md=md, html=html,
+             md_renderer=render_markdown, html_renderer=html_renderer)
+
+
+def _run_with_progress(plan, *, sims: int, seed: int, quiet: bool) -> dict:
+    """Run :func:`planner.budget.plan_budget` under a rich progress bar (on stderr)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
+        TimeElapsedColumn
+
+    from planner.budget import plan_budget
+
+    con = Console(stderr=True)
+    with Progress(TextColumn("[bold]sizing[/] {task.description}"), BarColumn(),
+                  MofNCompleteColumn(), TimeElapsedColumn(), console=con, transient=True,
+                  disable=quiet or not con.is_terminal) as prog:
+        task = prog.add_task("comparisons", total=len(plan.comparisons))
+
+        def step(name: str) -> None:
+            prog.update(task, advance=1, description=name)
+
+        return plan_budget(plan, sims=sims, seed=seed, progress=step)
