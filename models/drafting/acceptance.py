@@ -497,6 +497,8 @@ def load_acceptance(path: str | Path | None = None, *, curve: Sequence[float] | 
                 except json.JSONDecodeError as exc:
                     raise InputError(f"not JSON: {exc.msg}", file=fname, line=j) from None
             rows = [r for r in rows if not r.get("_meta")]
+        if isinstance(obj, dict) and "num_drafts" in obj:
+            obj, rows = None, [obj]  # a one-line per-prompt JSONL file
         if obj is not None:
             recs = obj if isinstance(obj, list) else obj.get("records", [obj]) \
                 if isinstance(obj, dict) else None
