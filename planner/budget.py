@@ -770,14 +770,15 @@ def _delta_curve(delta: np.ndarray | float, baseline_tps: float, points: int = 2
     d = np.atleast_1d(np.asarray(delta, float))
     pct = 100.0 * d / baseline_tps
     if d.size < 2 or np.std(pct) == 0:
-        return {"delta_pct": [], "density": [], "point_pct": float(pct[0])}
+        return {"delta_pct": [], "density": [], "point_pct": float(pct[0]), "interval_pct": None}
     from scipy import stats
 
     kde = stats.gaussian_kde(pct)
     lo, hi = np.percentile(pct, [0.1, 99.9])
     pad = 0.15 * (hi - lo)
     xs = np.linspace(lo - pad, hi + pad, points)
-    return {"delta_pct": xs.tolist(), "density": kde(xs).tolist(), "point_pct": None}
+    return {"delta_pct": xs.tolist(), "density": kde(xs).tolist(), "point_pct": None,
+            "interval_pct": np.percentile(pct, [2.5, 97.5]).tolist()}
 
 
 def _runs_mean(plan: Plan, cfg: str, cache: dict) -> float | None:

@@ -1,0 +1,227 @@
+"""Self-contained HTML reports (one file, no external resources): plots are inline base64 PNG
+(:mod:`planner.report.plots`), styles are inline, there is no JavaScript.
+
+:func:`render_html` renders any of the JSON results below, chosen by ``command`` / ``schema``:
+
+* ``verdict`` (``spec-planner/verdict/1``): posterior of Δ with the ROPE band and the HDI;
+* ``repeats``: assurance vs runs per design and expected cost vs assurance;
+* ``budget`` (``spec-planner/budget/1``): the plan table, totals, the skipped comparisons, an
+  overview bar chart and, per comparison, the expected-Δ distribution with the ROPE, the
+  assurance curves and the cost curve.
+"""
+
+from __future__ import annotations
+
+import html as _h
+import math
+from datetime import datetime, timezone
+
+_CSS = """
+body{font-family:-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:24px auto;
+max-width:1180px;color:#1d1d1f;padding:0 16px;line-height:1.4}
+h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
+h3{font-size:1.05em;margin:1.2em 0 .3em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
+th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#f4f4f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.sub{color:#666;font-size:.9em}.tag{display:inline-block;padding:1px 8px;border-radius:10px;
+font-weight:600;font-size:.85em}
+.buy{background:#d6f5e8;color:#05603f}.over{background:#fdf0d5;color:#8a5a00}
+.unreachable{background:#eee;color:#555}
+.Bbetter{background:#d6f5e8;color:#05603f}.Abetter{background:#fde0dc;color:#8a1c0e}
+.equivalent{background:#dff0fb;color:#0b4f78}.undecided{background:#fdf0d5;color:#8a5a00}
+.plots{display:flex;flex-wrap:wrap;gap:6px}.plots3 img{width:calc((100% - 12px) / 3);height:auto;box-sizing:border-box}.plots img{border:1px solid #eee;max-width:100%}
+code{font-size:.85em;background:#f4f4f6;padding:0 3px;border-radius:3px;word-break:break-all}
+.note{color:#555;font-size:.88em}
+"""
+
+
+def _e(x) -> str:
+    return _h.escape("" if x is None else str(x))
+
+
+def _f(x, fmt: str, none: str = "—") -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return none
+    return format(x, fmt)
+
+
+def _img(png: bytes, alt: str) -> str:
+    from planner.report.plots import data_uri
+
+    return f'<img src="{data_uri(png)}" alt="{_e(alt)}" class="plot">'
+
+
+def _page(title: str, body: str) -> str:
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+            f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n{body}\n"
+            f"<p class=\"note\">spec-planner report, generated {stamp}.</p></body></html>\n")
+
+
+def _table(headers: list[str], rows: list[list[str]], num_cols: set[int] = frozenset()) -> str:
+    """Rows are already-escaped HTML cells."""
+    th = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    trs = []
+    for r in rows:
+        tds = "".join(f"<td class=\"num\">{c}</td>" if i in num_cols else f"<td>{c}</td>"
+                      for i, c in enumerate(r))
+        trs.append(f"<tr>{tds}</tr>")
+    return f"<table><thead><tr>{th}</tr></thead><tbody>{''.join(trs)}</tbody></table>"
+
+
+# ------------------------------------------------------------------------------- verdict
+
+def verdict_delta_png(r: dict) -> bytes:
+    """The Δ posterior plot of a verdict result (``delta_curve`` when present, else the Normal
+    from ``delta_log.mean/sd``)."""
+    from planner.report import plots
+
+    dc = r.get("delta_curve")
+    if dc and dc.get("delta_pct") and dc.get("density"):
+        xs, ys = dc["delta_pct"], dc["density"]
+    else:
+        xs, ys = plots.normal_pct_curve(r["delta_log"]["mean"], r["delta_log"]["sd"])
+    hp = int(round(100 * r.get("hdi_prob", 0.95)))
+    return plots.delta_plot(xs, ys, rope_pct=r["rope"]["pct"],
+                            interval=(r["delta_pct"]["hdi_low"], r["delta_pct"]["hdi_high"]),
+                            mean=r["delta_pct"]["mean"], interval_label=f"{hp}% HDI",
+                            title=f"posterior of Δ: {r['b']} − {r['a']}")
+
+
+def render_verdict(r: dict) -> str:
+    """HTML page of a verdict result."""
+    from planner.report.verdict_view import _rows
+
+    lab = r["label"]
+    body = [f"<h1>Verdict: <span class=\"tag {lab.replace(' ', '')}\">{_e(lab)}</span></h1>",
+            f"<p class=\"sub\">B = <code>{_e(r['b'])}</code> vs A = <code>{_e(r['a'])}</code>"
+            "</p>",
+            f"<div class=\"plots\">{_img(verdict_delta_png(r), 'posterior of delta')}</div>",
+            _table(["quantity", "value"], [[_e(k), _e(v)] for k, v in _rows(r)])]
+    if r.get("notes"):
+        body.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in r["notes"]) + "</ul>")
+    return _page(f"verdict: {lab}", "\n".join(body))
+
+
+# ------------------------------------------------------------------------------- repeats
+
+def render_repeats(r: dict) -> str:
+    """HTML page of a ``planner repeats`` result (shape normalised by
+    :func:`planner.budget.normalise_repeats`)."""
+    from planner.budget import normalise_repeats
+    from planner.report import plots
+
+    norm = normalise_repeats(r)
+    tgt = norm["target"]
+    rec = norm["recommended"]
+    rows = [[_e(e["design"]), _f(e["runs_per_arm"], "d"), _f(e["assurance"], ".3f"),
+             _f(e["false_claim_rate"], ".3f"), _f(e["gpu_hours"], ".2f"),
+             "$" + _f(e["cost_usd"], ".2f"),
+             "yes" if e.get("reaches_target") else "no"] for e in norm["designs"]]
+    body = ["<h1>Repeats plan</h1>",
+            f"<p>Recommended: <b>{_e(rec['design']) if rec else 'none reaches the target'}</b>"
+            + (f", {rec['runs_per_arm']} runs per arm, assurance {_f(rec['assurance'], '.2f')}, "
+               f"${_f(rec['cost_usd'], '.2f')}" if rec else "") + "</p>",
+            _table(["design", "runs/arm", "assurance", "false claims", "GPU-h", "cost",
+                    "reaches target"], rows, {1, 2, 3, 4, 5}),
+            "<div class=\"plots\">"
+            + _img(plots.assurance_plot(norm["designs"], target=tgt), "assurance vs runs")
+            + _img(plots.cost_plot(norm["designs"], target=tgt, recommended=rec),
+                   "expected cost vs assurance") + "</div>"]
+    return _page("repeats plan", "\n".join(body))
+
+
+# ------------------------------------------------------------------------------- budget
+
+def _status_tag(st: str) -> str:
+    cls = {"buy": "buy", "over budget": "over", "unreachable": "unreachable"}.get(st, "")
+    return f"<span class=\"tag {cls}\">{_e(st)}</span>"
+
+
+def _comparison_section(c: dict, target: float) -> str:
+    from planner.report import plots
+
+    dc = c.get("delta_curve") or {}
+    rope = c.get("rope_pct") or 0.0
+    dpng = plots.delta_plot(dc.get("delta_pct") or [], dc.get("density") or [], rope_pct=rope,
+                            interval=tuple(dc["interval_pct"]) if dc.get("interval_pct")
+                            else None,
+                            point=dc.get("point_pct"), mean=None if dc.get("point_pct") is not None
+                            else c["delta"]["mean_pct"], interval_label="95% interval",
+                            title=f"expected Δ: {c['name']}")
+    apng = plots.assurance_plot(c["designs"], target=target, title="assurance vs runs per arm")
+    cpng = plots.cost_plot(c["designs"], target=target, recommended=c.get("recommended"),
+                           title="expected cost vs assurance")
+    d = c["delta"]
+    src = d.get("source", "")
+    if src == "projection":
+        src = f"projection {d.get('projection')} / policy {d.get('policy')}"
+    rows = [[_e(e["design"]), _f(e.get("runs_per_arm"), "d"), _f(e.get("assurance"), ".3f"),
+             _f(e.get("false_claim_rate"), ".3f"), _f(e.get("gpu_hours"), ".2f"),
+             "$" + _f(e.get("cost_usd"), ".2f"), "yes" if e.get("reaches_target") else "no"]
+            for e in c["designs"]]
+    return (f"<section id=\"c-{_e(c['name'])}\"><h3>{_e(c['name'])} {_status_tag(c['status'])}"
+            f"</h3><p class=\"sub\"><code>{_e(c['baseline'])}</code> → "
+            f"<code>{_e(c['candidate'])}</code> · {_e(c['platform'])} · prior {_e(c['prior'])} · "
+            f"rule {_e(c['rule'])} · ROPE {_e(c['rope'])} (±{rope:.3g}%) · baseline "
+            f"{c['baseline_tps']:.1f} TPS · expected Δ {d['mean_tps']:+.2f} TPS "
+            f"({d['mean_pct']:+.3f}%)" + (f" ± {d['sd_tps']:.2f}" if d.get("sd_tps") else "")
+            + f" from {_e(src)}</p>"
+            + (f"<p class=\"note\">{_e(c['reason'])}</p>" if c.get("reason") else "")
+            + _table(["design", "runs/arm", "assurance", "false claims", "GPU-h", "cost",
+                      "reaches target"], rows, {1, 2, 3, 4, 5})
+            + f"<div class=\"plots plots3\">{_img(dpng, 'expected delta ' + c['name'])}"
+            f"{_img(apng, 'assurance vs runs ' + c['name'])}"
+            f"{_img(cpng, 'cost vs assurance ' + c['name'])}</div></section>")
+
+
+def render_budget(r: dict) -> str:
+    """HTML page of a budget result."""
+    from planner.report import plots
+    from planner.report.budget_view import HEADERS, _budget_line, _skipped, _totals_line, \
+        comparison_rows
+
+    b = r["budget"]
+    rows = []
+    for c, row in zip(r["comparisons"], comparison_rows(r)):
+        cells = [_e(x) for x in row[:-1]] + [_status_tag(row[-1])]
+        cells[0] = f"<a href=\"#c-{_e(c['name'])}\">{cells[0]}</a>"
+        rows.append(cells)
+    body = [f"<h1>{_e(r.get('title') or 'Budget plan')}</h1>",
+            f"<p class=\"sub\">plan <code>{_e(r['plan'])}</code> · {_e(_budget_line(r))}</p>",
+            _table(HEADERS, rows, {1, 2, 4, 5, 6, 7, 8}),
+            f"<p><b>Totals:</b> {_e(_totals_line(r))}.</p>"]
+    sk = _skipped(r)
+    if sk:
+        body.append("<p><b>Not worth buying at this budget:</b></p><ul>"
+                    + "".join(f"<li>{_e(s)}</li>" for s in sk) + "</ul>")
+    body.append(f"<p class=\"note\">Allocation rule: {_e(r['allocation_rule'])}. Sizing: "
+                f"{_e(r['repeats_engine'])}, {r['sims']} simulations per design, seed "
+                f"{r['seed']}.</p>")
+    body.append("<div class=\"plots\">"
+                + _img(plots.budget_plot(r["comparisons"], total_usd=b.get("total_usd")),
+                       "budget overview") + "</div>")
+    body.append("<h2>Comparisons</h2>")
+    body += [_comparison_section(c, b["assurance_target"]) for c in r["comparisons"]]
+    return _page(r.get("title") or "budget plan", "\n".join(body))
+
+
+def render_html(result: dict) -> str:
+    """Render a verdict, repeats or budget JSON result as one self-contained HTML page.
+
+    Raises
+    ------
+    ValueError
+        The result is none of these.
+    """
+    cmd = result.get("command") or ""
+    schema = result.get("schema") or ""
+    if cmd == "budget" or schema.startswith("spec-planner/budget/"):
+        return render_budget(result)
+    if cmd == "verdict" or schema.startswith("spec-planner/verdict/"):
+        return render_verdict(result)
+    if cmd == "repeats" or schema.startswith("spec-planner/repeats/") or "designs" in result:
+        return render_repeats(result)
+    raise ValueError(f"no HTML renderer for result {cmd or schema or '?'}")

@@ -1,0 +1,211 @@
+"""Report plots (matplotlib, Agg backend, no pyplot state): PNG bytes for inline embedding.
+
+* :func:`delta_plot` — density of Δ (posterior, or the expected-Δ distribution of a plan) with
+  the ROPE band and the HDI / interval;
+* :func:`assurance_plot` — assurance vs runs per arm, one line per design, with the target;
+* :func:`cost_plot` — expected cost vs assurance, one line per design;
+* :func:`budget_plot` — cost of every comparison's recommended purchase, coloured by status.
+
+All take plain lists / dicts from a JSON result and return PNG ``bytes``.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from typing import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg", force=False)
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+
+#: Colours per design (colour-blind safe, Okabe–Ito).
+DESIGN_COLOURS = {"separate": "#0072B2", "paired": "#D55E00", "sequential": "#009E73"}
+STATUS_COLOURS = {"buy": "#009E73", "over budget": "#E69F00", "unreachable": "#999999"}
+_DPI = 100
+
+
+def _fig(w: float = 3.9, h: float = 2.9, *, left: float = 0.17, right: float = 0.97,
+         bottom: float = 0.16, top: float = 0.9) -> Figure:
+    # fixed margins: much faster than constrained / tight layout
+    fig = Figure(figsize=(w, h), dpi=_DPI)
+    fig.subplots_adjust(left=left, right=right, bottom=bottom, top=top)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _png(fig: Figure) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=_DPI)
+    return buf.getvalue()
+
+
+def data_uri(png: bytes) -> str:
+    """``data:image/png;base64,...`` for an ``<img src>``."""
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def normal_pct_curve(mean_log: float, sd_log: float, points: int = 200) -> tuple[list, list]:
+    """Density of Δ in % when log(1 + Δ%/100) ~ Normal(mean_log, sd_log) (for a verdict
+    result without ``delta_curve``)."""
+    sd = max(float(sd_log), 1e-12)
+    xs_log = [mean_log - 4.5 * sd + 9 * sd * k / (points - 1) for k in range(points)]
+    xs, ys = [], []
+    for x in xs_log:
+        p = 100.0 * math.expm1(x)
+        dens_log = math.exp(-0.5 * ((x - mean_log) / sd) ** 2) / (sd * math.sqrt(2 * math.pi))
+        xs.append(p)
+        ys.append(dens_log / (100.0 * (1.0 + p / 100.0)))  # Jacobian d(log)/d(pct)
+    return xs, ys
+
+
+def delta_plot(x_pct: Sequence[float], density: Sequence[float], *, rope_pct: float,
+               interval: tuple[float, float] | None = None, mean: float | None = None,
+               point: float | None = None, interval_label: str = "95% HDI",
+               title: str = "", xlabel: str = "Δ = B − A (% of A)") -> bytes:
+    """Density of Δ with the ROPE band shaded and the interval marked.
+
+    Parameters
+    ----------
+    x_pct, density : sequence of float
+        The curve (Δ in %). May be empty when ``point`` is given.
+    rope_pct : float
+        ROPE half-width in %.
+    interval : (float, float), optional
+        HDI (or central interval) in %.
+    mean : float, optional
+        Marked with a dashed line.
+    point : float, optional
+        A point value of Δ (no distribution), drawn as a vertical line.
+    """
+    fig = _fig()
+    ax = fig.add_subplot()
+    xs, ys = list(x_pct), list(density)
+    lo_x = [*(xs or []), *(interval or ()), -rope_pct, rope_pct]
+    if point is not None:
+        lo_x.append(point)
+    ax.axvspan(-rope_pct, rope_pct, color="#56B4E9", alpha=0.25, lw=0,
+               label=f"ROPE ±{rope_pct:.3g}%")
+    if xs:
+        ax.plot(xs, ys, color="#222222", lw=1.6)
+        if interval is not None:
+            sel = [(x, y) for x, y in zip(xs, ys) if interval[0] <= x <= interval[1]]
+            if sel:
+                ax.fill_between([s[0] for s in sel], [s[1] for s in sel], color="#CC79A7",
+                                alpha=0.35, lw=0, label=f"{interval_label} [{interval[0]:+.3g}, "
+                                                        f"{interval[1]:+.3g}]%")
+        ax.set_ylim(0, 1.45 * max(ys))  # room for the legend
+        ax.set_ylabel("density")
+    else:
+        ax.set_yticks([])
+    if point is not None:
+        ax.axvline(point, color="#D55E00", lw=2, label=f"expected Δ {point:+.3g}%")
+    if mean is not None:
+        ax.axvline(mean, color="#222222", ls="--", lw=1, label=f"mean {mean:+.3g}%")
+    ax.axvline(0, color="#666666", lw=0.6)
+    span = (max(lo_x) - min(lo_x)) or 1.0
+    ax.set_xlim(min(lo_x) - 0.08 * span, max(lo_x) + 0.08 * span)
+    ax.set_xlabel(xlabel)
+    if title:
+        ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, loc="upper left", frameon=False)
+    return _png(fig)
+
+
+def assurance_plot(designs: Sequence[dict], *, target: float | None = None,
+                   title: str = "") -> bytes:
+    """Assurance vs runs per arm, one line per design (``curve`` of each design); the
+    recommended point of each design is marked."""
+    fig = _fig()
+    ax = fig.add_subplot()
+    for e in designs:
+        cv = e.get("curve") or {}
+        n, a = cv.get("runs_per_arm") or [], cv.get("assurance") or []
+        pts = [(x, y) for x, y in zip(n, a) if x is not None and y is not None]
+        col = DESIGN_COLOURS.get(e.get("design"), None)
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], color=col, lw=1.6,
+                    label=e.get("design"))
+        if e.get("runs_per_arm") is not None and e.get("assurance") is not None:
+            ax.plot([e["runs_per_arm"]], [e["assurance"]], "o", color=col, ms=5,
+                    label=None if pts else e.get("design"))
+    if target is not None:
+        ax.axhline(target, color="#666666", ls=":", lw=1, label=f"target {target:g}")
+    ax.set_ylim(0, 1.02)
+    ax.set_xlim(left=0)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_xlabel("runs per arm")
+    ax.set_ylabel("assurance")
+    if title:
+        ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, loc="lower right", frameon=False)
+    ax.grid(alpha=0.3)
+    return _png(fig)
+
+
+def cost_plot(designs: Sequence[dict], *, target: float | None = None,
+              recommended: dict | None = None, title: str = "") -> bytes:
+    """Expected cost (USD) vs assurance, one line per design; the recommended purchase is
+    starred."""
+    fig = _fig()
+    ax = fig.add_subplot()
+    for e in designs:
+        cv = e.get("curve") or {}
+        a, c = cv.get("assurance") or [], cv.get("cost_usd") or []
+        pts = [(x, y) for x, y in zip(a, c) if x is not None and y is not None]
+        col = DESIGN_COLOURS.get(e.get("design"), None)
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], color=col, lw=1.6,
+                    label=e.get("design"))
+        elif e.get("assurance") is not None and e.get("cost_usd") is not None:
+            ax.plot([e["assurance"]], [e["cost_usd"]], "o", color=col, label=e.get("design"))
+    if recommended and recommended.get("assurance") is not None:
+        ax.plot([recommended["assurance"]], [recommended["cost_usd"]], "*", ms=13,
+                color="#000000", label=f"recommended ({recommended.get('design')})")
+    if target is not None:
+        ax.axvline(target, color="#666666", ls=":", lw=1, label=f"target {target:g}")
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("assurance")
+    ax.set_ylabel("expected cost (USD)")
+    if title:
+        ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, loc="upper left", frameon=False)
+    ax.grid(alpha=0.3)
+    return _png(fig)
+
+
+def budget_plot(comparisons: Sequence[dict], *, total_usd: float | None = None) -> bytes:
+    """Horizontal bars: cost of each comparison's recommended purchase (best design when
+    unreachable), coloured by status, with the assurance written at the bar end."""
+    n = len(comparisons)
+    hgt = max(2.2, 0.3 * n + 1.1)
+    fig = _fig(7.6, hgt, left=0.2, right=0.8, bottom=0.55 / hgt + 0.05, top=1 - 0.35 / hgt)
+    ax = fig.add_subplot()
+    names, costs, cols, labels = [], [], [], []
+    for c in comparisons:
+        rec = c.get("recommended")
+        best = rec or max(c.get("designs") or [{}], key=lambda e: e.get("assurance") or 0)
+        names.append(c["name"])
+        costs.append(float(best.get("cost_usd") or 0.0))
+        cols.append(STATUS_COLOURS.get(c.get("status"), "#999999"))
+        a = best.get("assurance")
+        labels.append(("" if a is None else f"{a:.2f}") + ("" if rec else " (max)"))
+    ys = list(range(n))[::-1]
+    ax.barh(ys, costs, color=cols)
+    for y, cst, lab in zip(ys, costs, labels):
+        ax.text(cst, y, " " + lab, va="center", fontsize=7)
+    ax.set_yticks(ys, names, fontsize=8)
+    ax.set_xlabel("cost of the recommended purchase (USD); label: assurance")
+    handles = [Patch(color=v, label=k) for k, v in STATUS_COLOURS.items()]
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.1, 1.0),
+              frameon=False)
+    ax.set_xlim(0, max(costs + [0.01]) * 1.25)
+    ax.grid(axis="x", alpha=0.3)
+    if total_usd is not None:
+        ax.set_title(f"budget ${total_usd:.2f}", fontsize=10)
+    return _png(fig)
