@@ -568,7 +568,7 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
         }
         out_pols.append(pol)
         samples[r.spec.label] = boot[f"tpf{i}"]
-    cands = [p for p in out_pols if not p["is_baseline"]]
+    cands = [p for p in out_pols if not p["is_baseline"] and not p["upper_bound"]]
     best = max(cands, key=lambda p: p["projected_tps"]["point"]) if cands else None
     result = {
         "command": "draft",
