@@ -459,44 +459,62 @@ def _projection_delta(c: Comparison, plan: Plan, baseline_tps: float, sims: int,
         raise InputError(f"comparison '{c.name}': {c.projection} has no 'policies' (is it "
                          "'planner draft --json' output?)", file=plan.path, line=line,
                          field="projection")
-    names = [str(p.get("name", p.get("policy", ""))) for p in pols]
-    if c.policy not in names:
+    names = [str(_first(p, "label", "name", "policy", default="")) for p in pols]
+    short = [str(_first(p, "policy", "name", default="")) for p in pols]
+    if c.policy in names:
+        k = names.index(c.policy)
+    elif c.policy in short and short.count(c.policy) == 1:
+        k = short.index(c.policy)
+    else:
         near = difflib.get_close_matches(c.policy, names, n=1)
         raise InputError(f"comparison '{c.name}': policy '{c.policy}' is not in "
                          f"{c.projection} (has {', '.join(names[:8])})"
                          + (f"; did you mean '{near[0]}'?" if near else ""),
                          file=plan.path, line=c.lines.get("policy", c.line), field="policy")
-    pol = pols[names.index(c.policy)]
-    info: dict = {"source": "projection", "projection": c.projection, "policy": c.policy,
-                  "worth_a_run": pol.get("worth_a_run")}
+    pol = pols[k]
+    war = pol.get("worth_a_run")
+    info: dict = {"source": "projection", "projection": c.projection, "policy": names[k],
+                  "worth_a_run": war.get("worth") if isinstance(war, dict) else war}
+    if pol.get("is_baseline"):
+        raise InputError(f"comparison '{c.name}': policy '{c.policy}' is the projection's "
+                         "baseline (Δ = 0)", file=plan.path,
+                         line=c.lines.get("policy", c.line), field="policy")
 
     def dist(v):
-        """(draws or None, mean, sd) of a number / {draws|mean,sd|hdi} mapping."""
+        """(draws or None, centre, sd) of a number / {draws | point/mean, sd | ci} mapping."""
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             return None, float(v), 0.0
         if isinstance(v, dict):
             if isinstance(v.get("draws"), list) and v["draws"]:
                 d = np.asarray(v["draws"], float)
                 return d, float(d.mean()), float(d.std())
-            mean = v.get("mean", v.get("median"))
+            mean = _first(v, "point", "mean", "median")
             sd = v.get("sd")
-            if sd is None and v.get("hdi_low") is not None and v.get("hdi_high") is not None:
-                sd = (float(v["hdi_high"]) - float(v["hdi_low"])) / (2 * 1.96)
+            lo, hi = _first(v, "ci_low", "hdi_low"), _first(v, "ci_high", "hdi_high")
+            if sd is None and lo is not None and hi is not None:
+                sd = (float(hi) - float(lo)) / (2 * 1.96)
             if mean is not None:
                 return None, float(mean), float(sd or 0.0)
         return None, None, None
 
+    ref = 0.0
+    scale = 1.0
     if pol.get("delta_tps") is not None:
         draws, mean, sd = dist(pol["delta_tps"])
-        ref = 0.0
+    elif pol.get("speedup_vs_baseline") is not None:
+        # the projection's speed ratio applied to this comparison's baseline level
+        draws, mean, sd = dist(pol["speedup_vs_baseline"])
+        ref, scale = 1.0, baseline_tps
+        info["note"] = (f"speedup vs the projection's baseline applied to {baseline_tps:g} TPS")
     else:
         draws, mean, sd = dist(pol.get("projected_tps"))
+        base_pol = next((p for p in pols if p.get("is_baseline")), None)
         ref = None
-        for key in ("baseline_tps", "reference_tps", "baseline"):
-            v = pol.get(key, doc.get(key))
-            _, ref, _ = dist(v) if v is not None else (None, None, None)
-            if ref is not None:
-                break
+        if base_pol is not None:
+            _, ref, _ = dist(base_pol.get("projected_tps"))
+        if ref is None:
+            settings = doc.get("settings", {}) if isinstance(doc.get("settings"), dict) else {}
+            ref = _first(settings, "baseline_tps", default=doc.get("baseline_tps"))
         if ref is None:
             ref = baseline_tps
             info["note"] = ("projected TPS minus the plan's baseline_tps (the projection "
@@ -505,11 +523,11 @@ def _projection_delta(c: Comparison, plan: Plan, baseline_tps: float, sims: int,
         raise InputError(f"comparison '{c.name}': policy '{c.policy}' has no projected_tps / "
                          "delta_tps mean", file=plan.path, line=line, field="projection")
     if draws is not None:
-        delta = draws - ref
+        delta = (draws - ref) * scale
     elif sd and sd > 0:
-        delta = rng.normal(mean - ref, sd, sims)
+        delta = rng.normal((mean - ref) * scale, sd * scale, sims)
     else:
-        delta = float(mean - ref)
+        delta = float((mean - ref) * scale)
     return delta, info
 
 

@@ -55,6 +55,8 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", help="Random seed (MCMC)."),
         as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
         md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
+        html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained "
+                                            "HTML report (posterior plot inline)."),
     ) -> None:
         """Posterior verdict on B vs A: P(B > A), HDI of Δ, ROPE, label."""
         from planner.priors import resolve_prior
@@ -97,4 +99,7 @@ def register(app: typer.Typer) -> None:
         pr, label = resolve_prior(prior, plat)
         res = run_verdict(table, a_name, b_name, rope=rope, prior=pr, prior_label=label,
                           engine=engine, seed=seed, likelihood=likelihood, use_cold=cold)
-        emit(res, as_json=as_json, terminal=render_terminal, md=md, md_renderer=render_markdown)
+        from planner.report.html import render_html
+
+        emit(res, as_json=as_json, terminal=render_terminal, md=md, md_renderer=render_markdown,
+             html=html, html_renderer=render_html)

@@ -32,7 +32,7 @@ font-weight:600;font-size:.85em}
 .equivalent{background:#dff0fb;color:#0b4f78}.undecided{background:#fdf0d5;color:#8a5a00}
 .plots{display:flex;flex-wrap:wrap;gap:6px}.plots3 img{width:calc((100% - 12px) / 3);height:auto;box-sizing:border-box}.plots img{border:1px solid #eee;max-width:100%}
 code{font-size:.85em;background:#f4f4f6;padding:0 3px;border-radius:3px;word-break:break-all}
-.note{color:#555;font-size:.88em}
+.note{color:#555;font-size:.88em}.nw{white-space:nowrap}
 """
 
 
@@ -87,7 +87,7 @@ def verdict_delta_png(r: dict) -> bytes:
     return plots.delta_plot(xs, ys, rope_pct=r["rope"]["pct"],
                             interval=(r["delta_pct"]["hdi_low"], r["delta_pct"]["hdi_high"]),
                             mean=r["delta_pct"]["mean"], interval_label=f"{hp}% HDI",
-                            title=f"posterior of Δ: {r['b']} − {r['a']}")
+                            title="posterior of Δ = B − A", size=(6.4, 3.4))
 
 
 def render_verdict(r: dict) -> str:
@@ -99,7 +99,8 @@ def render_verdict(r: dict) -> str:
             f"<p class=\"sub\">B = <code>{_e(r['b'])}</code> vs A = <code>{_e(r['a'])}</code>"
             "</p>",
             f"<div class=\"plots\">{_img(verdict_delta_png(r), 'posterior of delta')}</div>",
-            _table(["quantity", "value"], [[_e(k), _e(v)] for k, v in _rows(r)])]
+            _table(["quantity", "value"], [[f"<span class=\"nw\">{_e(k)}</span>", _e(v)]
+                                           for k, v in _rows(r)])]
     if r.get("notes"):
         body.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in r["notes"]) + "</ul>")
     return _page(f"verdict: {lab}", "\n".join(body))

@@ -66,7 +66,8 @@ def normal_pct_curve(mean_log: float, sd_log: float, points: int = 200) -> tuple
 def delta_plot(x_pct: Sequence[float], density: Sequence[float], *, rope_pct: float,
                interval: tuple[float, float] | None = None, mean: float | None = None,
                point: float | None = None, interval_label: str = "95% HDI",
-               title: str = "", xlabel: str = "Δ = B − A (% of A)") -> bytes:
+               title: str = "", xlabel: str = "Δ = B − A (% of A)",
+               size: tuple[float, float] = (3.9, 2.9)) -> bytes:
     """Density of Δ with the ROPE band shaded and the interval marked.
 
     Parameters
@@ -81,8 +82,10 @@ def delta_plot(x_pct: Sequence[float], density: Sequence[float], *, rope_pct: fl
         Marked with a dashed line.
     point : float, optional
         A point value of Δ (no distribution), drawn as a vertical line.
+    size : (float, float)
+        Figure size in inches (100 dpi).
     """
-    fig = _fig()
+    fig = _fig(*size, left=0.12 if size[0] > 5 else 0.17)
     ax = fig.add_subplot()
     xs, ys = list(x_pct), list(density)
     lo_x = [*(xs or []), *(interval or ()), -rope_pct, rope_pct]
