@@ -1,0 +1,922 @@
+r"""Assurance of a TPS A/B design: the probability that the experiment ends in the right call.
+
+For a design :math:`d` (runs per arm, how runs share instances) and a decision rule, the
+*assurance* is
+
+.. math::
+
+    \mathcal A(d) = \int P\big(\text{rule met by } p(\Delta\mid y)\ \big|\ \tau,\sigma,\Delta\big)
+                    \,p(\tau)\,p(\sigma)\,p(\Delta)\;d\tau\,d\sigma\,d\Delta ,
+
+averaged over the noise prior (or the posterior of runs already bought) and over the effect
+(a fixed :math:`\Delta` or draws of it). It is computed by simulation: draw
+:math:`(\tau,\sigma,\Delta)`, simulate the log TPS of every run of the design under the
+hierarchical model of :mod:`models.tps_model`, and analyse each simulated data set with the
+*exact* engine (:mod:`models.tps_exact`), exactly as ``planner verdict`` would.
+
+Speed comes from three exact reductions, none an approximation:
+
+1. **Typed sufficient statistics.** A design is a list of *instance types* (``count``
+   instances, each holding ``a`` runs of A and ``b`` runs of B). Within a type every instance
+   has the same :math:`g_i = \tau^2/(\sigma^2 + n_i\tau^2)` and :math:`x_i`, so the data enter
+   the exact posterior (``design/exact_posterior.md``) only through
+   :math:`z = (1, S_A, S_B, \sum_{i\in k} T_i)` and :math:`(\sum y^2, \sum_{i\in k} T_i^2)`.
+2. **Quadratic forms.** For each grid point :math:`g` the log posterior weight is a quadratic
+   form in :math:`z` plus a linear form in the sums of squares, and the conditional mean of
+   :math:`\Delta` is linear in :math:`z`. So all datasets × all grid points are two matrix
+   products (``features @ theta``, ``z @ W``) — the ``conditional_posterior`` algebra of
+   :mod:`models.tps_exact`, regrouped (checked against it to 1e-9 in the tests).
+3. **HDI labels from CDF values.** For a unimodal density the shortest 95 % interval
+   :math:`[L, U]` lies above :math:`r` iff :math:`F(r) < 0.05` and
+   :math:`f(Q(F(r)+0.95)) > f(r)` (the width :math:`Q(a+0.95)-Q(a)` is quasi-convex in
+   :math:`a`, with derivative :math:`1/f(Q(a+0.95)) - 1/f(Q(a))`); similarly below
+   :math:`-r` and inside :math:`(-r, r)`. One mixture quantile per candidate dataset (Newton
+   with a bisection safeguard, numba), no HDI search. Labels agree with
+   :func:`models.tps_exact.mixture_summary` + :func:`planner.verdict.label_from`.
+
+The analysis grid over :math:`(\tau,\sigma)` is *fixed* per design (log-spaced between the
+prior's 1e-4 and 1 - 1e-4 quantiles, finer for more runs) instead of the two-pass adaptive
+grid of :func:`models.tps_exact.fit_exact`; the tests check the resulting labels against
+``fit_exact`` on simulated datasets.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from models.noise import NoisePrior
+from models.tps_model import MU_PRIOR_SD
+
+try:  # numba is a hard dependency of the project, but keep import errors readable
+    import numba as _nb
+except ImportError:  # pragma: no cover
+    _nb = None
+
+_LOG2PI = math.log(2.0 * math.pi)
+
+#: Label codes returned by :func:`decide` (same meaning as ``planner.verdict.LABELS``).
+UNDECIDED, B_BETTER, A_BETTER, EQUIVALENT = 0, 1, 2, 3
+LABEL_NAMES = {UNDECIDED: "undecided", B_BETTER: "B better", A_BETTER: "A better",
+               EQUIVALENT: "equivalent"}
+RULES = ("verdict", "superiority", "equivalence")
+
+
+# --------------------------------------------------------------------------------------------
+# designs as instance types
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class InstanceType:
+    """``count`` instances (allocations / sessions), each with ``a`` runs of A, ``b`` of B."""
+
+    count: int
+    a: int
+    b: int
+
+    @property
+    def n(self) -> int:
+        return self.a + self.b
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A fixed design: how the runs of A and B are spread over instances.
+
+    Attributes
+    ----------
+    types : tuple of InstanceType
+        Instances of the same composition are grouped; order is the simulation order.
+    """
+
+    types: tuple
+
+    @property
+    def n_a(self) -> int:
+        return sum(t.count * t.a for t in self.types)
+
+    @property
+    def n_b(self) -> int:
+        return sum(t.count * t.b for t in self.types)
+
+    @property
+    def n_runs(self) -> int:
+        return self.n_a + self.n_b
+
+    @property
+    def n_instances(self) -> int:
+        return sum(t.count for t in self.types)
+
+    def prefix(self, counts: Sequence[int]) -> "Layout":
+        """The layout made of the first ``counts[k]`` instances of each type."""
+        return Layout(tuple(InstanceType(int(c), t.a, t.b) for c, t in zip(counts, self.types)))
+
+    def design_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """Design matrix X (N, 2) and instance index (N,) in the order of :func:`flatten`."""
+        cols, inst = [], []
+        i0 = 0
+        for t in self.types:
+            for i in range(t.count):
+                cols += [0] * t.a + [1] * t.b
+                inst += [i0 + i] * t.n
+            i0 += t.count
+        X = np.zeros((len(cols), 2))
+        X[np.arange(len(cols)), cols] = 1.0
+        return X, np.asarray(inst, int)
+
+    def instances_per_arm(self) -> list[int]:
+        """Runs per instance, one entry per instance (for the cost model)."""
+        out = []
+        for t in self.types:
+            out += [t.n] * t.count
+        return out
+
+
+def separate_layout(n: int, runs_per_instance: int = 1) -> Layout:
+    """n runs of A and n of B, never sharing an instance; ``runs_per_instance`` runs of one
+    config per instance (1 = every run its own allocation, the HF Jobs default)."""
+    if n < 1 or runs_per_instance < 1:
+        raise ValueError("need n >= 1 and runs_per_instance >= 1")
+    r = min(runs_per_instance, n)
+    full, rem = divmod(n, r)
+    types = [InstanceType(full, r, 0)] + ([InstanceType(1, rem, 0)] if rem else [])
+    types += [InstanceType(full, 0, r)] + ([InstanceType(1, 0, rem)] if rem else [])
+    return Layout(tuple(types))
+
+
+def paired_layout(n: int, pairs_per_instance: int | None = None) -> Layout:
+    """n runs of A and n of B interleaved on shared instances (A and B share the instance
+    effect u); ``pairs_per_instance`` pairs per instance (None = all on one instance)."""
+    if n < 1:
+        raise ValueError("need n >= 1")
+    k = n if not pairs_per_instance else min(pairs_per_instance, n)
+    full, rem = divmod(n, k)
+    types = [InstanceType(full, k, k)] + ([InstanceType(1, rem, rem)] if rem else [])
+    return Layout(tuple(types))
+
+
+def flatten(layout: Layout, ys: list[np.ndarray]) -> np.ndarray:
+    """Concatenate per-type simulated arrays (D, count, a+b) into y (D, N) (order of
+    :meth:`Layout.design_arrays`)."""
+    return np.concatenate([y.reshape(y.shape[0], -1) for y in ys], axis=1)
+
+
+# --------------------------------------------------------------------------------------------
+# existing runs (planning more runs after some were bought)
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Existing:
+    """Runs already measured, on the log scale and *centred* by ``centre``.
+
+    New runs are always on new instances. ``X`` (n, 2) one-hot A/B, ``inst`` (n,) instance
+    index, ``y`` (n,) log TPS minus ``centre``.
+    """
+
+    X: np.ndarray
+    inst: np.ndarray
+    y: np.ndarray
+    centre: float
+
+    @classmethod
+    def from_tpsdata(cls, data) -> "Existing":
+        """From :class:`models.tps_model.TPSData` with configs 0 = A, 1 = B (no cold column)."""
+        X = np.zeros((data.n_runs, 2))
+        X[np.arange(data.n_runs), data.config] = 1.0
+        c = float(np.mean(data.y))
+        return cls(X, np.asarray(data.instance, int), data.y - c, c)
+
+    @property
+    def n_runs(self) -> int:
+        return int(self.y.size)
+
+
+# --------------------------------------------------------------------------------------------
+# the fixed analysis grid
+# --------------------------------------------------------------------------------------------
+def analysis_grid(prior: NoisePrior, n_runs: int, *, q: float = 1e-4, g_max: int = 2500,
+                  min_pts: int = 6) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Fixed log-spaced (tau, sigma) grid for analysing simulated datasets of one design.
+
+    Parameters
+    ----------
+    prior : NoisePrior
+    n_runs : int
+        Runs in the analysed data (old + new): sets the resolution. The posterior SD of
+        log sigma is about 1/sqrt(2 df); the spacing aims at that, bounded by ``g_max``.
+    q : float
+        Each axis spans the prior's q .. 1-q quantiles, widened by 10 % on the log scale.
+    g_max : int
+        Largest number of grid points.
+
+    Returns
+    -------
+    tau, sigma : ndarray, shape (G,)
+        Product grid, flattened with tau varying slowest (relative scales).
+    n_tau, n_sigma : int
+    """
+    axes = []
+    for sp in (prior.tau, prior.sigma):
+        lo, hi = float(sp.ppf(q)), float(sp.ppf(1.0 - q))
+        llo, lhi = math.log(lo), math.log(hi)
+        pad = 0.1 * (lhi - llo) + 1e-3
+        axes.append((llo - pad, lhi + pad))
+    rt, rs = (axes[0][1] - axes[0][0]), (axes[1][1] - axes[1][0])
+    h = 1.0 / math.sqrt(2.0 * max(n_runs, 1))
+    h = max(h, math.sqrt(rt * rs / g_max))
+    nt = max(min_pts, int(math.ceil(rt / h)) + 1)
+    ns = max(min_pts, int(math.ceil(rs / h)) + 1)
+    t = np.exp(np.linspace(axes[0][0], axes[0][1], nt))
+    s = np.exp(np.linspace(axes[1][0], axes[1][1], ns))
+    T, S = np.meshgrid(t, s, indexing="ij")
+    return T.ravel(), S.ravel(), nt, ns
+
+
+# --------------------------------------------------------------------------------------------
+# the exact posterior of Δ for a batch of datasets of one layout
+# --------------------------------------------------------------------------------------------
+class GridAnalysis:
+    """Exact grid posterior of Δ = μ_B − μ_A for every simulated dataset of one layout.
+
+    Parameters
+    ----------
+    layout : Layout
+        New runs (each type's instances are new instances).
+    prior : NoisePrior
+        Analysis prior of (tau, sigma).
+    tau, sigma : ndarray, shape (G,)
+        Fixed analysis grid (from :func:`analysis_grid`).
+    existing : Existing, optional
+        Runs already bought (their own instances), analysed together with the new ones.
+
+    Notes
+    -----
+    Same model and priors as :func:`models.tps_exact.fit_exact` with two configs and no cold
+    column: μ ~ N(ȳ 1, 0.1² I) with ȳ the mean log TPS of all analysed runs, grid weights
+    ∝ p(y|τ,σ) p(τ) p(σ) τ σ. The data enter through :meth:`stats`; ``theta`` (F, G) turns
+    the features of :meth:`features` into log weights, ``W`` (J, G) turns z into the
+    conditional means of Δ, ``delta_sd`` (G,) are the conditional SDs (log scale).
+    """
+
+    def __init__(self, layout: Layout, prior: NoisePrior, tau: np.ndarray, sigma: np.ndarray,
+                 existing: Existing | None = None, v0: float = MU_PRIOR_SD ** 2):
+        self.layout = layout
+        self.tau, self.sigma = np.asarray(tau, float), np.asarray(sigma, float)
+        types = [t for t in layout.types]
+        K = len(types)
+        self.K = K
+        J = 3 + K
+        self.J = J
+        t2, s2 = self.tau ** 2, self.sigma ** 2
+        G = t2.size
+        cnt = np.array([t.count for t in types], float)
+        nk = np.array([t.n for t in types], float)
+        xk = np.array([[t.a, t.b] for t in types], float).reshape(K, 2)
+        gk = t2[:, None] / (s2[:, None] + nk[None, :] * t2[:, None])             # (G, K)
+        XtX = np.diag([layout.n_a, layout.n_b]).astype(float)
+        Asum = XtX[None] - np.einsum("gk,k,kp,kq->gpq", gk, cnt, xk, xk)
+        logdetS = (cnt[None, :] * ((nk[None, :] - 1.0) * np.log(s2)[:, None]
+                                   + np.log(s2[:, None] + nk[None, :] * t2[:, None]))).sum(1)
+        N = float(layout.n_runs)
+        b_old = np.zeros((G, 2))
+        q_old = np.zeros(G)
+        S_old = 0.0
+        if existing is not None and existing.n_runs:
+            ex = existing
+            I = int(ex.inst.max()) + 1
+            H = np.zeros((I, ex.n_runs))
+            H[ex.inst, np.arange(ex.n_runs)] = 1.0
+            ni, xi, Ti = H.sum(1), H @ ex.X, H @ ex.y
+            gi = t2[:, None] / (s2[:, None] + ni[None, :] * t2[:, None])         # (G, I)
+            Asum = Asum + (ex.X.T @ ex.X)[None] - np.einsum("gi,ip,iq->gpq", gi, xi, xi)
+            logdetS = logdetS + ((ni[None, :] - 1.0) * np.log(s2)[:, None]
+                                 + np.log(s2[:, None] + ni[None, :] * t2[:, None])).sum(1)
+            b_old = ((ex.X.T @ ex.y)[None, :] - (gi * Ti[None, :]) @ xi) / s2[:, None]
+            q_old = (float(ex.y @ ex.y) - gi @ (Ti ** 2)) / s2
+            S_old = float(ex.y.sum())
+            N += ex.n_runs
+        self.N = N
+        P = Asum / s2[:, None, None] + np.eye(2)[None] / v0
+        det = P[:, 0, 0] * P[:, 1, 1] - P[:, 0, 1] * P[:, 1, 0]
+        Pinv = np.empty_like(P)
+        Pinv[:, 0, 0], Pinv[:, 1, 1] = P[:, 1, 1] / det, P[:, 0, 0] / det
+        Pinv[:, 0, 1] = Pinv[:, 1, 0] = -P[:, 0, 1] / det
+        logdetP = np.log(det)
+        # r = R z, z = (1, S_A, S_B, ST_1..ST_K)
+        R = np.zeros((G, 2, J))
+        R[:, :, 0] = b_old + (S_old / N) / v0
+        R[:, 0, 1] = 1.0 / s2
+        R[:, 1, 2] = 1.0 / s2
+        R[:, :, 1:3] += 1.0 / (v0 * N)
+        R[:, :, 3:] = -(gk[:, None, :] * xk.T[None, :, :]) / s2[:, None, None]
+        u = np.zeros(J)
+        u[0], u[1], u[2] = S_old, 1.0, 1.0
+        Mq = 0.5 * np.einsum("gpj,gpq,gqk->gjk", R, Pinv, R) - np.outer(u, u)[None] / (v0 * N * N)
+        const = -0.5 * (N * _LOG2PI + 2.0 * math.log(v0) + logdetS + logdetP + q_old)
+        const = const + prior.tau.logpdf(self.tau) + prior.sigma.logpdf(self.sigma) \
+            + np.log(self.tau) + np.log(self.sigma)
+        iu, ju = np.triu_indices(J)
+        self._iu, self._ju = iu, ju
+        th = Mq[:, iu, ju] * np.where(iu == ju, 1.0, 2.0)[None, :]               # (G, J(J+1)/2)
+        th[:, 0] += const                                                     # z0*z0 = 1
+        thq = np.concatenate([(-0.5 / s2)[:, None], 0.5 * gk / s2[:, None]], axis=1)  # (G, 1+K)
+        self.theta = np.ascontiguousarray(np.concatenate([th, thq], axis=1).T)  # (F, G)
+        c = np.array([-1.0, 1.0])
+        self.W = np.ascontiguousarray(np.einsum("gpj,gpq,q->jg", R, Pinv, c))   # (J, G)
+        self.delta_sd = np.sqrt(np.einsum("p,gpq,q->g", c, Pinv, c))            # (G,)
+        self.mu_mean_coef = np.einsum("gpj,gpq->gqj", R, Pinv)                 # (G, 2, J)
+
+    # --- data -> statistics ------------------------------------------------------------
+    def stats(self, ys: list[np.ndarray], counts: Sequence[int] | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """Typed sufficient statistics of simulated datasets.
+
+        Parameters
+        ----------
+        ys : list of ndarray, one per type, shape (D, count_k', a_k + b_k)
+            Centred log TPS (A runs first within an instance). ``count_k'`` may exceed the
+            layout's count (a longer simulation); only the first ``counts[k]`` (default the
+            layout's counts) instances are used.
+
+        Returns
+        -------
+        z : ndarray, shape (D, 3 + K)
+            (1, S_A, S_B, sum of instance totals per type).
+        zq : ndarray, shape (D, 1 + K)
+            (sum y², sum of squared instance totals per type).
+        """
+        D = ys[0].shape[0]
+        z = np.zeros((D, self.J))
+        zq = np.zeros((D, 1 + self.K))
+        z[:, 0] = 1.0
+        for k, (t, y) in enumerate(zip(self.layout.types, ys)):
+            c = t.count if counts is None else int(counts[k])
+            yy = y[:, :c, :]
+            T = yy.sum(-1)
+            z[:, 1] += yy[:, :, : t.a].sum((1, 2))
+            z[:, 2] += yy[:, :, t.a:].sum((1, 2))
+            z[:, 3 + k] = T.sum(1)
+            zq[:, 0] += (yy * yy).sum((1, 2))
+            zq[:, 1 + k] = (T * T).sum(1)
+        return z, zq
+
+    def features(self, z: np.ndarray, zq: np.ndarray) -> np.ndarray:
+        """Features (D, F) whose product with ``theta`` gives the log weights."""
+        return np.concatenate([z[:, self._iu] * z[:, self._ju], zq], axis=1)
+
+    def log_weights(self, z: np.ndarray, zq: np.ndarray) -> np.ndarray:
+        """Unnormalised log posterior weights, shape (D, G)."""
+        return self.features(z, zq) @ self.theta
+
+    def delta_means(self, z: np.ndarray) -> np.ndarray:
+        """Conditional posterior means of Δ (log scale, centred units), shape (D, G)."""
+        return z @ self.W
+
+
+# --------------------------------------------------------------------------------------------
+# labels from the mixture: numba kernel
+# --------------------------------------------------------------------------------------------
+def _py_kernel(lw, m, sd, r, hdi_prob, level, rule, cut, labels, pgt, plt, mean, sdev):
+    _SQ2 = math.sqrt(2.0)
+    _ISQ2PI = 1.0 / math.sqrt(2.0 * math.pi)
+    D, G = lw.shape
+    for d in _prange(D):
+        mx = -np.inf
+        for g in range(G):
+            if lw[d, g] > mx:
+                mx = lw[d, g]
+        idx = np.empty(G, np.int64)
+        w = np.empty(G)
+        na = 0
+        tot = 0.0
+        for g in range(G):
+            x = lw[d, g] - mx
+            if x > -cut:
+                e = math.exp(x)
+                idx[na] = g
+                w[na] = e
+                tot += e
+                na += 1
+        mm = np.empty(na)
+        ss = np.empty(na)
+        mu = 0.0
+        m2 = 0.0
+        lo = np.inf
+        hi = -np.inf
+        for j in range(na):
+            w[j] /= tot
+            mm[j] = m[d, idx[j]]
+            ss[j] = sd[idx[j]]
+            mu += w[j] * mm[j]
+            m2 += w[j] * (ss[j] * ss[j] + mm[j] * mm[j])
+            if mm[j] - 12.0 * ss[j] < lo:
+                lo = mm[j] - 12.0 * ss[j]
+            if mm[j] + 12.0 * ss[j] > hi:
+                hi = mm[j] + 12.0 * ss[j]
+        var = m2 - mu * mu
+        sdv = math.sqrt(var) if var > 0 else 0.0
+        mean[d] = mu
+        sdev[d] = sdv
+        # CDF and density at -r and +r
+        Fp = 0.0
+        Fm = 0.0
+        fp = 0.0
+        fm = 0.0
+        for j in range(na):
+            zp = (r - mm[j]) / ss[j]
+            zm = (-r - mm[j]) / ss[j]
+            Fp += w[j] * 0.5 * math.erfc(-zp / _SQ2)
+            Fm += w[j] * 0.5 * math.erfc(-zm / _SQ2)
+            fp += w[j] * math.exp(-0.5 * zp * zp) / ss[j]
+            fm += w[j] * math.exp(-0.5 * zm * zm) / ss[j]
+        fp *= _ISQ2PI
+        fm *= _ISQ2PI
+        pgt[d] = 1.0 - Fp
+        plt[d] = Fm
+        lab = 0
+        if rule == 1:  # superiority: P(Δ > r) >= level
+            if 1.0 - Fp >= level:
+                lab = 1
+        else:
+            alpha = 1.0 - hdi_prob
+            if Fp < alpha:
+                x = _mix_quantile(Fp + hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
+                if _mix_pdf(x, w, mm, ss, na) > fp:
+                    lab = 1
+            if lab == 0 and Fm > hdi_prob:
+                x = _mix_quantile(Fm - hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
+                if _mix_pdf(x, w, mm, ss, na) > fm:
+                    lab = 2
+            if lab == 0 and r > 0 and Fp - Fm > hdi_prob:
+                x1 = _mix_quantile(Fm + hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
+                if _mix_pdf(x1, w, mm, ss, na) > fm:
+                    x2 = _mix_quantile(Fp - hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
+                    if _mix_pdf(x2, w, mm, ss, na) > fp:
+                        lab = 3
+        labels[d] = lab
+
+
+def _py_mix_pdf(x, w, mm, ss, na):
+    f = 0.0
+    for j in range(na):
+        z = (x - mm[j]) / ss[j]
+        f += w[j] * math.exp(-0.5 * z * z) / ss[j]
+    return f / math.sqrt(2.0 * math.pi)
+
+
+def _py_mix_quantile(p, w, mm, ss, na, mu, sdv, lo, hi):
+    """Quantile of a Normal mixture: safeguarded Newton from the moment-matched Normal."""
+    sq2 = math.sqrt(2.0)
+    # start: Normal approximation via the inverse of erfc (Acklam-free: bisection-free start)
+    x = mu
+    if sdv > 0:
+        # rational approximation of the Normal quantile (Abramowitz & Stegun 26.2.23)
+        pp = p if p < 0.5 else 1.0 - p
+        t = math.sqrt(-2.0 * math.log(max(pp, 1e-300)))
+        zq = t - (2.515517 + 0.802853 * t + 0.010328 * t * t) / \
+            (1.0 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t * t * t)
+        x = mu + (zq if p >= 0.5 else -zq) * sdv
+    a, b = lo, hi
+    for _ in range(100):
+        F = 0.0
+        f = 0.0
+        for j in range(na):
+            z = (x - mm[j]) / ss[j]
+            F += w[j] * 0.5 * math.erfc(-z / sq2)
+            f += w[j] * math.exp(-0.5 * z * z) / ss[j]
+        f /= math.sqrt(2.0 * math.pi)
+        if F < p:
+            a = x if x > a else a
+        else:
+            b = x if x < b else b
+        step = (F - p) / f if f > 0 else 0.0
+        xn = x - step
+        if not (xn > a and xn < b) or f <= 0:
+            xn = 0.5 * (a + b)
+        if abs(xn - x) <= 1e-13 * (1.0 + abs(x)) or (b - a) <= 1e-14 * (1.0 + abs(x)):
+            return xn
+        x = xn
+    return x
+
+
+if _nb is not None:
+    _prange = _nb.prange
+    _mix_pdf = _nb.njit(cache=True, fastmath=False)(_py_mix_pdf)
+    _mix_quantile = _nb.njit(cache=True, fastmath=False)(_py_mix_quantile)
+    _kernel = _nb.njit(parallel=True, cache=True, fastmath=False)(_py_kernel)
+else:  # pragma: no cover
+    _prange = range
+    _mix_pdf, _mix_quantile, _kernel = _py_mix_pdf, _py_mix_quantile, _py_kernel
+
+
+@dataclass
+class Decisions:
+    """Per-dataset readings of the Δ posterior (log scale, centred units for ``mean``).
+
+    Attributes
+    ----------
+    labels : ndarray of int8, shape (D,)
+        0 undecided, 1 B better, 2 A better, 3 equivalent (see ``LABEL_NAMES``).
+    p_gt, p_lt : ndarray, shape (D,)
+        P(Δ > +ROPE), P(Δ < −ROPE).
+    mean, sd : ndarray, shape (D,)
+        Posterior mean and SD of Δ.
+    """
+
+    labels: np.ndarray
+    p_gt: np.ndarray
+    p_lt: np.ndarray
+    mean: np.ndarray
+    sd: np.ndarray
+
+
+def decide(lw: np.ndarray, m: np.ndarray, sd: np.ndarray, rope: float, *, rule: str = "verdict",
+           level: float = 0.95, hdi_prob: float = 0.95, cut: float = 30.0) -> Decisions:
+    """Labels of a batch of Normal-mixture posteriors of Δ.
+
+    Parameters
+    ----------
+    lw : ndarray, shape (D, G)
+        Unnormalised log weights of the mixture components.
+    m : ndarray, shape (D, G)
+        Component means (log scale).
+    sd : ndarray, shape (G,)
+        Component SDs.
+    rope : float
+        ROPE half-width (log scale, >= 0).
+    rule : {"verdict", "superiority", "equivalence"}
+        ``verdict`` and ``equivalence`` use the HDI labels of ``planner verdict``
+        (``equivalence`` just reads label 3); ``superiority`` labels "B better" when
+        P(Δ > rope) >= ``level``.
+    hdi_prob : float
+        HDI mass (0.95 by default; larger for a stricter per-look threshold).
+    cut : float
+        Components with log weight below max − cut are dropped (relative mass < e^-30).
+
+    Returns
+    -------
+    Decisions
+    """
+    lw = np.ascontiguousarray(lw, float)
+    m = np.ascontiguousarray(m, float)
+    D = lw.shape[0]
+    labels = np.zeros(D, np.int8)
+    pgt, plt, mean, sdev = (np.empty(D) for _ in range(4))
+    _kernel(lw, m, np.ascontiguousarray(sd, float), float(rope), float(hdi_prob), float(level),
+            1 if rule == "superiority" else 0, float(cut), labels, pgt, plt, mean, sdev)
+    return Decisions(labels, pgt, plt, mean, sdev)
+
+
+# --------------------------------------------------------------------------------------------
+# simulation
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Truth:
+    """Draws of the unknowns a simulated experiment is generated from (all log scale).
+
+    Attributes
+    ----------
+    tau, sigma : ndarray, shape (D,)
+        Instance and run noise scales (relative).
+    delta : ndarray, shape (D,)
+        True Δ = μ_B − μ_A.
+    mu_a : ndarray, shape (D,)
+        True μ_A in the analysis' centred units (0 without existing runs).
+    """
+
+    tau: np.ndarray
+    sigma: np.ndarray
+    delta: np.ndarray
+    mu_a: np.ndarray
+
+    def with_delta(self, delta: np.ndarray | float) -> "Truth":
+        d = np.broadcast_to(np.asarray(delta, float), self.tau.shape).copy()
+        return Truth(self.tau, self.sigma, d, self.mu_a)
+
+    def take(self, sl) -> "Truth":
+        return Truth(self.tau[sl], self.sigma[sl], self.delta[sl], self.mu_a[sl])
+
+    @property
+    def size(self) -> int:
+        return int(self.tau.size)
+
+
+def prior_truth(prior: NoisePrior, delta: float | np.ndarray, sims: int,
+                rng: np.random.Generator) -> Truth:
+    """Draw (tau, sigma) from the noise prior; Δ fixed or resampled from the given draws.
+
+    Parameters
+    ----------
+    delta : float or ndarray of shape (M,)
+        Δ on the log scale; an array is a sample of the effect distribution (resampled with
+        replacement to ``sims`` draws).
+    """
+    tau = prior.tau.rvs(sims, rng)
+    sigma = prior.sigma.rvs(sims, rng)
+    d = np.asarray(delta, float)
+    if d.ndim == 0:
+        dd = np.full(sims, float(d))
+    else:
+        dd = d[rng.integers(0, d.size, sims)]
+    return Truth(tau, sigma, dd, np.zeros(sims))
+
+
+def simulate(layout: Layout, truth: Truth, rng: np.random.Generator) -> list[np.ndarray]:
+    """Simulate the centred log TPS of every run of ``layout`` for each draw of ``truth``.
+
+    Returns
+    -------
+    list of ndarray, one per instance type, shape (D, count, a + b)
+        Run r of config c on instance i: μ_c + u_i + ε_r, u_i ~ N(0, τ²), ε_r ~ N(0, σ²).
+    """
+    D = truth.size
+    out = []
+    for t in layout.types:
+        u = rng.standard_normal((D, t.count, 1)) * truth.tau[:, None, None]
+        e = rng.standard_normal((D, t.count, t.n)) * truth.sigma[:, None, None]
+        mu = np.concatenate([np.zeros(t.a), np.ones(t.b)])[None, None, :] * \
+            truth.delta[:, None, None] + truth.mu_a[:, None, None]
+        out.append(mu + u + e)
+    return out
+
+
+def target_labels(delta: np.ndarray, rope: float, rule: str) -> np.ndarray:
+    """The label each true Δ deserves: B better if Δ > rope, A better if Δ < −rope, else
+    equivalent (superiority: B better iff Δ > rope; equivalence: equivalent iff |Δ| < rope)."""
+    t = np.full(delta.shape, EQUIVALENT, np.int8)
+    t[delta > rope] = B_BETTER
+    t[delta < -rope] = A_BETTER
+    if rule == "superiority":
+        t[delta <= rope] = -1  # nothing to reach
+    if rule == "equivalence":
+        t[np.abs(delta) >= rope] = -1
+    return t
+
+
+def _batched(layout, analysis: GridAnalysis, truth: Truth, rng, rope, rule, level, hdi_prob,
+             chunk, progress=None) -> Decisions:
+    parts = []
+    for s in range(0, truth.size, chunk):
+        tr = truth.take(slice(s, s + chunk))
+        ys = simulate(layout, tr, rng)
+        z, zq = analysis.stats(ys)
+        parts.append(decide(analysis.log_weights(z, zq), analysis.delta_means(z),
+                            analysis.delta_sd, rope, rule=rule, level=level, hdi_prob=hdi_prob))
+        if progress is not None:
+            progress(tr.size)
+    return Decisions(*(np.concatenate([getattr(p, f) for p in parts])
+                       for f in ("labels", "p_gt", "p_lt", "mean", "sd")))
+
+
+def _chunk_for(G: int, N: int) -> int:
+    return int(max(64, min(4000, 6_000_000 // max(G, N, 1))))
+
+
+@dataclass
+class FixedResult:
+    """Assurance and error rates of one fixed design (fractions of simulated experiments).
+
+    ``assurance``: label == the label the true Δ deserves; ``false_claim_rate``: a decisive
+    directional label when Δ = 0 (equivalence rule: "equivalent" when Δ = +ROPE);
+    ``wrong_sign_rate``: the label of the planned direction when the true Δ is the opposite
+    (None for the equivalence rule). ``*_se``: binomial Monte-Carlo standard errors.
+    """
+
+    assurance: float
+    assurance_se: float
+    false_claim_rate: float
+    false_claim_se: float
+    wrong_sign_rate: float | None
+    label_fractions: dict
+    sims: int
+    grid_points: int
+    mean_posterior_sd: float
+
+
+def _rate(x: np.ndarray) -> tuple[float, float]:
+    p = float(np.mean(x)) if x.size else float("nan")
+    return p, math.sqrt(max(p * (1 - p), 0.0) / max(x.size, 1))
+
+
+def planned_sign(truth: Truth) -> int:
+    """+1 when most draws of Δ are >= 0, else −1."""
+    return 1 if np.mean(truth.delta >= 0) >= 0.5 else -1
+
+
+def evaluate_fixed(layout: Layout, prior: NoisePrior, truth: Truth, rope: float, *,
+                   rule: str = "verdict", level: float = 0.95, hdi_prob: float = 0.95,
+                   seed: int = 0, existing: Existing | None = None, error_rates: bool = True,
+                   progress: Callable[[int], None] | None = None,
+                   grid: tuple[np.ndarray, np.ndarray] | None = None) -> FixedResult:
+    """Assurance of a fixed design, plus its false-claim and wrong-sign rates.
+
+    Parameters
+    ----------
+    layout : Layout
+    prior : NoisePrior
+        Analysis prior (what ``planner verdict`` will use).
+    truth : Truth
+        Draws of (τ, σ, Δ, μ_A): from the prior (:func:`prior_truth`) or from the posterior of
+        existing runs. The same draws (common random numbers) are used for Δ = 0 and −Δ.
+    rope : float
+        ROPE half-width, log scale.
+    rule : {"verdict", "superiority", "equivalence"}
+    seed : int
+        Seeds the run-level noise; identical seeds give identical results.
+    existing : Existing, optional
+        Runs already bought, analysed together with the simulated new ones.
+    error_rates : bool
+        Also simulate Δ = 0 (and Δ = −Δ) for the error rates.
+
+    Returns
+    -------
+    FixedResult
+    """
+    n_old = existing.n_runs if existing is not None else 0
+    if grid is None:
+        tg, sg, _, _ = analysis_grid(prior, layout.n_runs + n_old)
+    else:
+        tg, sg = grid
+    an = GridAnalysis(layout, prior, tg, sg, existing)
+    chunk = _chunk_for(tg.size, layout.n_runs)
+    rng = np.random.default_rng([seed, 1])
+    dec = _batched(layout, an, truth, rng, rope, rule, level, hdi_prob, chunk, progress)
+    tgt = target_labels(truth.delta, rope, rule)
+    assur, ase = _rate(dec.labels == tgt)
+    fr = {LABEL_NAMES[k]: float(np.mean(dec.labels == k)) for k in LABEL_NAMES}
+    fc = fse = float("nan")
+    ws = None
+    if error_rates:
+        rng0 = np.random.default_rng([seed, 2])
+        if rule == "equivalence":
+            d0 = _batched(layout, an, truth.with_delta(rope), rng0, rope, rule, level, hdi_prob,
+                          chunk, progress)
+            fc, fse = _rate(d0.labels == EQUIVALENT)
+        else:
+            d0 = _batched(layout, an, truth.with_delta(0.0), rng0, rope, rule, level, hdi_prob,
+                          chunk, progress)
+            fc, fse = _rate((d0.labels == B_BETTER) | (d0.labels == A_BETTER))
+            rng1 = np.random.default_rng([seed, 3])
+            d1 = _batched(layout, an, truth.with_delta(-truth.delta), rng1, rope, rule, level,
+                          hdi_prob, chunk, progress)
+            sgn = planned_sign(truth)
+            ws = float(np.mean(d1.labels == (B_BETTER if sgn > 0 else A_BETTER)))
+    return FixedResult(assur, ase, fc, fse, ws, fr, truth.size, int(tg.size),
+                       float(np.mean(dec.sd)))
+
+
+# --------------------------------------------------------------------------------------------
+# sequential designs
+# --------------------------------------------------------------------------------------------
+@dataclass
+class SequentialResult:
+    """A group-sequential plan: looks after every batch, stop when decisive or futile.
+
+    ``expected_runs_per_arm``: mean runs per arm actually used; ``stop_fractions``: fraction
+    of experiments stopped at each look (decisive or futile); ``false_claim_rate``: decisive
+    directional claims at Δ = 0 under optional stopping (the honest rate of the plan).
+    """
+
+    assurance: float
+    assurance_se: float
+    false_claim_rate: float
+    false_claim_se: float
+    wrong_sign_rate: float | None
+    expected_runs_per_arm: float
+    expected_instances: float
+    runs_per_arm_at_stop: np.ndarray = field(repr=False)
+    instances_at_stop: np.ndarray = field(repr=False)
+    hdi_prob: float = 0.95
+    futility: float = 0.01
+    sims: int = 0
+
+
+def _futile(dec: Decisions, n_now: float, n_cap: float, rope: float, hdi_prob: float,
+            rule: str, level: float, thresh: float) -> np.ndarray:
+    """Predictive chance (Normal approximation) that the analysis at the cap is decisive is
+    below ``thresh``: the remaining budget cannot change the verdict."""
+    from scipy.special import ndtr, ndtri
+
+    if n_now >= n_cap:
+        return np.ones(dec.mean.shape, bool)
+    s_now = dec.sd
+    s_fin = s_now * math.sqrt(n_now / n_cap)
+    om = np.sqrt(np.maximum(s_now ** 2 - s_fin ** 2, 1e-300))
+    zq = float(ndtri(0.5 + hdi_prob / 2.0)) if rule != "superiority" else float(ndtri(level))
+    m = dec.mean
+    p = ndtr((m - rope - zq * s_fin) / om)
+    if rule != "superiority":
+        p = p + ndtr((-rope - zq * s_fin - m) / om)
+        half = rope - zq * s_fin
+        p = p + np.where(half > 0, ndtr((half - m) / om) - ndtr((-half - m) / om), 0.0)
+    return p < thresh
+
+
+def evaluate_sequential(full: Layout, looks: Sequence[Sequence[int]], prior: NoisePrior,
+                        truth: Truth, rope: float, *, rule: str = "verdict", level: float = 0.95,
+                        hdi_prob: float = 0.95, futility: float = 0.01, seed: int = 0,
+                        existing: Existing | None = None, error_rates: bool = True,
+                        progress: Callable[[int], None] | None = None) -> SequentialResult:
+    """Simulate a sequential plan.
+
+    Parameters
+    ----------
+    full : Layout
+        The design at the cap.
+    looks : sequence of sequences of int
+        For each look, the number of instances of each type of ``full`` analysed so far
+        (increasing; the last is ``full``'s counts).
+    futility : float
+        Stop (undecided) when the predictive chance of a decisive call at the cap is below
+        this (Normal approximation of the future posterior).
+    hdi_prob : float
+        Per-look HDI mass (0.95 = the verdict rule at every look; larger is stricter).
+
+    Returns
+    -------
+    SequentialResult
+    """
+    n_old = existing.n_runs if existing is not None else 0
+    tg, sg, _, _ = analysis_grid(prior, full.n_runs + n_old)
+    analyses = [GridAnalysis(full.prefix(c), prior, tg, sg, existing) for c in looks]
+    n_arm = [full.prefix(c).n_a for c in looks]
+    n_inst = [full.prefix(c).n_instances for c in looks]
+    chunk = _chunk_for(tg.size, full.n_runs)
+
+    def run(tr: Truth, rng) -> tuple[np.ndarray, np.ndarray]:
+        labels = np.zeros(tr.size, np.int8)
+        stop_look = np.full(tr.size, len(looks) - 1)
+        for s in range(0, tr.size, chunk):
+            sl = slice(s, s + chunk)
+            t = tr.take(sl)
+            ys = simulate(full, t, rng)
+            alive = np.arange(t.size)
+            lab = np.zeros(t.size, np.int8)
+            stp = np.full(t.size, len(looks) - 1)
+            for j, (an, c) in enumerate(zip(analyses, looks)):
+                if alive.size == 0:
+                    break
+                ysub = [y[alive] for y in ys]
+                z, zq = an.stats(ysub, c)
+                dec = decide(an.log_weights(z, zq), an.delta_means(z), an.delta_sd, rope,
+                             rule=rule, level=level, hdi_prob=hdi_prob)
+                done = dec.labels != UNDECIDED
+                lab[alive[done]] = dec.labels[done]
+                if j < len(looks) - 1:
+                    fut = ~done & _futile(dec, n_arm[j], n_arm[-1], rope, hdi_prob, rule,
+                                          level, futility)
+                    stop = done | fut
+                else:
+                    stop = np.ones(alive.size, bool)
+                stp[alive[stop]] = j
+                alive = alive[~stop]
+            labels[sl] = lab
+            stop_look[sl] = stp
+            if progress is not None:
+                progress(t.size)
+        return labels, stop_look
+
+    lab, stop = run(truth, np.random.default_rng([seed, 11]))
+    tgt = target_labels(truth.delta, rope, rule)
+    assur, ase = _rate(lab == tgt)
+    runs = np.asarray(n_arm)[stop]
+    inst = np.asarray(n_inst)[stop]
+    fc = fse = float("nan")
+    ws = None
+    if error_rates:
+        if rule == "equivalence":
+            l0, _ = run(truth.with_delta(rope), np.random.default_rng([seed, 12]))
+            fc, fse = _rate(l0 == EQUIVALENT)
+        else:
+            l0, _ = run(truth.with_delta(0.0), np.random.default_rng([seed, 12]))
+            fc, fse = _rate((l0 == B_BETTER) | (l0 == A_BETTER))
+            l1, _ = run(truth.with_delta(-truth.delta), np.random.default_rng([seed, 13]))
+            ws = float(np.mean(l1 == (B_BETTER if planned_sign(truth) > 0 else A_BETTER)))
+    return SequentialResult(assur, ase, fc, fse, ws, float(runs.mean()), float(inst.mean()),
+                            runs, inst, hdi_prob, futility, truth.size)
+
+
+def sequential_plan(base: str, batch: int, cap: int, runs_per_instance: int = 1
+                    ) -> tuple[Layout, list[list[int]]]:
+    """Layout at the cap and the per-look instance counts of a sequential plan.
+
+    Parameters
+    ----------
+    base : {"separate", "paired"}
+        ``separate``: each batch adds ``batch`` runs per arm on new instances
+        (``runs_per_instance`` runs of one config each); ``paired``: each batch is one new
+        instance with ``batch`` interleaved pairs.
+    batch, cap : int
+        Runs per arm per batch, and the cap on runs per arm (rounded down to whole batches).
+    """
+    nb = max(1, cap // batch)
+    if base == "paired":
+        full = Layout((InstanceType(nb, batch, batch),))
+        return full, [[j] for j in range(1, nb + 1)]
+    r = min(runs_per_instance, batch)
+    if batch % r:
+        raise ValueError("batch must be a multiple of runs_per_instance")
+    per = batch // r
+    full = Layout((InstanceType(nb * per, r, 0), InstanceType(nb * per, 0, r)))
+    return full, [[j * per, j * per] for j in range(1, nb + 1)]
