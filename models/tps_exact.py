@@ -202,6 +202,9 @@ class GridPosterior:
     log_evidence: float
     edge_mass: float
     n_grid: int
+    stats: SuffStats | None = None
+    centre: float = 0.0
+    n_configs: int = 0
 
     def contrast(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Mixture components of a linear contrast c @ beta: means and variances, shape (G,)."""
@@ -245,10 +248,34 @@ class GridPosterior:
         lo, hi = _hdi_from_discrete(ux, uw, hdi_prob)
         return {"mean": float(np.sum(self.w * x)), "median": med, "hdi_low": lo, "hdi_high": hi}
 
-    def predictive(self, k: int, new_instance: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """Mixture components (means, variances) of the next run's log TPS of fixed effect k."""
-        m = self.mean[:, k]
-        v = self.cov[:, k, k] + self.sigma**2 + (self.tau**2 if new_instance else 0.0)
+    def predictive(self, k: int, new_instance: bool = True,
+                   instance: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Mixture components (means, variances), shape (G,), of the next warm run's log TPS.
+
+        Parameters
+        ----------
+        k : int
+            Config (fixed-effect) index.
+        new_instance : bool
+            A run on a fresh instance (adds tau^2).
+        instance : int, optional
+            Predict on this already-seen instance instead: its effect is conditioned on the
+            runs it holds, u_i | y, beta ~ N(g_i (T_i - x_i^T beta), sigma^2 g_i).
+        """
+        if instance is None:
+            m = self.mean[:, k]
+            v = self.cov[:, k, k] + self.sigma**2 + (self.tau**2 if new_instance else 0.0)
+            return m, v
+        st = self.stats
+        t2, s2 = self.tau**2, self.sigma**2
+        g = t2 / (s2 + st.n_i[instance] * t2)                       # (G,)
+        e = np.zeros(self.mean.shape[-1])
+        e[k] = 1.0
+        c = e[None, :] - g[:, None] * st.x_i[instance][None, :]     # (G, p)
+        beta_c = self.mean.copy()
+        beta_c[:, : self.n_configs] -= self.centre
+        m = np.einsum("gp,gp->g", c, beta_c) + g * st.T_i[instance] + self.centre
+        v = np.einsum("gp,gpq,gq->g", c, self.cov, c) + s2 * g + s2
         return m, v
 
 
@@ -298,41 +325,61 @@ def mixture_summary(w, m, v, rope: float, hdi_prob: float = 0.95) -> DeltaSummar
     return DeltaSummary(mean, sd, lo, hi, p_gt0, p_gt, p_lt, p_in, rope, hdi_prob)
 
 
-def mixture_quantile(q, w, m, v):
-    """Quantiles of a Normal mixture (vectorised bisection, 60 steps)."""
-    q = np.atleast_1d(np.asarray(q, float))
+def _prune(w, m, v, keep_mass=1.0 - 1e-10):
+    """Drop the lightest components holding at most 1e-10 of the mass (renormalised)."""
+    order = np.argsort(w)[::-1]
+    c = np.cumsum(w[order])
+    n = int(np.searchsorted(c, keep_mass * c[-1])) + 1
+    idx = order[:n]
+    ww = w[idx]
+    return ww / ww.sum(), m[idx], v[idx]
+
+
+def _cdf_table(w, m, v, n_points=4097):
+    w, m, v = _prune(np.asarray(w, float), np.asarray(m, float), np.asarray(v, float))
     sd = np.sqrt(v)
-    lo = np.full(q.shape, np.min(m - 12 * sd))
-    hi = np.full(q.shape, np.max(m + 12 * sd))
-    for _ in range(60):
+    # ends of the table: the 1e-7 and 1 - 1e-7 quantiles (bisection), so that heavy-tailed
+    # mixtures (wide components of small weight) do not dilute the table's resolution
+    lo = np.full(2, np.min(m - 9 * sd))
+    hi = np.full(2, np.max(m + 9 * sd))
+    target = np.array([1e-7, 1.0 - 1e-7])
+    for _ in range(50):
         mid = 0.5 * (lo + hi)
-        f = mixture_cdf(mid, w, m, v)
-        below = f < q
+        below = mixture_cdf(mid, w, m, v) < target
         lo = np.where(below, mid, lo)
         hi = np.where(below, hi, mid)
-    return 0.5 * (lo + hi)
+    x = np.linspace(lo[0], hi[1], n_points)
+    F = mixture_cdf(x, w, m, v)
+    return x, F
+
+
+def mixture_quantile(q, w, m, v):
+    """Quantiles of a Normal mixture, by interpolation in a 4,097-point CDF table.
+
+    The table spans the mixture's 1e-7 .. 1 - 1e-7 quantiles; for q inside that range the
+    interpolation error is far below 1e-3 of the mixture's SD.
+    """
+    x, F = _cdf_table(w, m, v)
+    return np.interp(np.atleast_1d(np.asarray(q, float)), F, x)
 
 
 def mixture_hdi(w, m, v, prob=0.95):
-    """Shortest interval of mass ``prob`` of a Normal mixture: minimise Q(a+prob) - Q(a)."""
-    alpha = 1.0 - prob
-    a = np.linspace(0.0, alpha, 81)[1:-1]
-    ql = mixture_quantile(a, w, m, v)
-    qh = mixture_quantile(a + prob, w, m, v)
-    k = int(np.argmin(qh - ql))
-    # refine around the best lower tail by golden-section on a
-    lo_a, hi_a = a[max(k - 1, 0)], a[min(k + 1, a.size - 1)]
-    for _ in range(30):
-        m1 = lo_a + (hi_a - lo_a) / 3
-        m2 = hi_a - (hi_a - lo_a) / 3
-        w1 = mixture_quantile(m1 + prob, w, m, v) - mixture_quantile(m1, w, m, v)
-        w2 = mixture_quantile(m2 + prob, w, m, v) - mixture_quantile(m2, w, m, v)
-        if w1[0] < w2[0]:
-            hi_a = m2
-        else:
-            lo_a = m1
-    ab = 0.5 * (lo_a + hi_a)
-    return float(mixture_quantile(ab, w, m, v)[0]), float(mixture_quantile(ab + prob, w, m, v)[0])
+    """Shortest interval of mass ``prob`` of a Normal mixture: min over a of Q(a+prob) - Q(a)."""
+    x, F = _cdf_table(w, m, v)
+    a = np.linspace(0.0, 1.0 - prob, 2001)[1:-1]
+    lo = np.interp(a, F, x)
+    hi = np.interp(a + prob, F, x)
+    width = hi - lo
+    k = int(np.argmin(width))
+    # the width is flat near its minimum, so table noise moves the argmin: take the vertex of
+    # a quadratic fitted to the width around it
+    j0, j1 = max(k - 200, 0), min(k + 201, a.size)
+    if j1 - j0 >= 5:
+        c2, c1, _ = np.polyfit(a[j0:j1], width[j0:j1], 2)
+        if c2 > 0:
+            av = float(np.clip(-c1 / (2 * c2), a[0], a[-1]))
+            return float(np.interp(av, F, x)), float(np.interp(av + prob, F, x))
+    return float(lo[k]), float(hi[k])
 
 
 def _two_pass(loglik_fn, prior: NoisePrior, n_grid: int):
@@ -391,7 +438,8 @@ def fit_exact(data: TPSData, prior: NoisePrior, *, n_grid: int = 60) -> GridPost
     mean = mean.copy()
     mean[:, : data.n_configs] += centre
     names = list(data.config_names) + (["cold"] if data.use_cold else [])
-    return GridPosterior(T, S, w, mean, cov, names, log_ev, edge, n_grid)
+    return GridPosterior(T, S, w, mean, cov, names, log_ev, edge, n_grid, st, centre,
+                         data.n_configs)
 
 
 def noise_posterior(datasets: list[TPSData], prior: NoisePrior, *, n_grid: int = 60):
