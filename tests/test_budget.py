@@ -1,0 +1,292 @@
+"""``planner budget``: plan reading, allocation, renderers and bad input."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from planner.budget import (Budget, allocate, knapsack, normalise_repeats, plan_budget,
+                            read_plan)
+from planner.cli import main
+from planner.errors import InputError
+
+ROOT = Path(__file__).resolve().parent.parent
+FIX = Path(__file__).resolve().parent / "fixtures"
+EXAMPLE = ROOT / "examples" / "plan.toml"
+SIMS = 400
+
+
+def _run(argv, capsys):
+    """Run the CLI in-process; return (exit code, stdout, stderr)."""
+    code = 0
+    try:
+        main(argv)
+    except SystemExit as exc:
+        code = exc.code or 0
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture(scope="module")
+def example_result():
+    return plan_budget(read_plan(EXAMPLE), sims=SIMS, seed=0)
+
+
+# ---------------------------------------------------------------------------- reading
+
+def test_example_plan_reads():
+    plan = read_plan(EXAMPLE)
+    assert len(plan.comparisons) == 10
+    assert plan.budget.total_usd == 25.0 and plan.budget.assurance == 0.8
+    names = [c.name for c in plan.comparisons]
+    for claim in ("pingpong3", "centroid96", "warmproxy", "pingpong4", "spec8"):
+        assert claim in names
+    spec8 = plan.comparisons[names.index("spec8")]
+    assert spec8.delta_tps == -5.82
+    # line numbers point at the [[comparison]] header and the fields
+    text = EXAMPLE.read_text().splitlines()
+    assert text[spec8.line - 1].strip() == "[[comparison]]"
+    assert text[spec8.lines["delta_tps"] - 1].startswith("delta_tps")
+
+
+def test_csv_plan_with_cli_budget():
+    plan = read_plan(FIX / "plan_small.csv", overrides={"total_usd": 10.0, "assurance": 0.7})
+    assert [c.name for c in plan.comparisons] == ["spec8", "pingpong4", "sdpa"]
+    assert plan.comparisons[2].delta_pct == 0.6 and plan.comparisons[2].delta_sd == 0.3
+    assert plan.budget.total_usd == 10.0 and plan.budget.assurance == 0.7
+
+
+def test_overrides_replace_file_budget():
+    plan = read_plan(EXAMPLE, overrides={"total_usd": 3.0, "max_runs": None})
+    assert plan.budget.total_usd == 3.0
+
+
+# ---------------------------------------------------------------------------- allocation
+
+def test_knapsack_matches_brute_force():
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        n = int(rng.integers(1, 8))
+        v = rng.random(n).tolist()
+        w = rng.integers(0, 25, n).tolist()
+        cap = int(rng.integers(0, 60))
+        ch = knapsack(v, w, cap)
+        assert sum(w[i] for i in ch) <= cap
+        best = max(sum(v[i] for i in s) for r in range(n + 1)
+                   for s in itertools.combinations(range(n), r) if sum(w[i] for i in s) <= cap)
+        assert sum(v[i] for i in ch) == pytest.approx(best, abs=1e-6)
+
+
+def test_knapsack_tie_goes_to_cheaper_set():
+    assert knapsack([0.5, 0.5], [10, 3], 10) in ([1], [0])
+    assert knapsack([0.5, 0.5], [10, 3], 10) == [1]
+
+
+def _item(a, cost, runs=2):
+    return {"recommended": {"design": "paired", "runs_per_arm": runs, "assurance": a,
+                            "cost_usd": cost, "gpu_hours": cost}}
+
+
+def test_allocate_maximises_decisive_verdicts_per_budget():
+    items = [_item(0.9, 5.0), _item(0.8, 2.0), _item(0.8, 2.5), {"recommended": None}]
+    assert allocate(items, Budget(total_usd=5.0))["bought"] == [1, 2]   # 1.6 > 0.9
+    assert allocate(items, Budget(total_usd=10.0))["bought"] == [0, 1, 2]
+    assert allocate(items, Budget(total_usd=1.0))["bought"] == []
+    # a run budget: 2 runs per arm = 4 runs each
+    assert len(allocate(items, Budget(max_runs=8))["bought"]) == 2
+
+
+def test_example_result_is_consistent(example_result):
+    r = example_result
+    assert r["schema"] == "spec-planner/budget/1" and r["command"] == "budget"
+    assert len(r["comparisons"]) == 10
+    bought = [c for c in r["comparisons"] if c["status"] == "buy"]
+    t = r["totals"]
+    assert t["bought"] == len(bought) >= 1
+    assert t["cost_usd"] == pytest.approx(sum(c["recommended"]["cost_usd"] for c in bought))
+    assert t["cost_usd"] <= r["budget"]["total_usd"] + 1e-9
+    assert t["expected_decisive"] == pytest.approx(
+        sum(c["recommended"]["assurance"] for c in bought))
+    assert set(r["not_worth_buying"]) == {c["name"] for c in r["comparisons"]
+                                          if c["status"] != "buy"}
+    for c in r["comparisons"]:
+        assert c["status"] in ("buy", "over budget", "unreachable")
+        if c["status"] == "unreachable":
+            assert c["recommended"] is None
+        else:
+            assert c["recommended"]["assurance"] >= 0.8 - 1e-9
+        assert c["designs"] and all("curve" in e for e in c["designs"])
+    # the big, certain effect is bought; its expected delta is the claim
+    spec8 = next(c for c in r["comparisons"] if c["name"] == "spec8")
+    assert spec8["status"] == "buy"
+    assert spec8["delta"]["mean_tps"] == pytest.approx(-5.82, abs=0.3)
+
+
+def test_bigger_budget_buys_at_least_as_much(example_result):
+    plan = read_plan(EXAMPLE, overrides={"total_usd": 1000.0})
+    r = plan_budget(plan, sims=SIMS, seed=0)
+    assert r["totals"]["bought"] >= example_result["totals"]["bought"]
+    assert all(c["status"] in ("buy", "unreachable") for c in r["comparisons"])
+
+
+def test_seed_reproducible():
+    plan = read_plan(FIX / "plan_small.csv", overrides={"total_usd": 10.0})
+    a = plan_budget(plan, sims=SIMS, seed=5)
+    b = plan_budget(plan, sims=SIMS, seed=5)
+    a.pop("elapsed_s"), b.pop("elapsed_s")
+    assert json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True,
+                                                                    default=str)
+
+
+def test_projection_delta():
+    r = plan_budget(read_plan(FIX / "plan_projection.toml"), sims=SIMS, seed=0)
+    c = r["comparisons"][0]
+    assert c["delta"]["source"] == "projection"
+    draft = json.loads((FIX / "plan_draft.json").read_text())
+    pld = next(p for p in draft["policies"] if p["policy"] == "pld")
+    expect = (pld["speedup_vs_baseline"]["point"] - 1) * 308.0
+    assert c["delta"]["mean_tps"] == pytest.approx(expect, rel=0.05)
+    assert c["delta"]["sd_tps"] > 0
+
+
+def test_normalise_repeats_shapes():
+    a = normalise_repeats({"designs": [{"design": "paired", "runs_per_arm": 3,
+                                        "assurance": 0.9, "cost_usd": 1.0,
+                                        "curve": [{"n": 1, "assurance": 0.5},
+                                                  {"n": 2, "assurance": 0.8}]}],
+                           "recommended": "paired"}, 0.8)
+    assert a["recommended"]["design"] == "paired"
+    assert a["designs"][0]["curve"]["runs_per_arm"] == [1, 2]
+    assert a["designs"][0]["reaches_target"] is True
+    b = normalise_repeats({"designs": {"separate": {"runs_per_arm": 40, "assurance": 0.3,
+                                                    "curve": {"runs_per_arm": [1, 2],
+                                                              "assurance": [0.1, 0.2]}}},
+                           "recommended": None}, 0.8)
+    assert b["recommended"] is None and b["designs"][0]["reaches_target"] is False
+
+
+# ---------------------------------------------------------------------------- CLI + renderers
+
+def test_cli_terminal_md_html_json(tmp_path, capsys):
+    md, html = tmp_path / "b.md", tmp_path / "b.html"
+    code, out, err = _run(["budget", str(EXAMPLE), "--sims", str(SIMS), "--md", str(md),
+                           "--html", str(html)], capsys)
+    assert code == 0, err
+    assert "pingpong3" in out and "totals" in out and "not worth buying" in out
+    mdt = md.read_text()
+    assert mdt.startswith("# ") and "| spec8 |" in mdt and "Allocation rule" in mdt
+    h = html.read_text()
+    assert h.startswith("<!DOCTYPE html>")
+    # self-contained: no external resources, every image inline
+    assert not re.search(r"""(src|href)=["']?(https?:|//)""", h)
+    srcs = re.findall(r'<img src="([^"]+)"', h)
+    assert len(srcs) == 1 + 3 * 10
+    assert all(s.startswith("data:image/png;base64,") for s in srcs)
+    code, out, err = _run(["budget", str(EXAMPLE), "--sims", str(SIMS), "--json"], capsys)
+    assert code == 0
+    r = json.loads(out)
+    assert r["schema"] == "spec-planner/budget/1" and len(r["comparisons"]) == 10
+
+
+def test_verdict_html_with_and_without_delta_curve(tmp_path, capsys):
+    from planner.report.html import render_html
+
+    f = tmp_path / "v.html"
+    code, out, err = _run(["verdict", "--a", "308.49", "--b", "308.05", "--json", "--html",
+                           str(f)], capsys)
+    assert code == 0, err
+    r = json.loads(out)
+    h = f.read_text()
+    assert "Verdict" in h and h.count("<img src=\"data:image/png;base64,") == 1
+    xs = np.linspace(-1, 1, 200)
+    r2 = {**r, "delta_curve": {"delta_pct": xs.tolist(),
+                               "density": np.exp(-xs ** 2 / 0.1).tolist()}}
+    assert render_html(r2).count("data:image/png;base64,") == 1
+
+
+def test_repeats_html():
+    from planner.report.html import render_html
+
+    res = {"command": "repeats", "target": 0.8, "designs": [
+        {"design": "separate", "runs_per_arm": 10, "assurance": 0.82, "false_claim_rate": 0.01,
+         "gpu_hours": 2.0, "cost_usd": 2.0,
+         "curve": {"runs_per_arm": list(range(1, 11)), "assurance": np.linspace(.1, .82, 10)
+                   .tolist(), "cost_usd": np.linspace(.2, 2, 10).tolist()}}],
+        "recommended": "separate"}
+    h = render_html(res)
+    assert h.count("data:image/png;base64,") == 2 and "separate" in h
+
+
+# ---------------------------------------------------------------------------- bad input
+
+def _digest(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("name, line, field, words", [
+    ("plan_unknown_config.toml", 16, "candidate", ["K=88", "not in the runs table",
+                                                   "comparison #2 'typo'"]),
+    ("plan_missing_field.toml", 10, "delta_tps", ["comparison #2 'no-delta'",
+                                                  "expected delta"]),
+    ("plan_tiny_budget.toml", 2, "budget.total_usd", ["smaller than one run"]),
+    ("plan_bad_assurance.toml", 3, "budget.assurance", ["(0, 1)"]),
+    ("plan_bad.csv", 3, "candidate", ["comparison #2 'broken'", "missing"]),
+])
+def test_bad_plans_exit_2_one_line(name, line, field, words, capsys):
+    path = FIX / name
+    before = _digest(path)
+    argv = ["budget", str(path), "--sims", "200"]
+    if name.endswith(".csv"):
+        argv += ["--total-usd", "10"]
+    code, out, err = _run(argv, capsys)
+    assert code == 2
+    assert "Traceback" not in err and err.count("\n") == 1
+    assert f"{path}:{line}" in err, err
+    assert f"field '{field}'" in err, err
+    for w in words:
+        assert w in err, err
+    assert _digest(path) == before
+
+
+def test_bad_options(capsys):
+    code, _, err = _run(["budget", str(EXAMPLE), "--assurance", "0"], capsys)
+    assert code == 2 and "--assurance" in err
+    code, _, err = _run(["budget", str(FIX / "plan_small.csv")], capsys)
+    assert code == 2 and "no budget" in err
+
+
+@pytest.mark.parametrize("text, field", [
+    ("[budget]\ntotal_usd = 5\n[[comparison]]\nname='x'\nbaseline='a'\ncandidate='b'\n"
+     "delta_tps=1\ndelta_tsp=2\n", "delta_tsp"),
+    ("[budget]\ntotal_usd = 5\n[[comparison]]\nname='x'\nbaseline='a'\ncandidate='a'\n"
+     "delta_tps=1\n", "candidate"),
+    ("[budget]\ntotal_usd = 5\n[[comparison]]\nname='x'\nbaseline='a'\ncandidate='b'\n"
+     "delta_tps=1\ndelta_pct=2\n", "delta_pct"),
+    ("[budget]\n[[comparison]]\nname='x'\nbaseline='a'\ncandidate='b'\ndelta_tps=1\n",
+     "budget.total_usd"),
+    ("[budget]\ntotal_usd = 5\n[[comparison]]\nname='x'\nbaseline='a'\ncandidate='b'\n"
+     "delta_tps='big'\n", "delta_tps"),
+    ("[budget]\ntotal_usd = 5\n[[comparison]]\nname='x'\nbaseline='a'\ncandidate='b'\n"
+     "delta_tps=1\n[[comparison]]\nname='x'\nbaseline='a'\ncandidate='c'\ndelta_tps=1\n",
+     "name"),
+])
+def test_read_plan_errors_name_field(tmp_path, text, field):
+    p = tmp_path / "p.toml"
+    p.write_text(text)
+    with pytest.raises(InputError) as ei:
+        read_plan(p)
+    assert ei.value.field == field and ei.value.file == str(p) and ei.value.line is not None
+
+
+def test_invalid_toml_names_line(tmp_path):
+    p = tmp_path / "p.toml"
+    p.write_text("[budget]\ntotal_usd = = 5\n")
+    with pytest.raises(InputError) as ei:
+        read_plan(p)
+    assert ei.value.line == 2
