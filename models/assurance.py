@@ -195,7 +195,7 @@ class Existing:
 # --------------------------------------------------------------------------------------------
 # the fixed analysis grid
 # --------------------------------------------------------------------------------------------
-def analysis_grid(prior: NoisePrior, n_runs: int, *, q: float = 1e-4, g_max: int = 2500,
+def analysis_grid(prior: NoisePrior, n_runs: int, *, q: float = 1e-4, g_max: int = 1200,
                   min_pts: int = 6) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Fixed log-spaced (tau, sigma) grid for analysing simulated datasets of one design.
 
@@ -324,6 +324,7 @@ class GridAnalysis:
         self.theta = np.ascontiguousarray(np.concatenate([th, thq], axis=1).T)  # (F, G)
         c = np.array([-1.0, 1.0])
         self.W = np.ascontiguousarray(np.einsum("gpj,gpq,q->jg", R, Pinv, c))   # (J, G)
+        self.WT = np.ascontiguousarray(self.W.T)                                # (G, J)
         self.delta_sd = np.sqrt(np.einsum("p,gpq,q->g", c, Pinv, c))            # (G,)
         self.mu_mean_coef = np.einsum("gpj,gpq->gqj", R, Pinv)                 # (G, 2, J)
 
@@ -377,84 +378,124 @@ class GridAnalysis:
 # --------------------------------------------------------------------------------------------
 # labels from the mixture: numba kernel
 # --------------------------------------------------------------------------------------------
-def _py_kernel(lw, m, sd, r, hdi_prob, level, rule, cut, labels, pgt, plt, mean, sdev):
+def _py_label(w, mm, ss, na, r, hdi_prob, level, rule, out, d):
+    """Label and readings of one normalised mixture (components 0..na-1) into out[:, d]."""
     _SQ2 = math.sqrt(2.0)
     _ISQ2PI = 1.0 / math.sqrt(2.0 * math.pi)
+    mu = 0.0
+    m2 = 0.0
+    lo = np.inf
+    hi = -np.inf
+    Fp = 0.0
+    Fm = 0.0
+    fp = 0.0
+    fm = 0.0
+    for j in range(na):
+        mu += w[j] * mm[j]
+        m2 += w[j] * (ss[j] * ss[j] + mm[j] * mm[j])
+        if mm[j] - 12.0 * ss[j] < lo:
+            lo = mm[j] - 12.0 * ss[j]
+        if mm[j] + 12.0 * ss[j] > hi:
+            hi = mm[j] + 12.0 * ss[j]
+        zp = (r - mm[j]) / ss[j]
+        zm = (-r - mm[j]) / ss[j]
+        Fp += w[j] * 0.5 * math.erfc(-zp / _SQ2)
+        Fm += w[j] * 0.5 * math.erfc(-zm / _SQ2)
+        fp += w[j] * math.exp(-0.5 * zp * zp) / ss[j]
+        fm += w[j] * math.exp(-0.5 * zm * zm) / ss[j]
+    var = m2 - mu * mu
+    sdv = math.sqrt(var) if var > 0 else 0.0
+    fp *= _ISQ2PI
+    fm *= _ISQ2PI
+    lab = 0
+    if rule == 1:  # superiority: P(Δ > r) >= level
+        if 1.0 - Fp >= level:
+            lab = 1
+    else:
+        if Fp < 1.0 - hdi_prob:
+            x = _mix_quantile(Fp + hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
+            if _mix_pdf(x, w, mm, ss, na) > fp:
+                lab = 1
+        if lab == 0 and Fm > hdi_prob:
+            x = _mix_quantile(Fm - hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
+            if _mix_pdf(x, w, mm, ss, na) > fm:
+                lab = 2
+        if lab == 0 and r > 0 and Fp - Fm > hdi_prob:
+            x1 = _mix_quantile(Fm + hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
+            if _mix_pdf(x1, w, mm, ss, na) > fm:
+                x2 = _mix_quantile(Fp - hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
+                if _mix_pdf(x2, w, mm, ss, na) > fp:
+                    lab = 3
+    out[0, d] = lab
+    out[1, d] = 1.0 - Fp
+    out[2, d] = Fm
+    out[3, d] = mu
+    out[4, d] = sdv
+
+
+def _py_kernel(lw, m, sd, r, hdi_prob, level, rule, cut, out):
+    """Labels of D mixtures given their log weights and component means, each (D, G)."""
     D, G = lw.shape
     for d in _prange(D):
         mx = -np.inf
         for g in range(G):
             if lw[d, g] > mx:
                 mx = lw[d, g]
-        idx = np.empty(G, np.int64)
         w = np.empty(G)
+        mm = np.empty(G)
+        ss = np.empty(G)
         na = 0
         tot = 0.0
         for g in range(G):
             x = lw[d, g] - mx
             if x > -cut:
                 e = math.exp(x)
-                idx[na] = g
                 w[na] = e
+                mm[na] = m[d, g]
+                ss[na] = sd[g]
                 tot += e
                 na += 1
-        mm = np.empty(na)
-        ss = np.empty(na)
-        mu = 0.0
-        m2 = 0.0
-        lo = np.inf
-        hi = -np.inf
         for j in range(na):
             w[j] /= tot
-            mm[j] = m[d, idx[j]]
-            ss[j] = sd[idx[j]]
-            mu += w[j] * mm[j]
-            m2 += w[j] * (ss[j] * ss[j] + mm[j] * mm[j])
-            if mm[j] - 12.0 * ss[j] < lo:
-                lo = mm[j] - 12.0 * ss[j]
-            if mm[j] + 12.0 * ss[j] > hi:
-                hi = mm[j] + 12.0 * ss[j]
-        var = m2 - mu * mu
-        sdv = math.sqrt(var) if var > 0 else 0.0
-        mean[d] = mu
-        sdev[d] = sdv
-        # CDF and density at -r and +r
-        Fp = 0.0
-        Fm = 0.0
-        fp = 0.0
-        fm = 0.0
+        _label(w, mm, ss, na, r, hdi_prob, level, rule, out, d)
+
+
+def _py_kernel_fused(phi, theta, z, WT, sd, r, hdi_prob, level, rule, cut, out):
+    """As :func:`_py_kernel`, computing log weights (phi @ theta) and means (z @ WT.T) on the
+    fly, one dataset at a time (no (D, G) temporaries)."""
+    D, F = phi.shape
+    G = theta.shape[1]
+    J = z.shape[1]
+    for d in _prange(D):
+        lw = np.zeros(G)
+        for f in range(F):
+            a = phi[d, f]
+            for g in range(G):
+                lw[g] += a * theta[f, g]
+        mx = -np.inf
+        for g in range(G):
+            if lw[g] > mx:
+                mx = lw[g]
+        w = np.empty(G)
+        mm = np.empty(G)
+        ss = np.empty(G)
+        na = 0
+        tot = 0.0
+        for g in range(G):
+            x = lw[g] - mx
+            if x > -cut:
+                e = math.exp(x)
+                w[na] = e
+                acc = 0.0
+                for k in range(J):
+                    acc += z[d, k] * WT[g, k]
+                mm[na] = acc
+                ss[na] = sd[g]
+                tot += e
+                na += 1
         for j in range(na):
-            zp = (r - mm[j]) / ss[j]
-            zm = (-r - mm[j]) / ss[j]
-            Fp += w[j] * 0.5 * math.erfc(-zp / _SQ2)
-            Fm += w[j] * 0.5 * math.erfc(-zm / _SQ2)
-            fp += w[j] * math.exp(-0.5 * zp * zp) / ss[j]
-            fm += w[j] * math.exp(-0.5 * zm * zm) / ss[j]
-        fp *= _ISQ2PI
-        fm *= _ISQ2PI
-        pgt[d] = 1.0 - Fp
-        plt[d] = Fm
-        lab = 0
-        if rule == 1:  # superiority: P(Δ > r) >= level
-            if 1.0 - Fp >= level:
-                lab = 1
-        else:
-            alpha = 1.0 - hdi_prob
-            if Fp < alpha:
-                x = _mix_quantile(Fp + hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
-                if _mix_pdf(x, w, mm, ss, na) > fp:
-                    lab = 1
-            if lab == 0 and Fm > hdi_prob:
-                x = _mix_quantile(Fm - hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
-                if _mix_pdf(x, w, mm, ss, na) > fm:
-                    lab = 2
-            if lab == 0 and r > 0 and Fp - Fm > hdi_prob:
-                x1 = _mix_quantile(Fm + hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
-                if _mix_pdf(x1, w, mm, ss, na) > fm:
-                    x2 = _mix_quantile(Fp - hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
-                    if _mix_pdf(x2, w, mm, ss, na) > fp:
-                        lab = 3
-        labels[d] = lab
+            w[j] /= tot
+        _label(w, mm, ss, na, r, hdi_prob, level, rule, out, d)
 
 
 def _py_mix_pdf(x, w, mm, ss, na):
@@ -502,12 +543,15 @@ def _py_mix_quantile(p, w, mm, ss, na, mu, sdv, lo, hi):
 
 if _nb is not None:
     _prange = _nb.prange
-    _mix_pdf = _nb.njit(cache=True, fastmath=False)(_py_mix_pdf)
-    _mix_quantile = _nb.njit(cache=True, fastmath=False)(_py_mix_quantile)
-    _kernel = _nb.njit(parallel=True, cache=True, fastmath=False)(_py_kernel)
+    _mix_pdf = _nb.njit(cache=True)(_py_mix_pdf)
+    _mix_quantile = _nb.njit(cache=True)(_py_mix_quantile)
+    _label = _nb.njit(cache=True)(_py_label)
+    _kernel = _nb.njit(parallel=True, cache=True)(_py_kernel)
+    _kernel_fused = _nb.njit(parallel=True, cache=True)(_py_kernel_fused)
 else:  # pragma: no cover
     _prange = range
-    _mix_pdf, _mix_quantile, _kernel = _py_mix_pdf, _py_mix_quantile, _py_kernel
+    _mix_pdf, _mix_quantile, _label = _py_mix_pdf, _py_mix_quantile, _py_label
+    _kernel, _kernel_fused = _py_kernel, _py_kernel_fused
 
 
 @dataclass
@@ -532,7 +576,7 @@ class Decisions:
 
 
 def decide(lw: np.ndarray, m: np.ndarray, sd: np.ndarray, rope: float, *, rule: str = "verdict",
-           level: float = 0.95, hdi_prob: float = 0.95, cut: float = 30.0) -> Decisions:
+           level: float = 0.95, hdi_prob: float = 0.95, cut: float = 20.0) -> Decisions:
     """Labels of a batch of Normal-mixture posteriors of Δ.
 
     Parameters
@@ -552,7 +596,8 @@ def decide(lw: np.ndarray, m: np.ndarray, sd: np.ndarray, rope: float, *, rule: 
     hdi_prob : float
         HDI mass (0.95 by default; larger for a stricter per-look threshold).
     cut : float
-        Components with log weight below max − cut are dropped (relative mass < e^-30).
+        Components with log weight below max − cut are dropped (relative mass < e^-20 = 2e-9
+        each; the probabilities move by less than G e^-20 ~ 3e-6).
 
     Returns
     -------
@@ -560,12 +605,27 @@ def decide(lw: np.ndarray, m: np.ndarray, sd: np.ndarray, rope: float, *, rule: 
     """
     lw = np.ascontiguousarray(lw, float)
     m = np.ascontiguousarray(m, float)
-    D = lw.shape[0]
-    labels = np.zeros(D, np.int8)
-    pgt, plt, mean, sdev = (np.empty(D) for _ in range(4))
+    out = np.empty((5, lw.shape[0]))
     _kernel(lw, m, np.ascontiguousarray(sd, float), float(rope), float(hdi_prob), float(level),
-            1 if rule == "superiority" else 0, float(cut), labels, pgt, plt, mean, sdev)
-    return Decisions(labels, pgt, plt, mean, sdev)
+            1 if rule == "superiority" else 0, float(cut), out)
+    return _unpack(out)
+
+
+def _unpack(out: np.ndarray) -> Decisions:
+    return Decisions(out[0].astype(np.int8), out[1].copy(), out[2].copy(), out[3].copy(),
+                     out[4].copy())
+
+
+def decide_analysis(an: "GridAnalysis", z: np.ndarray, zq: np.ndarray, rope: float, *,
+                    rule: str = "verdict", level: float = 0.95, hdi_prob: float = 0.95,
+                    cut: float = 20.0) -> Decisions:
+    """:func:`decide` for datasets given by their statistics under ``an`` (fused kernel:
+    log weights and means computed per dataset, identical results)."""
+    out = np.empty((5, z.shape[0]))
+    _kernel_fused(np.ascontiguousarray(an.features(z, zq)), an.theta, np.ascontiguousarray(z),
+                  an.WT, an.delta_sd, float(rope), float(hdi_prob), float(level),
+                  1 if rule == "superiority" else 0, float(cut), out)
+    return _unpack(out)
 
 
 # --------------------------------------------------------------------------------------------
@@ -661,8 +721,8 @@ def _batched(layout, analysis: GridAnalysis, truth: Truth, rng, rope, rule, leve
         tr = truth.take(slice(s, s + chunk))
         ys = simulate(layout, tr, rng)
         z, zq = analysis.stats(ys)
-        parts.append(decide(analysis.log_weights(z, zq), analysis.delta_means(z),
-                            analysis.delta_sd, rope, rule=rule, level=level, hdi_prob=hdi_prob))
+        parts.append(decide_analysis(analysis, z, zq, rope, rule=rule, level=level,
+                                     hdi_prob=hdi_prob))
         if progress is not None:
             progress(tr.size)
     return Decisions(*(np.concatenate([getattr(p, f) for p in parts])
@@ -859,8 +919,8 @@ def evaluate_sequential(full: Layout, looks: Sequence[Sequence[int]], prior: Noi
                     break
                 ysub = [y[alive] for y in ys]
                 z, zq = an.stats(ysub, c)
-                dec = decide(an.log_weights(z, zq), an.delta_means(z), an.delta_sd, rope,
-                             rule=rule, level=level, hdi_prob=hdi_prob)
+                dec = decide_analysis(an, z, zq, rope, rule=rule, level=level,
+                                      hdi_prob=hdi_prob)
                 done = dec.labels != UNDECIDED
                 lab[alive[done]] = dec.labels[done]
                 if j < len(looks) - 1:
