@@ -324,6 +324,7 @@ def plan_repeats(delta: float | np.ndarray | None, *, relative: bool = False,
     for kind in fixed_kinds:
         prev = 0
         first_hit = None
+        shown_after = 0
         for n in lad:
             res = fixed(kind, n)
             row = _row_fixed(kind, n, _layout(kind, n, rpi, ppi), res, cm, target, max_cost,
@@ -333,6 +334,11 @@ def plan_repeats(delta: float | np.ndarray | None, *, relative: bool = False,
             if res.assurance >= target and first_hit is None:
                 first_hit = (prev, n)
             prev = n
+            # past the target the table only needs to show the curve flattening
+            if first_hit is not None:
+                shown_after += 1
+                if shown_after > 2 or res.assurance >= 0.995:
+                    break
         if first_hit is not None:
             lo, hi = first_hit
             nmin = minimal_n(kind, target, lo, hi)
@@ -514,3 +520,58 @@ def _notes(prior, rule, rpi, kinds, existing) -> list[str]:
     n.append("assurance averages over the noise prior: it is not frequentist power at one "
              "assumed sigma (see docs/planning.md)")
     return n
+
+
+def plan_more_runs(table, a: str, b: str, *, prior: NoisePrior, rope: str | Rope = DEFAULT_ROPE,
+                   delta: float | None = None, relative: bool = False, sims: int = 2000,
+                   seed: int = 0, **kw) -> dict:
+    """How many more runs, starting from the runs already bought.
+
+    The noise and the effect are drawn from the exact posterior of the existing runs of A and
+    B (cold-start flags ignored); the simulated new runs (on new instances) are analysed
+    together with the old ones. A given ``delta`` replaces the posterior of Δ by that fixed
+    effect (the noise still comes from the posterior).
+
+    Parameters
+    ----------
+    table : planner.runs.RunsTable
+    a, b : str
+        Config labels (Δ = B − A).
+    prior : NoisePrior
+        Prior of the analysis of old + new runs.
+    **kw
+        Passed to :func:`plan_repeats` (rule, target, designs, max_runs, cost model, ...).
+
+    Returns
+    -------
+    dict
+        :func:`plan_repeats`'s result plus ``existing`` (the current verdict).
+
+    Raises
+    ------
+    InputError
+        As :func:`planner.verdict.build_data` and :func:`plan_repeats`.
+    """
+    from models.tps_exact import fit_exact
+    from planner.verdict import build_data, label_from
+
+    data = build_data(table, a, b, use_cold=False)
+    post = fit_exact(data, prior)
+    existing = Existing.from_tpsdata(data)
+    level = float(np.exp(np.sum(post.w * post.mean[:, 0])))
+    rp = rope if isinstance(rope, Rope) else Rope.parse(rope)
+    rope_log = rp.log_halfwidth(level)
+    d = post.delta(0, 1, rope_log)
+    truth = posterior_truth(post, existing, int(sims), seed)
+    if delta is not None:
+        truth = truth.with_delta(float(_to_log(delta, relative, level)))
+    res = plan_repeats(None, relative=relative, baseline_tps=level, prior=prior, rope=rp,
+                       sims=sims, seed=seed, existing=existing, truth=truth, **kw)
+    n_a = int(np.sum(data.config == 0))
+    res["existing"] = {"a": a, "b": b, "n_a": n_a, "n_b": int(data.n_runs - n_a),
+                       "level_tps_a": level, "label": label_from(d),
+                       "delta_pct": {"mean": _pct(d.mean), "hdi_low": _pct(d.hdi_low),
+                                     "hdi_high": _pct(d.hdi_high)},
+                       "p_b_gt_a": d.p_gt0}
+    res["inputs"]["delta"] = delta
+    return res

@@ -1,0 +1,148 @@
+"""``planner repeats``: how many runs to buy for an A/B TPS comparison."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from planner.errors import InputError
+
+
+def _designs(text: str) -> tuple[str, ...]:
+    from planner.repeats import DESIGNS
+
+    if text == "auto":
+        return DESIGNS
+    out = tuple(t.strip() for t in text.split(",") if t.strip())
+    for d in out:
+        if d not in DESIGNS:
+            raise InputError(f"unknown design {d!r} (auto, {', '.join(DESIGNS)})",
+                             field="--design")
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def repeats(
+        delta: Optional[float] = typer.Option(None, "--delta", help="Effect B − A: TPS at "
+                                              "--baseline-tps, or % with --relative."),
+        relative: bool = typer.Option(False, "--relative", help="--delta is in % of TPS."),
+        baseline_tps: float = typer.Option(307.08, "--baseline-tps", help="TPS level of A."),
+        platform: str = typer.Option("hf-a10g-small", "--platform", help="hf-a10g-small | "
+                                     "local-a10g | published-n4 (noise prior and cost model)."),
+        prior: Optional[str] = typer.Option(None, "--prior", help="Override the noise prior: "
+                                            "a platform name or a calibrate JSON file."),
+        runs: Optional[Path] = typer.Option(None, "--runs", help="Runs already bought (CSV/JSON/"
+                                            "JSONL); with --a and --b."),
+        a: Optional[str] = typer.Option(None, "--a", help="Config A (with --runs)."),
+        b: Optional[str] = typer.Option(None, "--b", help="Config B (with --runs)."),
+        rule: str = typer.Option("verdict", "--rule", help="verdict | superiority[:0.95] | "
+                                 "equivalence"),
+        rope: str = typer.Option("0.1%", "--rope", help="ROPE half-width: '0.1%' or TPS."),
+        assurance: float = typer.Option(0.8, "--assurance", help="Target assurance in (0, 1)."),
+        design: str = typer.Option("auto", "--design", help="auto | separate | paired | "
+                                   "sequential (comma-separated list allowed)."),
+        max_runs: int = typer.Option(40, "--max-runs", help="Cap on runs per arm."),
+        max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Cap in $."),
+        price: Optional[float] = typer.Option(None, "--price", help="$ per hour (default: the "
+                                              "platform's flavor, a10g-small $1.00)."),
+        flavor: Optional[str] = typer.Option(None, "--flavor", help="a10g-small | a10g-large | "
+                                             "local-a10g (cost defaults)."),
+        minutes_per_run: Optional[float] = typer.Option(None, "--minutes-per-run"),
+        startup_minutes: Optional[float] = typer.Option(None, "--startup-minutes"),
+        runs_per_instance: int = typer.Option(1, "--runs-per-instance", help="Runs of one config "
+                                              "per allocation in separate designs."),
+        pairs_per_instance: Optional[int] = typer.Option(None, "--pairs-per-instance",
+                                                         help="A/B pairs per allocation in "
+                                                         "paired designs (default: all)."),
+        batch: Optional[int] = typer.Option(None, "--batch", help="Runs per arm per look "
+                                            "(sequential)."),
+        sims: int = typer.Option(2000, "--sims", help="Simulated experiments per design."),
+        seed: int = typer.Option(0, "--seed", help="Random seed."),
+        as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
+        md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
+    ) -> None:
+        """How many runs to buy: assurance, false-claim rate and cost of designs."""
+        from planner.costs import cost_model
+        from planner.priors import resolve_prior
+        from planner.repeats import plan_more_runs, plan_repeats
+        from planner.report.output import emit
+        from planner.report.repeats_view import render_markdown, render_terminal
+
+        designs = _designs(design)
+        if design == "auto" and platform == "published-n4" and prior is None:
+            # that prior pins the within-allocation sigma near 0 (it only knows the total):
+            # a paired design would look free of noise
+            designs = tuple(d for d in designs if d != "paired")
+        if not (0.0 < assurance < 1.0):
+            raise InputError(f"assurance target must be in (0, 1), got {assurance:g}",
+                             field="--assurance")
+        pr, label = resolve_prior(prior or platform, platform)
+        if pr is None:
+            raise InputError("repeats needs a noise prior (a platform or a file), not 'weak'",
+                             field="--prior")
+        cm = cost_model(flavor or platform, price_per_hour=price,
+                        minutes_per_run=minutes_per_run, startup_minutes=startup_minutes)
+        kw = dict(rule=rule, target=assurance, designs=designs, max_runs=max_runs,
+                  max_cost=max_cost, price_per_hour=cm.price_per_hour,
+                  minutes_per_run=cm.minutes_per_run, startup_minutes=cm.startup_minutes,
+                  billed_per_minute=cm.billed_per_minute, runs_per_instance=runs_per_instance,
+                  pairs_per_instance=pairs_per_instance, batch=batch, prior_label=label)
+        with _progress() as prog:
+            if runs is not None:
+                if a is None or b is None:
+                    raise InputError("--runs needs --a CONFIG and --b CONFIG", field="--a")
+                from planner.runs import read_runs
+
+                table = read_runs(runs)
+                res = plan_more_runs(table, a, b, prior=pr, rope=rope, delta=delta,
+                                     relative=relative, sims=sims, seed=seed, progress=prog,
+                                     **kw)
+            else:
+                if delta is None:
+                    raise InputError("give --delta (TPS, or % with --relative), or --runs with "
+                                     "--a/--b", field="--delta")
+                res = plan_repeats(delta, relative=relative, baseline_tps=baseline_tps,
+                                   prior=pr, rope=rope, sims=sims, seed=seed, progress=prog,
+                                   **kw)
+        res["inputs"]["platform"] = platform
+        res["inputs"]["cost_model"]["source"] = cm.source
+        emit(res, as_json=as_json, terminal=render_terminal, md=md,
+             md_renderer=render_markdown)
+
+
+class _progress:
+    """Rich progress (stderr, transient) of simulated experiments; a no-op callable when the
+    work finishes in under a second."""
+
+    def __enter__(self):
+        import time
+
+        from rich.console import Console
+        from rich.progress import (BarColumn, Progress, SpinnerColumn, TextColumn,
+                                   TimeElapsedColumn)
+
+        self._t0 = time.perf_counter()
+        self._p = Progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"),
+                           BarColumn(), TextColumn("{task.completed:,} simulated experiments"),
+                           TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+        self._task = None
+        self._started = False
+        return self
+
+    def __call__(self, stage: str, k: int) -> None:
+        import time
+
+        if not self._started and time.perf_counter() - self._t0 > 1.0:
+            self._p.start()
+            self._task = self._p.add_task(stage, total=None)
+            self._started = True
+        if self._started:
+            self._p.update(self._task, advance=k, description=stage)
+
+    def __exit__(self, *exc):
+        if self._started:
+            self._p.stop()
+        return False

@@ -1,0 +1,170 @@
+"""Renderers of the ``planner repeats`` result: rich terminal table and Markdown."""
+
+from __future__ import annotations
+
+_HEAD = ("design", "runs/arm", "alloc.", "assurance", "false claim", "wrong sign", "GPU-h", "$",
+         "flags")
+
+
+def _design_name(r: dict) -> str:
+    if r["design"] == "sequential":
+        base = "sep" if r["layout"] == "separate" else "pair"
+        strict = "" if r["per_look_hdi_prob"] == 0.95 else \
+            f" {100 * r['per_look_hdi_prob']:g}%"
+        return f"seq-{base} b{r['batch']}{strict}"
+    if r["design"] == "separate":
+        rpi = r.get("runs_per_instance") or 1
+        return "separate" + ("" if rpi == 1 else f" ×{rpi}")
+    return f"paired ×{r['pairs_per_instance']}"
+
+
+def _fmt_p(p, se=None) -> str:
+    if p is None:
+        return "–"
+    return f"{p:.3f}" + (f"±{se:.3f}" if se is not None else "")
+
+
+def rows(res: dict, se: bool = False) -> list[tuple[str, ...]]:
+    """Table rows (strings) in display order (``se``: append Monte-Carlo SEs)."""
+    out = []
+    rec = res.get("recommended")
+    for r in res["designs"]:
+        seq = r["design"] == "sequential"
+        runs = f"{r['runs_per_arm']:.1f}≤{r['max_runs_per_arm']}" if seq else \
+            f"{r['runs_per_arm']}"
+        alloc = f"{r['instances']:.1f}" if seq else f"{r.get('allocations', r['instances'])}"
+        cost = f"{r['cost_usd']:.2f}" if r["cost_usd"] < 1000 else f"{r['cost_usd']:.0f}"
+        hours = f"{r['gpu_hours']:.2f}"
+        flags = []
+        if rec is not None and r == rec:
+            flags.append("◀ REC")
+        elif r.get("minimal"):
+            flags.append("min")
+        if r["meets_target"]:
+            flags.append("✓")
+        if not r["false_claim_ok"]:
+            flags.append("FC>5%")
+        if not r["within_budget"]:
+            flags.append("$>cap")
+        out.append((_design_name(r), runs, alloc,
+                    _fmt_p(r["assurance"], r["assurance_se"] if se else None),
+                    _fmt_p(r["false_claim_rate"], r["false_claim_se"] if se else None),
+                    _fmt_p(r["wrong_sign_rate"]), hours, cost, " ".join(flags)))
+    return out
+
+
+def footnotes(res: dict) -> list[str]:
+    """Explanations of the sequential rows and the abbreviations."""
+    out = []
+    for r in res["designs"]:
+        if r["design"] != "sequential":
+            continue
+        fe = r.get("fixed_equivalent")
+        same = (f"the fixed {fe['design']} plan of the same assurance needs {fe['runs_per_arm']} "
+                f"runs/arm (${fe['cost_usd']:.2f})") if fe else \
+            "no fixed plan within the cap reaches its assurance"
+        out.append(f"{_design_name(r)}: batches of {r['batch']} runs/arm, {r['looks']} looks, cap "
+                   f"{r['max_runs_per_arm']}/arm (${r['max_cost_usd']:.2f} at the cap); expected "
+                   f"{r['expected_runs_per_arm']:.1f} runs/arm, ${r['cost_usd']:.2f}; stops early "
+                   f"in {100 * r['p_stop_early']:.0f}%; false-claim rate under optional stopping "
+                   f"{r['false_claim_rate']:.3f} at a {100 * r['per_look_hdi_prob']:g}% HDI per "
+                   f"look" + (" (> 5%: use a stricter per-look HDI)" if not r["false_claim_ok"]
+                              else "") + f"; {same}")
+    out.append("separate ×k: k runs of one config per allocation; paired ×k: k A/B pairs per "
+               "allocation; seq: sequential (runs/arm, alloc., GPU-h and $ are expectations, "
+               "'≤' the cap); ✓ meets the target; FC: false claim; min: smallest fixed design "
+               "meeting the target")
+    return out
+
+
+def headline(res: dict) -> list[str]:
+    inp, eff = res["inputs"], res["effect"]
+    rule = inp["rule"] + (f":{inp['level']:g}" if inp.get("level") else "")
+    lines = []
+    if eff["kind"] == "fixed":
+        lines.append(f"Δ = {eff['mean_tps']:+.2f} TPS ({eff['mean_pct']:+.3f}%) at "
+                     f"{inp['baseline_tps']:.2f} TPS")
+    else:
+        lines.append(f"Δ ~ distribution: mean {eff['mean_tps']:+.2f} TPS ({eff['mean_pct']:+.3f}%),"
+                     f" sd {eff['sd_pct']:.3f}%, P(Δ>0) {eff['p_positive']:.2f}")
+    lines.append(f"rule {rule}, ROPE ±{inp['rope']['pct']:.3f}% (±{inp['rope']['tps']:.2f} TPS), "
+                 f"target assurance {inp['target']:g}, prior {inp['prior']['label']}, "
+                 f"{inp['sims']} simulated experiments per design, seed {inp['seed']}")
+    cm = inp["cost_model"]
+    lines.append(f"cost: {cm['startup_minutes']:g} min start-up per allocation + "
+                 f"{cm['minutes_per_run']:g} min per run at ${cm['price_per_hour']:g}/h"
+                 + (" (billed per minute)" if cm["billed_per_minute"] else ""))
+    if res.get("existing"):
+        ex = res["existing"]
+        lines.append(f"already bought: {ex['n_a']} runs of A, {ex['n_b']} of B → current verdict "
+                     f"'{ex['label']}', Δ {ex['delta_pct']['mean']:+.3f}% "
+                     f"[{ex['delta_pct']['hdi_low']:+.3f}, {ex['delta_pct']['hdi_high']:+.3f}]; "
+                     "runs below are runs to ADD")
+    return lines
+
+
+def recommendation(res: dict) -> list[str]:
+    rec = res.get("recommended")
+    out = []
+    if rec is not None:
+        what = _design_name(rec)
+        n = rec["runs_per_arm"]
+        nn = f"{n:.1f} expected" if rec["design"] == "sequential" else f"{n}"
+        out.append(f"Recommended: {what}, {nn} runs per arm — assurance {rec['assurance']:.3f}, "
+                   f"false-claim {rec['false_claim_rate']:.3f}, {rec['gpu_hours']:.2f} GPU-h, "
+                   f"${rec['cost_usd']:.2f} ({res['reason']})")
+    else:
+        out.append(f"No recommendation: {res['reason']}")
+    b = res.get("beyond_cap")
+    if b:
+        if b.get("runs_per_arm"):
+            out.append(f"Beyond the cap: {b['design']} needs ≈{b['runs_per_arm']} runs per arm "
+                       f"(assurance {b['assurance']:.3f} ±{b['assurance_se']:.3f}; "
+                       f"{b['gpu_hours']:.1f} GPU-h, ${b['cost_usd']:.2f})")
+        else:
+            out.append(f"Beyond the cap: {b['note']} (assurance {b['assurance']:.3f})")
+    return out
+
+
+def render_terminal(res: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    if not con.is_terminal:
+        con = Console(width=130)
+    for line in headline(res):
+        con.print(line)
+    t = Table(title="planner repeats: designs", title_justify="left")
+    for h in _HEAD:
+        t.add_column(h, justify="left" if h in ("design", "") else "right")
+    rec = res.get("recommended")
+    for r, cells in zip(res["designs"], rows(res)):
+        style = "bold green" if rec is not None and r == rec else None
+        t.add_row(*cells, style=style)
+    con.print(t)
+    for line in footnotes(res):
+        con.print(f"[dim]{line}[/dim]")
+    for line in recommendation(res):
+        con.print(f"[bold]{line}[/bold]")
+    for n in res.get("notes", []):
+        con.print(f"[dim]note: {n}[/dim]")
+
+
+def render_markdown(res: dict) -> str:
+    lines = ["# How many runs: `planner repeats`", ""]
+    lines += [f"- {x}" for x in headline(res)]
+    lines += ["", "| " + " | ".join(_HEAD) + " |",
+              "|" + "---|" * len(_HEAD)]
+    for cells in rows(res, se=True):
+        lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    lines += [""] + [f"- {x}" for x in footnotes(res)]
+    lines += [""] + [f"**{x}**" for x in recommendation(res)]
+    if res.get("notes"):
+        lines += [""] + [f"- {n}" for n in res["notes"]]
+    lines.append("")
+    lines.append("Assurance: probability over the noise prior and the effect that the experiment "
+                 "ends with the right call; false claim: a decisive B/A-better call when Δ = 0; "
+                 "wrong sign: the planned direction called when Δ has the opposite sign. "
+                 "± = Monte-Carlo standard error.")
+    return "\n".join(lines) + "\n"
