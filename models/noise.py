@@ -254,3 +254,55 @@ def platform_prior(platform: str) -> NoisePrior:
 
 def known_platforms() -> list[str]:
     return sorted(set(PLATFORM_ALIASES.values()))
+
+
+def fit_scale_population(s2: np.ndarray, df: np.ndarray) -> tuple[ScalePrior, dict]:
+    r"""Empirical-Bayes prior for a noise scale that varies between experiments.
+
+    Each cell c (one config on one instance in one experiment) has its own run-to-run scale
+    :math:`\sigma_c`, drawn from :math:`\sigma_c^2 \sim` Scaled-Inv-chi2(:math:`\nu, s_0^2`).
+    Its sample variance :math:`s_c^2` on :math:`d_c` degrees of freedom then satisfies
+    :math:`s_c^2 / s_0^2 \sim F(d_c, \nu)`; (:math:`\nu, s_0`) maximise
+    :math:`\sum_c \log f_F(s_c^2/s_0^2;\,d_c,\nu) - 2\log s_0`.
+
+    This is the prior a *new* experiment should use (the spread of scales between
+    experiments), not the posterior of one pooled scale, which is far too confident when
+    experiments differ (on the shipped local runs cell SDs range from 0.01 % to 1 %).
+
+    Parameters
+    ----------
+    s2 : ndarray, shape (C,)
+        Sample variances of log TPS per cell (> 0).
+    df : ndarray, shape (C,)
+        Their degrees of freedom (n_c - 1 >= 1).
+
+    Returns
+    -------
+    prior : ScalePrior
+        ``inv_chi2`` with the fitted (df, scale).
+    info : dict
+        ``cells``, ``df_total``, ``neg_loglik``.
+
+    Raises
+    ------
+    ValueError
+        Fewer than 3 cells, or a non-positive variance.
+    """
+    from scipy import optimize
+
+    s2 = np.asarray(s2, float)
+    df = np.asarray(df, float)
+    if s2.size < 3:
+        raise ValueError("need at least 3 cells with repeated runs")
+    s2 = np.maximum(s2, 1e-16)
+
+    def nll(p):
+        nu, s0 = math.exp(p[0]), math.exp(p[1])
+        return -float(np.sum(stats.f.logpdf(s2 / s0**2, df, nu) - 2 * math.log(s0)))
+
+    start = [math.log(3.0), 0.5 * math.log(float(np.median(s2)))]
+    res = optimize.minimize(nll, start, method="Nelder-Mead",
+                            options={"xatol": 1e-6, "fatol": 1e-9, "maxiter": 4000})
+    nu, s0 = math.exp(res.x[0]), math.exp(res.x[1])
+    return ScalePrior("inv_chi2", scale=s0, df=nu), {
+        "cells": int(s2.size), "df_total": float(df.sum()), "neg_loglik": float(res.fun)}

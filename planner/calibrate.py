@@ -1,6 +1,12 @@
 """``planner calibrate``: learn a noise prior from a user's own repeated runs.
 
-The runs are split into independent components (configs linked by shared instances); each
+Run to run (sigma): experiments differ a lot in how noisy they are, so the prior for a new
+experiment is the *population* distribution of per-cell scales (cell = one config on one
+instance in one run_group), fitted by empirical Bayes
+(:func:`models.noise.fit_scale_population`). When fewer than 3 cells repeat, the pooled
+posterior below is used instead.
+
+Between instances (tau): the runs are split into independent components (configs linked by shared instances); each
 component keeps its own config means, all share the noise scales tau (between instances) and
 sigma (run to run). The exact engine gives the posterior of (tau, sigma) on a grid under the
 weak HalfNormal(2 %) prior; each scale's posterior is summarised as a Scaled-Inv-chi2 by
@@ -114,10 +120,22 @@ def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
 
     tau_fit, tau_q = summarise(T)
     sig_fit, sig_q = summarise(S)
-    from models.noise import ScalePrior
+    from models.noise import ScalePrior, fit_scale_population
 
     cap = lambda f: ScalePrior("inv_chi2", f.scale, min(f.df, max_df))  # noqa: E731
-    prior = NoisePrior(tau=cap(tau_fit), sigma=cap(sig_fit), name="calibrated",
+    cells: dict = {}
+    for r in runs:
+        cells.setdefault((r.config, r.instance), []).append(math.log(r.tps))
+    s2 = np.array([np.var(v, ddof=1) for v in cells.values() if len(v) >= 2])
+    dfc = np.array([len(v) - 1 for v in cells.values() if len(v) >= 2])
+    sigma_method = "pooled posterior (fewer than 3 repeated cells)"
+    sigma_prior = cap(sig_fit)
+    eb_info = None
+    if s2.size >= 3 and np.all(s2 > 0):
+        sigma_prior, eb_info = fit_scale_population(s2, dfc)
+        sigma_prior = cap(sigma_prior)
+        sigma_method = "empirical Bayes over cells (population of per-cell scales)"
+    prior = NoisePrior(tau=cap(tau_fit), sigma=sigma_prior, name="calibrated",
                        source=f"planner calibrate on {table.path}: {used} runs in "
                               f"{len(datasets)} groups, platform '{platform or '?'}', "
                               f"{n_cold} cold runs dropped, df capped at {max_df:g}")
@@ -131,6 +149,8 @@ def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
                           "high": 100 * sig_q[2]},
             "uncapped_df": {"tau": tau_fit.df, "sigma": sig_fit.df},
         },
+        "sigma_method": sigma_method,
+        "sigma_population": eb_info,
         "runs_used": used,
         "groups": len(datasets),
         "cold_dropped": n_cold,
