@@ -10,12 +10,13 @@ centred by :math:`\bar y` (the mean log TPS of the data) for sampling:
 
     y_r - \bar y &= \mu_{c(r)} + \beta\,\mathrm{cold}_r + \tau z_{i(r)}
                    + \sigma_s w_{s(r)} + \varepsilon_r,\\
-    \mu_c &\sim N(0, 0.1^2),\quad \beta \sim N(0, 0.05^2),\quad z_i, w_s \sim N(0, 1),\\
+    \mu_c &\sim N(0, s_\mu^2),\quad \beta \sim N(0, 0.05^2),\quad z_i, w_s \sim N(0, 1),\\
     \varepsilon_r &\sim N(0, \sigma^2)\ \text{or}\ t_\nu(0, \sigma),\quad
     \nu \sim \mathrm{Gamma}(2, 0.1).
 
 * :math:`\mu_c` is reported back on the uncentred scale (:math:`+\bar y`), so its prior is
-  :math:`N(\bar y, 0.1^2)` exactly as in the exact engine (``TPSData.prior_mean_sd``).
+  :math:`N(\bar y, s_\mu^2)` exactly as in the exact engine (``TPSData.prior_mean_sd``;
+  :math:`s_\mu` = ``models.tps_model.MU_PRIOR_SD``, imported, so the engines cannot drift).
 * :math:`\tau` and :math:`\sigma` carry the :class:`models.noise.NoisePrior` densities:
   ``inv_chi2`` puts :math:`\mathrm{InvGamma}(\nu_0/2,\ \nu_0 s_0^2/2)` on the *variance*
   (``pm.InverseGamma``) and takes the square root; ``half_normal`` is ``pm.HalfNormal``.
@@ -141,7 +142,7 @@ def build_model(data: TPSData, prior: NoisePrior, likelihood: str = "normal"):
         # mu_c = m_c - tau * zbar_c: a unit-Jacobian shift that takes the data-confounded
         # part of the instance effects out of the config means (with one shared instance the
         # likelihood sees m only), removing the mu/z ridge that slows NUTS. The prior
-        # N(0, 0.1^2) stays on mu itself, so the model is unchanged.
+        # N(0, MU_PRIOR_SD^2) stays on mu itself, so the model is unchanged.
         m = pm.Flat("m", dims="config")
         mu = pm.Deterministic("mu", m - tau * pm.math.dot(wz, z), dims="config")
         pm.Potential("mu_prior", pm.logp(pm.Normal.dist(0.0, MU_PRIOR_SD), mu).sum())
@@ -153,11 +154,14 @@ def build_model(data: TPSData, prior: NoisePrior, likelihood: str = "normal"):
             s_sess = pm.HalfNormal("sigma_session", sigma=SESSION_PRIOR_SD)
             w = pm.Normal("w", 0.0, 1.0, dims="session")
             mean = mean + s_sess * w[data.session]
+        # a data container, so one compiled model can be refitted to new y of the same design
+        # (``compiled.with_data(y_obs=...)`` in nutpie; used by the SBC test)
+        y_obs = pm.Data("y_obs", yc)
         if likelihood == "normal":
-            pm.Normal("y", mu=mean, sigma=sigma, observed=yc)
+            pm.Normal("y", mu=mean, sigma=sigma, observed=y_obs)
         else:
             nu = pm.Gamma("nu", alpha=NU_PRIOR[0], beta=NU_PRIOR[1])
-            pm.StudentT("y", nu=nu, mu=mean, sigma=sigma, observed=yc)
+            pm.StudentT("y", nu=nu, mu=mean, sigma=sigma, observed=y_obs)
     return model, centre
 
 
