@@ -1,0 +1,312 @@
+"""Assurance simulation (models/assurance.py): exactness, brute force, real runs, MCMC."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from models.assurance import (A_BETTER, B_BETTER, EQUIVALENT, Existing, GridAnalysis, Truth,
+                              analysis_grid, decide, decide_analysis, evaluate_fixed,
+                              evaluate_sequential, flatten, paired_layout, prior_truth,
+                              separate_layout, sequential_plan, simulate)
+from models.noise import NoisePrior, ScalePrior, platform_prior
+from models.tps_exact import (SuffStats, conditional_posterior, fit_exact, mixture_summary)
+from models.tps_model import MU_PRIOR_SD, TPSData
+from planner.verdict import label_from
+
+BASE = 307.08
+ROPE = math.log1p(0.001)                     # the default 0.1 %
+#: Official-hardware noise as a fixed sigma: 1.16 TPS per run at 307.08 TPS, every run its
+#: own allocation (tau carries it; df 1e5 makes it effectively known).
+FIXED = NoisePrior(tau=ScalePrior("inv_chi2", 1.16 / BASE, 1e5),
+                   sigma=ScalePrior("inv_chi2", 1e-4, 100), name="fixed-1.16TPS")
+HF = platform_prior("hf-a10g-small")
+N4 = platform_prior("published-n4")
+LABEL = {"undecided": 0, "B better": B_BETTER, "A better": A_BETTER, "equivalent": EQUIVALENT}
+
+
+def _log(tps):
+    return math.log1p(tps / BASE)
+
+
+def _fit_label(layout, y_row, prior, rope=ROPE):
+    """Brute force: the planner verdict's own engine (fit_exact) on one simulated dataset."""
+    X, inst = layout.design_arrays()
+    data = TPSData.from_arrays(np.exp(5.7 + y_row), ["A" if x[0] else "B" for x in X],
+                               [f"i{i}" for i in inst])
+    s = fit_exact(data, prior).delta(0, 1, rope)
+    return LABEL[label_from(s)], s
+
+
+# ------------------------------------------------------------------------------------------
+# exactness of the batched algebra and of the HDI labels
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("layout", [separate_layout(5), separate_layout(7, 3), paired_layout(4),
+                                    paired_layout(5, 2)])
+def test_typed_statistics_reproduce_conditional_posterior(layout):
+    rng = np.random.default_rng(1)
+    tg, sg, _, _ = analysis_grid(HF, layout.n_runs)
+    an = GridAnalysis(layout, HF, tg, sg)
+    tr = prior_truth(HF, 0.004, 8, rng)
+    ys = simulate(layout, tr, rng)
+    z, zq = an.stats(ys)
+    lw, m = an.log_weights(z, zq), an.delta_means(z)
+    X, inst = layout.design_arrays()
+    y = flatten(layout, ys)
+    yc = y - y.mean(1, keepdims=True)          # fit_exact centres; its m0 is then 0
+    st = SuffStats.from_design(X, inst, yc)
+    v0 = np.full(2, MU_PRIOR_SD ** 2)
+    ll, mean, cov = conditional_posterior(st, tg, sg, np.zeros(2), v0)
+    ref = ll + HF.tau.logpdf(tg) + HF.sigma.logpdf(sg) + np.log(tg) + np.log(sg)
+    a, b = lw - lw.max(1, keepdims=True), ref - ref.max(1, keepdims=True)
+    keep = b > -30
+    assert np.max(np.abs(a - b)[keep]) < 1e-6
+    assert np.allclose(m, mean[..., 1] - mean[..., 0], atol=1e-12)
+    assert np.allclose(an.delta_sd ** 2, cov[:, 1, 1] + cov[:, 0, 0] - 2 * cov[:, 0, 1])
+
+
+def test_existing_runs_algebra():
+    """Old runs + new runs analysed together equal conditional_posterior on all of them."""
+    rng = np.random.default_rng(2)
+    old_lay, new_lay = paired_layout(3), separate_layout(4)
+    tr = prior_truth(HF, 0.003, 1, rng)
+    yo = flatten(old_lay, simulate(old_lay, tr, rng))[0]
+    Xo, io = old_lay.design_arrays()
+    ex = Existing(Xo, io, yo - yo.mean(), 0.0)
+    tg, sg, _, _ = analysis_grid(HF, 14)
+    an = GridAnalysis(new_lay, HF, tg, sg, ex)
+    tr5 = Truth(tr.tau.repeat(5), tr.sigma.repeat(5), tr.delta.repeat(5), np.zeros(5))
+    ys = simulate(new_lay, tr5, rng)
+    z, zq = an.stats(ys)
+    lw, m = an.log_weights(z, zq), an.delta_means(z)
+    Xn, inn = new_lay.design_arrays()
+    X = np.vstack([Xo, Xn])
+    inst = np.concatenate([io, inn + io.max() + 1])
+    y = np.hstack([np.broadcast_to(ex.y, (5, ex.y.size)), flatten(new_lay, ys)])
+    yc = y - y.mean(1, keepdims=True)
+    st = SuffStats.from_design(X, inst, yc)
+    ll, mean, _ = conditional_posterior(st, tg, sg, np.zeros(2), np.full(2, MU_PRIOR_SD ** 2))
+    ref = ll + HF.tau.logpdf(tg) + HF.sigma.logpdf(sg) + np.log(tg) + np.log(sg)
+    a, b = lw - lw.max(1, keepdims=True), ref - ref.max(1, keepdims=True)
+    assert np.max(np.abs(a - b)[b > -30]) < 1e-6
+    assert np.allclose(m, mean[..., 1] - mean[..., 0], atol=1e-12)
+
+
+def test_hdi_labels_from_cdf_equal_mixture_summary():
+    """The CDF/density criterion gives exactly the label of the shortest-interval HDI of
+    models.tps_exact.mixture_summary on the same mixtures (incl. borderline ones)."""
+    rng = np.random.default_rng(3)
+    lay = separate_layout(4)
+    tg, sg, _, _ = analysis_grid(HF, lay.n_runs)
+    an = GridAnalysis(lay, HF, tg, sg)
+    agree, n = 0, 0
+    for dl in (0.0, 0.0015, 0.004, -0.006, 0.01):
+        tr = prior_truth(HF, dl, 40, rng)
+        z, zq = an.stats(simulate(lay, tr, rng))
+        lw, m = an.log_weights(z, zq), an.delta_means(z)
+        dec = decide(lw, m, an.delta_sd, ROPE)
+        fused = decide_analysis(an, z, zq, ROPE)
+        assert np.array_equal(dec.labels, fused.labels)
+        for d in range(tr.size):
+            w = np.exp(lw[d] - lw[d].max())
+            s = mixture_summary(w / w.sum(), m[d], an.delta_sd ** 2, ROPE)
+            agree += LABEL[label_from(s)] == dec.labels[d]
+            n += 1
+            assert abs(s.p_gt_rope - dec.p_gt[d]) < 1e-6
+    assert agree == n
+
+
+@pytest.mark.parametrize("prior,layout,dl", [
+    (HF, separate_layout(3), 0.004), (HF, paired_layout(4), 0.002),
+    (N4, separate_layout(6), _log(-5.82)), (platform_prior("local-a10g"), separate_layout(6, 3),
+                                            0.003)])
+def test_fixed_grid_labels_match_fit_exact(prior, layout, dl):
+    """The fixed analysis grid gives the labels of the adaptive two-pass fit_exact."""
+    rng = np.random.default_rng(4)
+    tg, sg, _, _ = analysis_grid(prior, layout.n_runs)
+    an = GridAnalysis(layout, prior, tg, sg)
+    tr = prior_truth(prior, dl, 60, rng)
+    ys = simulate(layout, tr, rng)
+    z, zq = an.stats(ys)
+    dec = decide_analysis(an, z, zq, ROPE)
+    y = flatten(layout, ys)
+    same = 0
+    for d in range(tr.size):
+        lab, s = _fit_label(layout, y[d], prior)
+        same += lab == dec.labels[d]
+        assert abs(s.p_gt_rope - dec.p_gt[d]) < 5e-3
+    assert same >= tr.size - 1
+
+
+# ------------------------------------------------------------------------------------------
+# the numbers of docs/planning.md, and brute force
+# ------------------------------------------------------------------------------------------
+def test_official_noise_small_claim_needs_about_a_hundred_runs():
+    """+0.44 TPS at sigma = 1.16 TPS, every run its own allocation: 3 runs per arm give
+    almost nothing; the 80 % point is ~110 per arm when the HDI only has to exclude 0, and
+    ~1,200 per arm at the default ROPE of 0.1 % (0.31 TPS)."""
+    tr = prior_truth(FIXED, _log(0.44), 2000, np.random.default_rng([0, 0]))
+    a3 = evaluate_fixed(separate_layout(3), FIXED, tr, ROPE, error_rates=False).assurance
+    assert a3 < 0.1
+    a3z = evaluate_fixed(separate_layout(3), FIXED, tr, 0.0, error_rates=False).assurance
+    assert a3z < 0.15
+    lo = evaluate_fixed(separate_layout(100), FIXED, tr, 0.0, error_rates=False).assurance
+    hi = evaluate_fixed(separate_layout(125), FIXED, tr, 0.0, error_rates=False).assurance
+    assert lo < 0.8 < hi                       # 80 % point in (100, 125]: ~112 (docs)
+    lo = evaluate_fixed(separate_layout(1100), FIXED, tr, ROPE, error_rates=False).assurance
+    hi = evaluate_fixed(separate_layout(1300), FIXED, tr, ROPE, error_rates=False).assurance
+    assert lo < 0.8 < hi                       # ~1,186 (docs)
+
+
+def test_large_effect_needs_at_most_three_runs():
+    for prior in (FIXED, N4):
+        tr = prior_truth(prior, _log(-5.82), 2000, np.random.default_rng([0, 0]))
+        r = evaluate_fixed(separate_layout(3), prior, tr, ROPE)
+        assert r.assurance >= 0.8
+        assert r.false_claim_rate <= 0.05
+
+
+@pytest.mark.parametrize("prior,n,dl,rope", [
+    (FIXED, 112, _log(0.44), 0.0),           # the ~80 % point of the small claim
+    (N4, 1, _log(-5.82), ROPE),              # the large effect, 1 and 2 runs per arm
+    (N4, 2, _log(-5.82), ROPE),
+])
+def test_brute_force_agrees_within_monte_carlo_error(prior, n, dl, rope):
+    """Independent simulations refitted one by one with fit_exact (the verdict's engine)."""
+    lay = separate_layout(n)
+    fast = evaluate_fixed(lay, prior, prior_truth(prior, dl, 2000, np.random.default_rng(7)),
+                          rope, error_rates=False, seed=7)
+    rng = np.random.default_rng(99)
+    tr = prior_truth(prior, dl, 250, rng)
+    y = flatten(lay, simulate(lay, tr, rng))
+    tgt = B_BETTER if dl > 0 else A_BETTER
+    hits = [(_fit_label(lay, y[d], prior, rope)[0] == tgt) for d in range(tr.size)]
+    p = float(np.mean(hits))
+    se = math.sqrt(fast.assurance_se ** 2 + p * (1 - p) / len(hits))
+    assert abs(p - fast.assurance) <= 3 * se + 1e-9, (p, fast.assurance, se)
+
+
+def test_false_claims_and_wrong_sign():
+    tr = prior_truth(HF, 0.004, 2000, np.random.default_rng(0))
+    for lay in (separate_layout(1), separate_layout(4), paired_layout(3)):
+        r = evaluate_fixed(lay, HF, tr, ROPE)
+        assert r.false_claim_rate <= 0.05
+        assert r.wrong_sign_rate <= 0.02
+
+
+def test_reproducible_with_seed():
+    tr = prior_truth(HF, 0.004, 500, np.random.default_rng(0))
+    a = evaluate_fixed(separate_layout(5), HF, tr, ROPE, seed=3)
+    b = evaluate_fixed(separate_layout(5), HF, tr, ROPE, seed=3)
+    c = evaluate_fixed(separate_layout(5), HF, tr, ROPE, seed=4)
+    assert a == b
+    assert a.assurance != c.assurance or a.false_claim_rate != c.false_claim_rate
+
+
+def test_sequential_optional_stopping_is_reported():
+    tr = prior_truth(N4, _log(-5.82), 2000, np.random.default_rng(0))
+    full, looks = sequential_plan("separate", 2, 20)
+    s95 = evaluate_sequential(full, looks, N4, tr, ROPE, hdi_prob=0.95)
+    s99 = evaluate_sequential(full, looks, N4, tr, ROPE, hdi_prob=0.99)
+    fixed20 = evaluate_fixed(separate_layout(20), N4, tr, ROPE)
+    assert s95.expected_runs_per_arm < 20
+    assert s95.false_claim_rate > fixed20.false_claim_rate      # optional stopping inflates
+    assert s99.false_claim_rate < s95.false_claim_rate          # a stricter look repairs it
+    assert s99.false_claim_rate <= 0.05
+    assert s95.assurance >= 0.8
+
+
+# ------------------------------------------------------------------------------------------
+# MCMC confirms a sample of simulated experiments
+# ------------------------------------------------------------------------------------------
+def test_mcmc_confirms_simulated_experiments():
+    mc = pytest.importorskip("models.tps_mcmc", reason="MCMC engine (models/tps_mcmc.py) "
+                             "not in the tree")
+    rng = np.random.default_rng(11)
+    lay = separate_layout(4)
+    tr = prior_truth(N4, _log(-5.82), 3, rng)
+    ys = simulate(lay, tr, rng)
+    tg, sg, _, _ = analysis_grid(N4, lay.n_runs)
+    an = GridAnalysis(lay, N4, tg, sg)
+    z, zq = an.stats(ys)
+    dec = decide_analysis(an, z, zq, ROPE)
+    y = flatten(lay, ys)
+    X, inst = lay.design_arrays()
+    for d in range(tr.size):
+        data = TPSData.from_arrays(np.exp(5.7 + y[d]), ["A" if x[0] else "B" for x in X],
+                                   [f"i{i}" for i in inst])
+        post = mc.fit_mcmc(data, N4, draws=1000, chains=2, seed=d)
+        s = post.delta(0, 1, ROPE)
+        assert abs(s.p_lt_neg_rope - dec.p_lt[d]) < 0.03
+        if abs(s.hdi_high + ROPE) > 0.1 * (s.hdi_high - s.hdi_low):   # not borderline
+            assert LABEL[label_from(s)] == dec.labels[d]
+
+
+# ------------------------------------------------------------------------------------------
+# predicted assurance vs the realised fraction of decisive verdicts on the shipped runs
+# ------------------------------------------------------------------------------------------
+def _group_runs(runs_csv, group):
+    from planner.runs import read_runs
+
+    t = read_runs(runs_csv)
+    return [r for r in t.runs if r.run_group == group and r.phase != "warmup"
+            and r.metric == "decode_wall"]
+
+
+def test_real_ab_subsamples_match_prediction(runs_csv):
+    """A/B on one local GPU (validity/triton_attn_joint_autotune/ab_out: 6 + 6 fresh-server
+    runs, B ~1.1 % slower): predict the assurance of k = 2 interleaved pairs from the posterior
+    of the 12 runs, and compare with the fraction of 'A better' verdicts over all 15 x 15
+    subsamples of 2 + 2 real runs."""
+    prior = platform_prior("local-a10g")
+    rs = _group_runs(runs_csv, "validity/triton_attn_joint_autotune/ab_out")
+    cfg = list(dict.fromkeys(r.config for r in rs))
+    ya = np.log([r.tps for r in rs if r.config == cfg[0]])
+    yb = np.log([r.tps for r in rs if r.config == cfg[1]])
+    full = TPSData.from_arrays(np.exp(np.r_[ya, yb]), ["A"] * ya.size + ["B"] * yb.size,
+                               ["gpu"] * (ya.size + yb.size))
+    post = fit_exact(full, prior)
+    g = np.random.default_rng(0).choice(post.w.size, 4000, p=post.w / post.w.sum())
+    L = np.linalg.cholesky(post.cov[g][:, :2, :2])
+    beta = post.mean[g][:, :2] + np.einsum("dpq,dq->dp", L,
+                                           np.random.default_rng(1).standard_normal((4000, 2)))
+    tr = Truth(post.tau[g], post.sigma[g], beta[:, 1] - beta[:, 0], np.zeros(4000))
+    k = 2
+    pred = evaluate_fixed(paired_layout(k), prior, tr, ROPE, error_rates=False).assurance
+    hits = []
+    for ia in itertools.combinations(range(ya.size), k):
+        for ib in itertools.combinations(range(yb.size), k):
+            d = TPSData.from_arrays(np.exp(np.r_[ya[list(ia)], yb[list(ib)]]),
+                                    ["A"] * k + ["B"] * k, ["gpu"] * (2 * k))
+            hits.append(label_from(fit_exact(d, prior).delta(0, 1, ROPE)) == "A better")
+    real = float(np.mean(hits))
+    assert abs(pred - real) <= 0.05, (pred, real)
+
+
+def test_real_aa_splits_match_prediction(runs_csv):
+    """A/A on one local GPU (validity/g1_sigma_measured: 12 fresh-server runs of one config):
+    split into 4 + 4 at random, equivalence at a ROPE of ±0.03 %; the predicted probability of
+    'equivalent' (noise from the posterior of the 12 runs, Δ = 0) against the realised
+    fraction over 300 random splits."""
+    prior = platform_prior("local-a10g")
+    rope = math.log1p(0.0003)
+    y = np.log([r.tps for r in _group_runs(runs_csv, "validity/g1_sigma_measured")])
+    post = fit_exact(TPSData.from_arrays(np.exp(y), ["A"] * y.size, ["gpu"] * y.size), prior)
+    g = np.random.default_rng(0).choice(post.w.size, 4000, p=post.w / post.w.sum())
+    tr = Truth(post.tau[g], post.sigma[g], np.zeros(4000), np.zeros(4000))
+    k = 4
+    pred = evaluate_fixed(paired_layout(k), prior, tr, rope, rule="equivalence",
+                          error_rates=False).assurance
+    rng = np.random.default_rng(5)
+    hits = []
+    for _ in range(300):
+        idx = rng.permutation(y.size)
+        d = TPSData.from_arrays(np.exp(np.r_[y[idx[:k]], y[idx[k:2 * k]]]),
+                                ["A"] * k + ["B"] * k, ["gpu"] * (2 * k))
+        hits.append(label_from(fit_exact(d, prior).delta(0, 1, rope)) == "equivalent")
+    real = float(np.mean(hits))
+    assert 0.1 < pred < 0.9                       # a setting where the check means something
+    assert abs(pred - real) <= 0.05, (pred, real)
