@@ -38,6 +38,10 @@ def register(app: typer.Typer) -> None:
                                             "JSONL); with --a and --b."),
         a: Optional[str] = typer.Option(None, "--a", help="Config A (with --runs)."),
         b: Optional[str] = typer.Option(None, "--b", help="Config B (with --runs)."),
+        metric: Optional[str] = typer.Option(None, "--metric", help="Keep rows of this metric "
+                                             "(with --runs)."),
+        workload: Optional[str] = typer.Option(None, "--workload", help="Keep rows of this "
+                                               "workload (with --runs)."),
         rule: str = typer.Option("verdict", "--rule", help="verdict | superiority[:0.95] | "
                                  "equivalence"),
         rope: str = typer.Option("0.1%", "--rope", help="ROPE half-width: '0.1%' or TPS."),
@@ -96,7 +100,10 @@ def register(app: typer.Typer) -> None:
                     raise InputError("--runs needs --a CONFIG and --b CONFIG", field="--a")
                 from planner.runs import read_runs
 
-                table = read_runs(runs)
+                table = read_runs(runs).filter(metric=metric, workload=workload)
+                if len(table) == 0:
+                    raise InputError("no rows left after --metric/--workload filters",
+                                     file=str(runs))
                 res = plan_more_runs(table, a, b, prior=pr, rope=rope, delta=delta,
                                      relative=relative, sims=sims, seed=seed, progress=prog,
                                      **kw)
