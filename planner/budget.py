@@ -597,6 +597,11 @@ def normalise_repeats(res: dict, target: float | None = None) -> dict:
     if isinstance(designs_raw, dict):
         designs_raw = [{"design": k, **v} for k, v in designs_raw.items()]
     tgt = target if target is not None else _first(res, "target", "assurance_target")
+    if tgt is None and isinstance(res.get("inputs"), dict):
+        tgt = res["inputs"].get("target")
+    names = [str(_first(d, "design", "name", default="?")) for d in designs_raw]
+    if len(set(names)) < len(names) or not any("curve" in d for d in designs_raw):
+        designs_raw = _group_rows(designs_raw, res.get("recommended"))
     designs = []
     for d in designs_raw:
         curve = normalise_curve(_first(d, "curve", "assurance_curve", "points", default={}))
@@ -611,16 +616,57 @@ def normalise_repeats(res: dict, target: float | None = None) -> dict:
         if reach is None and tgt is not None and e["assurance"] is not None:
             reach = e["assurance"] >= tgt - 1e-12
         e["reaches_target"] = bool(reach) if reach is not None else None
-        for k in ("expected_runs_per_arm", "max_runs_per_arm", "note", "notes"):
+        for k in ("expected_runs_per_arm", "max_runs_per_arm", "max_cost_usd", "layout",
+                  "false_claim_ok", "runs_total", "note", "notes"):
             if k in d:
                 e[k] = d[k]
         designs.append(e)
     rec = res.get("recommended")
     rec_name = rec.get("design") if isinstance(rec, dict) else rec if isinstance(rec, str) else None
     recommended = next((e for e in designs if e["design"] == rec_name), None)
+    if recommended is not None and isinstance(rec, dict) and \
+            rec.get("runs_per_arm") != recommended["runs_per_arm"]:
+        recommended = None
     if recommended is None and isinstance(rec, dict):
-        recommended = {**rec, "curve": normalise_curve(rec.get("curve", {}))}
-    return {"designs": designs, "recommended": recommended, "target": tgt}
+        recommended = {"design": rec.get("design"), "runs_per_arm": rec.get("runs_per_arm"),
+                       "assurance": rec.get("assurance"),
+                       "false_claim_rate": rec.get("false_claim_rate"),
+                       "gpu_hours": rec.get("gpu_hours"), "cost_usd": rec.get("cost_usd"),
+                       "reaches_target": True, "curve": normalise_curve(rec.get("curve", {}))}
+    return {"designs": designs, "recommended": recommended, "target": tgt,
+            "reason": res.get("reason"), "beyond_cap": res.get("beyond_cap")}
+
+
+def _group_rows(rows: list[dict], rec: Any) -> list[dict]:
+    """Group a flat table of design rows (several runs-per-arm rows per design, as
+    :func:`planner.repeats.plan_repeats` returns) into one entry per design with a curve.
+
+    The entry of a design is its recommended row, else its ``minimal`` row (fewest runs that
+    reach the target), else its row of highest assurance; the curve is all its rows sorted by
+    runs per arm."""
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(str(_first(r, "design", "name", default="?")), []).append(r)
+    out = []
+    for name, rs in groups.items():
+        pts = sorted((r for r in rs if r.get("runs_per_arm") is not None),
+                     key=lambda r: r["runs_per_arm"])
+        pick = None
+        if isinstance(rec, dict):
+            pick = next((r for r in rs if r is rec or (r.get("design") == rec.get("design") and
+                         r.get("runs_per_arm") == rec.get("runs_per_arm") and
+                         r.get("assurance") == rec.get("assurance"))), None)
+        if pick is None:
+            pick = next((r for r in rs if r.get("minimal")), None)
+        if pick is None:
+            ok = [r for r in rs if r.get("meets_target") and r.get("false_claim_ok", True)]
+            pick = min(ok, key=lambda r: r.get("cost_usd") or 0) if ok else \
+                max(rs, key=lambda r: r.get("assurance") or 0)
+        curve = {k: [r.get(k) for r in pts] for k in ("runs_per_arm", "assurance",
+                                                       "false_claim_rate", "cost_usd",
+                                                       "gpu_hours")}
+        out.append({**pick, "design": name, "curve": curve})
+    return out
 
 
 def _get_plan_repeats() -> tuple[Callable, str]:
@@ -735,8 +781,9 @@ def knapsack(values: Sequence[float], weights: Sequence[int], capacity: int) -> 
     return sorted(chosen)
 
 
-def _total_runs(design: str, runs_per_arm: int) -> int:
-    return 2 * int(runs_per_arm)
+def _total_runs(design: str, runs_per_arm: float) -> int:
+    """Runs of both arms (expected, rounded up, for sequential designs)."""
+    return int(math.ceil(2 * float(runs_per_arm) - 1e-9))
 
 
 def allocate(items: list[dict], budget: Budget) -> dict:
@@ -891,6 +938,9 @@ def plan_budget(plan: Plan, *, sims: int = 2000, seed: int = 0,
                         target=b.assurance, designs=designs, max_runs=b.max_runs_per_arm,
                         price_per_hour=b.price_per_hour, sims=sims,
                         seed=seed + c.index)
+        if engine == "planner.repeats":
+            kw["prior_label"] = prior_label
+            kw["search_beyond_cap"] = False  # the doubling search to 5000 runs is slow
         if b.minutes_per_run is not None:
             kw["minutes_per_run"] = b.minutes_per_run
         if b.startup_minutes is not None:
@@ -917,6 +967,8 @@ def plan_budget(plan: Plan, *, sims: int = 2000, seed: int = 0,
             "delta_curve": _delta_curve(delta, base),
             "designs": norm["designs"],
             "recommended": rec,
+            "repeats_reason": norm.get("reason"),
+            "beyond_cap": norm.get("beyond_cap"),
             "repeats_engine": raw.get("engine", engine) if isinstance(raw, dict) else engine,
         }
         items.append(item)
@@ -938,8 +990,13 @@ def plan_budget(plan: Plan, *, sims: int = 2000, seed: int = 0,
         rec = it["recommended"]
         if rec is None:
             it["status"] = "unreachable"
-            it["reason"] = (f"no design reaches assurance {b.assurance:g} within "
-                            f"{b.max_runs_per_arm} runs per arm")
+            it["reason"] = it.get("repeats_reason") or (
+                f"no design reaches assurance {b.assurance:g} within {b.max_runs_per_arm} "
+                "runs per arm")
+            bc = it.get("beyond_cap")
+            if isinstance(bc, dict) and bc.get("runs_per_arm"):
+                it["reason"] += (f"; {bc['design']} would need {bc['runs_per_arm']} runs per "
+                                 f"arm (${bc.get('cost_usd', float('nan')):.2f})")
             it["value_per_usd"] = None
             continue
         it["value_per_usd"] = (rec["assurance"] / rec["cost_usd"]) if rec["cost_usd"] else None

@@ -43,7 +43,7 @@ def example_result():
 def test_example_plan_reads():
     plan = read_plan(EXAMPLE)
     assert len(plan.comparisons) == 10
-    assert plan.budget.total_usd == 25.0 and plan.budget.assurance == 0.8
+    assert plan.budget.total_usd == 15.0 and plan.budget.assurance == 0.8
     names = [c.name for c in plan.comparisons]
     for claim in ("pingpong3", "centroid96", "warmproxy", "pingpong4", "spec8"):
         assert claim in names

@@ -34,7 +34,7 @@ def comparison_rows(r: dict) -> list[list[str]]:
                          f"max {best['assurance']:.2f}" if best else "—",
                          "—", "—", "—", c["status"]])
             continue
-        rows.append([c["name"], _delta(c), _delta_pct(c), rec["design"], str(rec["runs_per_arm"]),
+        rows.append([c["name"], _delta(c), _delta_pct(c), rec["design"], format(rec["runs_per_arm"], ".3g"),
                      _f(rec["assurance"], ".2f"), _f(rec.get("false_claim_rate"), ".3f"),
                      _f(rec.get("gpu_hours"), ".2f"), "$" + _f(rec.get("cost_usd"), ".2f"),
                      c["status"]])
@@ -76,8 +76,8 @@ def _skipped(r: dict) -> list[str]:
         extra = f" ({v:.2f} decisive verdicts per $)" if v else ""
         best = max(c["designs"], key=lambda e: e.get("assurance") or 0, default=None)
         if c["status"] == "unreachable" and best is not None:
-            extra = (f" (best: {best['design']} at {best['runs_per_arm']} runs/arm, assurance "
-                     f"{best['assurance']:.2f}, ${best['cost_usd']:.2f})")
+            extra = (f" (best: {best['design']} at {best['runs_per_arm']:.3g} runs/arm, "
+                     f"assurance {best['assurance']:.2f}, ${best['cost_usd']:.2f})")
         out.append(f"{c['name']}: {c['status']} — {c['reason']}{extra}")
     return out
 
@@ -132,7 +132,7 @@ def render_markdown(r: dict) -> str:
         for e in c["designs"]:
             lines.append(
                 f"| {c['name']} | `{c['baseline']}` → `{c['candidate']}` | {e['design']} | "
-                f"{_f(e.get('runs_per_arm'), 'd')} | {_f(e.get('assurance'), '.2f')} | "
+                f"{_f(e.get('runs_per_arm'), 'g')} | {_f(e.get('assurance'), '.2f')} | "
                 f"{_f(e.get('false_claim_rate'), '.3f')} | {_f(e.get('gpu_hours'), '.2f')} | "
                 f"${_f(e.get('cost_usd'), '.2f')} | "
                 f"{'yes' if e.get('reaches_target') else 'no'} |".replace("|`", "| `"))
