@@ -740,7 +740,9 @@ class FixedResult:
     ``assurance``: label == the label the true Δ deserves; ``false_claim_rate``: a decisive
     directional label when Δ = 0 (equivalence rule: "equivalent" when Δ = +ROPE);
     ``wrong_sign_rate``: the label of the planned direction when the true Δ is the opposite
-    (None for the equivalence rule). ``*_se``: binomial Monte-Carlo standard errors.
+    (None for the equivalence rule). With existing runs both are posterior-predictive: the
+    rate of decisive directional calls the drawn true Δ contradicts (not the label it
+    deserves), and of calls of the wrong sign. ``*_se``: binomial Monte-Carlo standard errors.
     """
 
     assurance: float
@@ -757,6 +759,15 @@ class FixedResult:
 def _rate(x: np.ndarray) -> tuple[float, float]:
     p = float(np.mean(x)) if x.size else float("nan")
     return p, math.sqrt(max(p * (1 - p), 0.0) / max(x.size, 1))
+
+
+def _coherent_errors(labels: np.ndarray, delta: np.ndarray, tgt: np.ndarray):
+    """(false-claim rate, its SE, wrong-sign rate) when the truth is drawn from a posterior:
+    decisive directional calls other than the deserved label, and calls of the wrong sign."""
+    directional = (labels == B_BETTER) | (labels == A_BETTER)
+    fc, fse = _rate(directional & (labels != tgt))
+    ws = float(np.mean(((labels == B_BETTER) & (delta < 0)) | ((labels == A_BETTER) & (delta > 0))))
+    return fc, fse, ws
 
 
 def planned_sign(truth: Truth) -> int:
@@ -807,7 +818,11 @@ def evaluate_fixed(layout: Layout, prior: NoisePrior, truth: Truth, rope: float,
     fr = {LABEL_NAMES[k]: float(np.mean(dec.labels == k)) for k in LABEL_NAMES}
     fc = fse = float("nan")
     ws = None
-    if error_rates:
+    if error_rates and existing is not None:
+        # Δ = 0 is not a coherent truth for runs already measured: the wrong-call rates are
+        # then posterior-predictive (decisive calls that the drawn true Δ contradicts)
+        fc, fse, ws = _coherent_errors(dec.labels, truth.delta, tgt)
+    elif error_rates:
         rng0 = np.random.default_rng([seed, 2])
         if rule == "equivalence":
             d0 = _batched(layout, an, truth.with_delta(rope), rng0, rope, rule, level, hdi_prob,
@@ -944,7 +959,9 @@ def evaluate_sequential(full: Layout, looks: Sequence[Sequence[int]], prior: Noi
     inst = np.asarray(n_inst)[stop]
     fc = fse = float("nan")
     ws = None
-    if error_rates:
+    if error_rates and existing is not None:
+        fc, fse, ws = _coherent_errors(lab, truth.delta, tgt)
+    elif error_rates:
         if rule == "equivalence":
             l0, _ = run(truth.with_delta(rope), np.random.default_rng([seed, 12]))
             fc, fse = _rate(l0 == EQUIVALENT)

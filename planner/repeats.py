@@ -516,7 +516,9 @@ def _notes(prior, rule, rpi, kinds, existing) -> list[str]:
                  "runs share the instance effect")
     if existing is not None:
         n.append("designs are the runs to ADD to the existing ones (on new instances); the "
-                 "effect is the current posterior of Δ; cold-start flags are ignored")
+                 "effect is the current posterior of Δ; cold-start flags are ignored; false "
+                 "claim = a decisive B/A-better call the drawn true Δ contradicts (Δ = 0 is not "
+                 "a coherent truth once runs exist)")
     n.append("assurance averages over the noise prior: it is not frequentist power at one "
              "assumed sigma (see docs/planning.md)")
     return n
@@ -574,4 +576,8 @@ def plan_more_runs(table, a: str, b: str, *, prior: NoisePrior, rope: str | Rope
                                      "hdi_high": _pct(d.hdi_high)},
                        "p_b_gt_a": d.p_gt0}
     res["inputs"]["delta"] = delta
+    if res["existing"]["label"] != "undecided":
+        res["notes"].insert(0, f"the runs already bought give '{res['existing']['label']}': no "
+                               "more runs are needed for that call; the table shows how likely "
+                               "it is to survive (assurance) if you add runs")
     return res
