@@ -52,6 +52,7 @@ PyMC is imported lazily (inside :func:`fit_mcmc`): this module is only loaded fo
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, field
 
@@ -333,6 +334,20 @@ class McmcPosterior:
         return out
 
 
+#: Compiled nutpie models by design (numba compile is ~2-4 s; sampling this model ~0.2 s).
+_NUTPIE_CACHE: dict = {}
+_CACHE_SIZE = 8
+
+
+def _design_key(data: TPSData, prior: NoisePrior, likelihood: str) -> tuple:
+    """Everything the compiled model depends on except y (which is a ``pm.Data``)."""
+    sess = data.session.tobytes() if has_sessions(data) else b""
+    return (likelihood, prior.tau, prior.sigma, data.config.tobytes(), data.instance.tobytes(),
+            bool(data.use_cold), data.cold.astype(bool).tobytes() if data.use_cold else b"",
+            sess, tuple(data.config_names), tuple(data.instance_names), MU_PRIOR_SD,
+            COLD_PRIOR_SD)
+
+
 def _extendable(diag: dict, tune: int) -> bool:
     """Only a clean but short run is extended: no divergences, chains roughly agreeing
     (R-hat <= 1.05), a real warm-up (tune >= 100), and only the ESS below target."""
@@ -355,10 +370,18 @@ def _sample_nutpie(model, *, compiled, draws, tune, chains, seed, target_accept,
 def _sample_pymc(model, *, draws, tune, chains, seed, target_accept, progressbar, cores):
     import pymc as pm
 
-    with model:
-        return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed,
-                         target_accept=target_accept, progressbar=progressbar,
-                         compute_convergence_checks=False, return_inferencedata=True)
+    log = logging.getLogger("pymc")
+    level = log.level
+    if not progressbar:
+        log.setLevel(logging.WARNING)
+    try:
+        with model:
+            return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores,
+                             random_seed=seed, target_accept=target_accept,
+                             progressbar=progressbar,
+                             compute_convergence_checks=False, return_inferencedata=True)
+    finally:
+        log.setLevel(level)
 
 
 def fit_mcmc(data: TPSData, prior: NoisePrior, *, likelihood: str = "normal",
@@ -411,19 +434,29 @@ def fit_mcmc(data: TPSData, prior: NoisePrior, *, likelihood: str = "normal",
         raise ValueError(f"unknown sampler {sampler!r}; expected one of {SAMPLERS}")
     if min(draws, chains) < 1 or tune < 0:
         raise ValueError("draws and chains must be >= 1, tune >= 0")
-    model, centre = build_model(data, prior, likelihood)
     if sampler == "auto":
         sampler = "nutpie" if AUTO_PREFERS_NUTPIE and nutpie_available() else "pymc"
+    key = _design_key(data, prior, likelihood)
+    if sampler == "nutpie" and key in _NUTPIE_CACHE:
+        # same design, prior and likelihood: reuse the compiled model, swap in this y
+        model, compiled_model = _NUTPIE_CACHE[key]
+        centre = float(np.mean(data.y))
+        compiled = {"model": compiled_model.with_data(y_obs=data.y - centre)}
+    else:
+        model, centre = build_model(data, prior, likelihood)
+        compiled = {}
     kw = dict(draws=int(draws), tune=int(tune), chains=int(chains), seed=int(seed),
               target_accept=float(target_accept), progressbar=progressbar)
-    compiled = {}
-
     def run(kw):
         if sampler == "nutpie":
             return _sample_nutpie(model, compiled=compiled, **kw)
         return _sample_pymc(model, cores=1 if cores is None else int(cores), **kw)
 
     idata = run(kw)
+    if sampler == "nutpie" and key not in _NUTPIE_CACHE:
+        if len(_NUTPIE_CACHE) >= _CACHE_SIZE:
+            _NUTPIE_CACHE.pop(next(iter(_NUTPIE_CACHE)))
+        _NUTPIE_CACHE[key] = (model, compiled["model"])
     diag = _diagnostics(idata, sampler)
     if extend and _extendable(diag, tune):
         more = int(min(MAX_EXTEND * draws, math.ceil(1.3 * draws * ESS_MIN / max(
