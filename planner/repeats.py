@@ -371,7 +371,7 @@ def plan_repeats(delta: float | np.ndarray | None, *, relative: bool = False,
                 row["fixed_equivalent"] = _fixed_equivalent(base, sr.assurance, lad, fixed,
                                                             minimal_n, cm, rpi, ppi)
                 rows.append(row)
-                if row["false_claim_rate"] <= MAX_FALSE_CLAIM or rule_name == "equivalence":
+                if not row["false_claim_rate"] > MAX_FALSE_CLAIM:
                     break
 
     # --- recommendation -----------------------------------------------------------------
