@@ -547,7 +547,8 @@ def plan_more_runs(table, a: str, b: str, *, prior: NoisePrior, rope: str | Rope
     Returns
     -------
     dict
-        :func:`plan_repeats`'s result plus ``existing`` (the current verdict).
+        :func:`plan_repeats`'s result plus ``existing`` (the current verdict) and
+        ``more_runs_per_arm`` (runs per arm to add under the recommended design, or None).
 
     Raises
     ------
@@ -576,6 +577,8 @@ def plan_more_runs(table, a: str, b: str, *, prior: NoisePrior, rope: str | Rope
                                      "hdi_high": _pct(d.hdi_high)},
                        "p_b_gt_a": d.p_gt0}
     res["inputs"]["delta"] = delta
+    rec = res["recommended"]
+    res["more_runs_per_arm"] = None if rec is None else rec["runs_per_arm"]
     if res["existing"]["label"] != "undecided":
         res["notes"].insert(0, f"the runs already bought give '{res['existing']['label']}': no "
                                "more runs are needed for that call; the table shows how likely "
