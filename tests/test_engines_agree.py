@@ -14,9 +14,15 @@ Three comparisons on the shipped real runs (``examples/runs/tps_runs.csv``):
 Tolerances: |ΔP(B > A)| ≤ 0.01 and each HDI end within 2 % **of the exact HDI width**. The
 width is the posterior's own scale; a relative tolerance on the end itself would be
 meaningless when an end sits near 0 (both ``k7_block64`` ends are within 0.6 % of TPS of 0).
-Monte Carlo error: with 2 x 40,000 draws (ESS of Δ ≈ 60,000 with nutpie), the SE of P at 0.5
-is 0.002 and the SE of a 95 % HDI end about 0.4 % of the width, so both tolerances are
-≥ 5 SE; differences beyond them would be a model mismatch, not noise. Runtime ≈ 30 s.
+Monte Carlo error: with 2 x 100,000 draws (ESS of Δ ≈ 140,000 with nutpie) the SE of P at
+0.5 is 0.0013 and the equal-tailed 2.5 %/97.5 % quantiles sit within ~0.3 % of the width of
+the exact ones (checked at 1 % here, a mismatch detector). The *sample HDI* (``arviz.hdi``,
+the shortest interval among sorted draws) is much noisier where the posterior is nearly
+symmetric: the width changes only to second order as the interval slides, so its location
+wanders — on ``k7_block64`` its ends moved by up to 2.5 % of the width at 2 x 40,000 draws
+and up to 1.9 % at 2 x 100,000 across seeds (SD about 0.8 %). The 2 % HDI tolerance is
+therefore a ~2.5 SE check at this draw count, not 5 SE; the quantile check carries the
+tight comparison. Runtime ≈ 40-50 s.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ pytest.importorskip("pymc")
 from models.tps_mcmc import fit_mcmc  # noqa: E402
 
 RUNS = Path(__file__).resolve().parents[1] / "examples" / "runs" / "tps_runs.csv"
-DRAWS = 40_000
+DRAWS = 100_000
 ROPE = 0.001
 
 
@@ -107,6 +113,19 @@ def test_hdi_agrees(pair):
     assert abs(dm.hdi_high - de.hdi_high) <= 0.02 * width
     assert abs(dm.mean - de.mean) <= 0.02 * width
     assert dm.sd == pytest.approx(de.sd, rel=0.03)
+
+
+def test_equal_tailed_interval_agrees(pair):
+    from models.tps_exact import mixture_quantile
+
+    _, data, ex, mc = pair
+    c = np.zeros(ex.mean.shape[-1])
+    c[0], c[1] = -1.0, 1.0
+    m, v = ex.contrast(c)
+    q_exact = mixture_quantile([0.025, 0.975], ex.w, m, v)
+    q_mc = np.quantile(mc.delta_draws(0, 1), [0.025, 0.975])
+    width = q_exact[1] - q_exact[0]
+    np.testing.assert_array_less(np.abs(q_mc - q_exact), 0.01 * width)
 
 
 def test_noise_scales_agree(pair):
