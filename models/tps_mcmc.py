@@ -413,8 +413,9 @@ def fit_mcmc(data: TPSData, prior: NoisePrior, *, likelihood: str = "normal",
         small). nutpie runs chains on threads (``cores=chains``).
     extend : bool
         When the first pass is clean (no divergences, R-hat <= 1.05, ``tune`` >= 100) and only
-        the ESS falls short of 400, sample once more with ``ceil(1.3 * draws * 400 / ESS)``
-        draws per chain (at most 4 x ``draws``; same seed, so still reproducible) and report
+        the ESS falls short of 400, sample once more with ``ceil(2 * draws * 400 / ESS)``
+        draws per chain (at most 4 x ``draws``) after twice the warm-up (same seed, so still
+        reproducible) and report
         that pass, with a message saying so. Student-t fits of a handful of runs with an
         outlier need this (the sigma/nu posterior is narrow-necked; ESS 110-700 per 2,000
         draws).
@@ -459,9 +460,9 @@ def fit_mcmc(data: TPSData, prior: NoisePrior, *, likelihood: str = "normal",
         _NUTPIE_CACHE[key] = (model, compiled["model"])
     diag = _diagnostics(idata, sampler)
     if extend and _extendable(diag, tune):
-        more = int(min(MAX_EXTEND * draws, math.ceil(1.3 * draws * ESS_MIN / max(
+        more = int(min(MAX_EXTEND * draws, math.ceil(2.0 * draws * ESS_MIN / max(
             min(diag["ess_bulk_min"], diag["ess_tail_min"]), 1.0))))
-        idata = run({**kw, "draws": more})
+        idata = run({**kw, "draws": more, "tune": 2 * int(tune)})
         old = diag
         diag = _diagnostics(idata, sampler)
         diag["messages"].append(
