@@ -203,7 +203,7 @@ class GridPosterior:
     edge_mass: float
     n_grid: int
     stats: SuffStats | None = None
-    centre: float = 0.0
+    centre: np.ndarray | None = None
     n_configs: int = 0
 
     def contrast(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -243,8 +243,10 @@ class GridPosterior:
         # collapse duplicates (grid is a product)
         ux, inv = np.unique(xs, return_inverse=True)
         uw = np.bincount(inv, weights=ws)
-        cdf = np.cumsum(uw)
-        med = float(np.interp(0.5, cdf, ux))
+        # each grid value is the centre of its cell (on the log scale): the CDF reaches the
+        # cumulative mass minus half the cell's own mass at the value itself
+        cdf = np.cumsum(uw) - 0.5 * uw
+        med = float(np.exp(np.interp(0.5, cdf, np.log(ux))))
         lo, hi = _hdi_from_discrete(ux, uw, hdi_prob)
         return {"mean": float(np.sum(self.w * x)), "median": med, "hdi_low": lo, "hdi_high": hi}
 
@@ -274,7 +276,7 @@ class GridPosterior:
         c = e[None, :] - g[:, None] * st.x_i[instance][None, :]     # (G, p)
         beta_c = self.mean.copy()
         beta_c[:, : self.n_configs] -= self.centre
-        m = np.einsum("gp,gp->g", c, beta_c) + g * st.T_i[instance] + self.centre
+        m = np.einsum("gp,gp->g", c, beta_c) + g * st.T_i[instance] + self.centre[k]
         v = np.einsum("gp,gpq,gq->g", c, self.cov, c) + s2 * g + s2
         return m, v
 
@@ -317,9 +319,10 @@ def mixture_summary(w, m, v, rope: float, hdi_prob: float = 0.95) -> DeltaSummar
     var = float(np.sum(w * (v + m * m)) - mean * mean)
     sd = math.sqrt(max(var, 0.0))
     s = np.sqrt(v)
-    p_gt0 = float(np.sum(w * special.ndtr(m / s)))
-    p_gt = float(np.sum(w * special.ndtr((m - rope) / s)))
-    p_lt = float(np.sum(w * special.ndtr((-rope - m) / s)))
+    clip = lambda p: float(min(max(p, 0.0), 1.0))  # noqa: E731  (sums can round past 1)
+    p_gt0 = clip(np.sum(w * special.ndtr(m / s)))
+    p_gt = clip(np.sum(w * special.ndtr((m - rope) / s)))
+    p_lt = clip(np.sum(w * special.ndtr((-rope - m) / s)))
     p_in = max(0.0, 1.0 - p_gt - p_lt)
     lo, hi = mixture_hdi(w, m, v, hdi_prob)
     return DeltaSummary(mean, sd, lo, hi, p_gt0, p_gt, p_lt, p_in, rope, hdi_prob)
@@ -452,8 +455,11 @@ def fit_exact(data: TPSData, prior: NoisePrior, *, n_grid: int = 60) -> GridPost
     """
     X = data.design_matrix()
     m0, sd0 = data.prior_mean_sd()
-    centre = float(np.mean(data.y))
-    st = SuffStats.from_design(X, data.instance, data.y - centre)
+    # centre each config on its own mean: the sufficient statistics then hold residuals, so
+    # q - r'P^-1 r does not cancel catastrophically when configs are far apart and sigma is
+    # tiny (configs 5x apart with sigma 0.01 % collapsed sigma onto the grid floor before)
+    centre = np.array([float(np.mean(data.y[data.config == k])) for k in range(data.n_configs)])
+    st = SuffStats.from_design(X, data.instance, data.y - centre[data.config])
     m0c = m0.copy()
     m0c[: data.n_configs] -= centre
     v0 = sd0**2
@@ -488,10 +494,10 @@ def noise_posterior(datasets: list[TPSData], prior: NoisePrior, *, n_grid: int =
     for d in datasets:
         X = d.design_matrix()
         m0, sd0 = d.prior_mean_sd()
-        c = float(np.mean(d.y))
+        c = np.array([float(np.mean(d.y[d.config == k])) for k in range(d.n_configs)])
         m0 = m0.copy()
         m0[: d.n_configs] -= c
-        prepared.append((SuffStats.from_design(X, d.instance, d.y - c), m0, sd0**2))
+        prepared.append((SuffStats.from_design(X, d.instance, d.y - c[d.config]), m0, sd0**2))
 
     def ll(T, S):
         tot = np.zeros(T.size)

@@ -17,8 +17,9 @@ flat to 1e-4 — so simulating mu ~ N(0, MU_PRIOR_SD^2) is the model's own prior
   level p > 0.001 (Bonferroni-ish over three quantities and a stochastic sampler). One
   compiled nutpie model is reused through ``with_data`` (≈ 0.2 s per fit).
 * Exact: 2,000 replicates; the PIT (posterior CDF at the truth) is uniform for an exact
-  posterior; KS test at p > 0.01 for Δ and sigma (sigma is an expected failure for now: see
-  its xfail reason).
+  posterior; KS test at p > 0.01 for Δ and sigma. (sigma once failed here: with configs far
+  apart and sigma tiny, globally centred sufficient statistics cancelled catastrophically;
+  the exact engine now centres each config on its own mean.)
 """
 
 from __future__ import annotations
@@ -135,12 +136,6 @@ def test_sbc_exact_delta():
     assert p > 0.01
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "exact engine numerics: with config means far apart (MU_PRIOR_SD = 1 draws Δ of order 1) "
-    "and sigma below ~4e-4, its sigma posterior collapses onto the 1e-5 grid floor (about 3 % "
-    "of replicates; PIT = 1), most likely cancellation in q - r'P^-1 r. Centring y per "
-    "config (and m0 with it) before the sufficient statistics would remove it. Reported to "
-    "the exact-engine owner; the MCMC SBC of the same design passes."))
 def test_sbc_exact_sigma():
     u = _exact_pit()["sigma"]
     p = stats.kstest(u, "uniform").pvalue
