@@ -362,7 +362,7 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
               cost_profile: str = "F", cost_file: str | None = None,
               cost_overrides: dict | None = None, noise: NoiseSpec | None = None,
               run_cap: int = 40, minutes_per_run: float = 10.0, price_per_hour: float = 1.0,
-              start: int = 1, progress: Callable | None = None) -> dict:
+              start: int = 0, progress: Callable | None = None) -> dict:
     """Simulate drafting policies on a capture and decide which are worth a run.
 
     Parameters
@@ -397,7 +397,10 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     run_cap, minutes_per_run, price_per_hour
         Worth-a-run settings.
     start : int
-        First walked completion position (1: vLLM counters convention).
+        First walked completion position. 0 (default): the reference replay's convention,
+        in which the forward that yields the first token counts and may verify a draft built
+        from the prompt (reproduces the published PLD figures exactly); 1: vLLM's counters,
+        which leave the first (prefill) token out.
     progress : callable(description, total) -> context manager with ``advance()``, optional
 
     Returns
@@ -606,7 +609,7 @@ def run_sweep(capture_path: str | Path | None = None, *, n_values=range(1, 6),
               d_values=range(4, 33, 4), k_values=range(1, 9), stop_at_eos: bool = False,
               seed: int = 0, mc_reps: int = 50, cost_profile: str = "F",
               cost_file: str | None = None, cost_overrides: dict | None = None,
-              baseline_tps: float | None = None, start: int = 1,
+              baseline_tps: float | None = None, start: int = 0,
               progress: Callable | None = None) -> dict:
     """Grid sweep: pld over n x D and mtp over K, ranked by projected TPS (point estimates).
 

@@ -233,9 +233,17 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
     tau = post.scale_summary("tau")
     sig = post.scale_summary("sigma")
     total_sd = math.sqrt(tau["mean"] ** 2 + sig["mean"] ** 2)
-    more = None
+    more, more_note = None, None
     if label == "undecided":
         more = more_runs_needed(d.mean, rope_log, total_sd, len(tps_a), len(tps_b))
+        if more is None:
+            more_note = ("the posterior mean sits inside the ROPE: ask whether A and B are "
+                         "equivalent (planner repeats --rule equivalence)"
+                         if abs(d.mean) <= rope_log else
+                         "more than 400 runs per arm even if the current mean holds")
+        else:
+            more_note = (f"about {more} more run(s) per arm would clear the ROPE if the current "
+                         "mean holds (a coin flip; planner repeats --runs gives the assurance)")
 
     def scale_out(s):
         return {"pct": {k: 100 * v for k, v in s.items()},
@@ -284,6 +292,7 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         "prior": {"label": prior_label, **prior.to_dict()},
         "diagnostics": diag,
         "more_runs_per_arm": more,
+        "more_runs_note": more_note,
         "classical": classical_tests(tps_a, tps_b),
         "delta_curve": curve,
         "notes": notes,

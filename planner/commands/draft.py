@@ -208,6 +208,10 @@ def register(app: typer.Typer) -> None:
         bootstrap: int = typer.Option(2000, "--bootstrap", help="bootstrap replicates"),
         mc_reps: int = typer.Option(200, "--mc-reps", help="MC replicates (stochastic)"),
         seed: int = typer.Option(0, "--seed"),
+        convention: str = typer.Option("reference", "--convention", help="reference: the "
+                                       "first forward counts (reproduces the reference "
+                                       "replay); vllm: leave the prefill token out, as "
+                                       "vLLM's spec-decode counters do"),
         stop_at_eos: bool = typer.Option(False, "--stop-at-eos", help="cut at first EOS"),
         cost_profile: str = typer.Option("F", "--cost-profile", help="F or bf16head"),
         cost_file: Optional[Path] = typer.Option(None, "--cost-file", help="JSON overrides"),
@@ -247,8 +251,11 @@ def register(app: typer.Typer) -> None:
             except ValueError:
                 raise InputError("--correlation must be calibrated, independent or a number",
                                  field="correlation") from None
+        if convention not in ("reference", "vllm"):
+            raise InputError(f"unknown convention {convention!r} (reference or vllm)",
+                             field="--convention")
         result = run_draft(
-            capture, specs, baseline=base, baseline_tps=baseline_tps, n_boot=bootstrap,
+            capture, specs, start=0 if convention == "reference" else 1, baseline=base, baseline_tps=baseline_tps, n_boot=bootstrap,
             seed=seed, mc_reps=mc_reps, stop_at_eos=stop_at_eos, curve=cv, acceptance=acc,
             per_prompt=None if cv is not None or acc is not None else per_prompt,
             correlation=corr, cost_profile=cost_profile,
@@ -268,6 +275,10 @@ def register(app: typer.Typer) -> None:
         baseline_tps: Optional[float] = typer.Option(None, "--baseline-tps"),
         mc_reps: int = typer.Option(50, "--mc-reps"),
         seed: int = typer.Option(0, "--seed"),
+        convention: str = typer.Option("reference", "--convention", help="reference: the "
+                                       "first forward counts (reproduces the reference "
+                                       "replay); vllm: leave the prefill token out, as "
+                                       "vLLM's spec-decode counters do"),
         stop_at_eos: bool = typer.Option(False, "--stop-at-eos"),
         cost_profile: str = typer.Option("F", "--cost-profile"),
         top: int = typer.Option(20, "--top", help="rows shown"),
@@ -283,7 +294,11 @@ def register(app: typer.Typer) -> None:
             except ValueError:
                 raise InputError(f"{s!r} is not a comma list of integers", field=fld) from None
 
-        result = run_sweep(capture, n_values=ints(n_values, "n-values"),
+        if convention not in ("reference", "vllm"):
+            raise InputError(f"unknown convention {convention!r} (reference or vllm)",
+                             field="--convention")
+        result = run_sweep(capture, start=0 if convention == "reference" else 1,
+                           n_values=ints(n_values, "n-values"),
                            d_values=ints(d_values, "d-values"),
                            k_values=ints(k_values, "k-values"), stop_at_eos=stop_at_eos,
                            seed=seed, mc_reps=mc_reps, cost_profile=cost_profile,

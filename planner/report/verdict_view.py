@@ -33,9 +33,8 @@ def _rows(r: dict) -> list[tuple[str, str]]:
          f"t={cl['welch']['t']:+.2f}, df={cl['welch']['df']:.1f}, p={cl['welch']['p']:.3g} → "
          f"{'significant' if cl['welch']['significant'] else 'not significant'}"),
     ]
-    if r.get("more_runs_per_arm") is not None:
-        rows.append(("to settle", f"≈ {r['more_runs_per_arm']} more run(s) per arm if the "
-                                  "current mean holds"))
+    if r.get("more_runs_note"):
+        rows.append(("to settle", r["more_runs_note"]))
     return rows
 
 
