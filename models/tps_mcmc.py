@@ -52,6 +52,13 @@ PyMC is imported lazily (inside :func:`fit_mcmc`): this module is only loaded fo
 
 from __future__ import annotations
 
+import warnings
+
+# PyTensor from pip has no BLAS; our models are tiny (no matrix products worth BLAS), so the
+# advice it prints on every process start is noise for users of this tool.
+warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS",
+                        category=UserWarning)
+
 import logging
 import math
 from dataclasses import dataclass, field
