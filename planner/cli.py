@@ -55,8 +55,13 @@ def main(argv: list[str] | None = None) -> None:
     Usage errors exit 2 (typer). :class:`planner.errors.InputError` and unreadable files
     become one line on stderr and exit code 2, so bad input never prints a traceback.
     """
+    args = list(sys.argv[1:] if argv is None else argv)
+    # `planner draft sweep ...` is the documented spelling of `planner draft-sweep ...`
+    # (draft itself takes a positional CAPTURE, so sweep cannot be a typer subcommand of it)
+    if args[:2] == ["draft", "sweep"]:
+        args = ["draft-sweep"] + args[2:]
     try:
-        app(args=argv)
+        app(args=args)
     except InputError as exc:
         print(f"planner: error: {exc.one_line()}", file=sys.stderr)
         sys.exit(2)

@@ -99,3 +99,9 @@ def test_sweep_json():
     assert len(rows) == 1 + 4 + 2
     tps = [r["projected_tps"] for r in rows]
     assert tps == sorted(tps, reverse=True)
+
+
+def test_draft_sweep_spelled_as_in_the_docs(cli):
+    """`planner draft sweep` is an alias of `planner draft-sweep`."""
+    code, out, err = cli("draft", "sweep", "--help")
+    assert code == 0 and "Grid over pld" in out
