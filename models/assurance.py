@@ -236,6 +236,32 @@ def analysis_grid(prior: NoisePrior, n_runs: int, *, q: float = 1e-4, g_max: int
 # --------------------------------------------------------------------------------------------
 # the exact posterior of Δ for a batch of datasets of one layout
 # --------------------------------------------------------------------------------------------
+def _reduce_columns(types) -> tuple[np.ndarray, np.ndarray]:
+    """Independent columns of z = (1, S_A, S_B, ST_1..ST_K) for a layout's instance types.
+
+    Every column is a sum of the per-type arm sums s_kA, s_kB (S_A = sum_k s_kA, S_B =
+    sum_k s_kB, ST_k = s_kA + s_kB). Returns ``keep`` (column indices, 0 first) and ``L``
+    (J, len(keep)) with z = z[:, keep] @ L.T exactly (integer coefficients).
+    """
+    K = len(types)
+    groups = [(k, arm) for k, t in enumerate(types) for arm in (0, 1)
+              if (t.a if arm == 0 else t.b) > 0]
+    C = np.zeros((3 + K, 1 + len(groups)))
+    C[0, 0] = 1.0
+    for gi, (k, arm) in enumerate(groups):
+        C[1 + arm, 1 + gi] = 1.0
+        C[3 + k, 1 + gi] = 1.0
+    keep: list[int] = []
+    for j in range(C.shape[0]):
+        if np.linalg.matrix_rank(C[keep + [j]]) > len(keep):
+            keep.append(j)
+    B = C[keep]                                                    # (Jr, groups + 1)
+    L = np.linalg.lstsq(B.T, C.T, rcond=None)[0].T                  # C = L @ B
+    Lr = np.round(L)
+    if not np.allclose(Lr @ B, C):  # pragma: no cover - integer by construction
+        raise AssertionError("column reduction is not exact")
+    return np.asarray(keep, int), Lr
+
 class GridAnalysis:
     """Exact grid posterior of Δ = μ_B − μ_A for every simulated dataset of one layout.
 
@@ -316,15 +342,26 @@ class GridAnalysis:
         const = -0.5 * (N * _LOG2PI + 2.0 * math.log(v0) + logdetS + logdetP + q_old)
         const = const + prior.tau.logpdf(self.tau) + prior.sigma.logpdf(self.sigma) \
             + np.log(self.tau) + np.log(self.sigma)
-        iu, ju = np.triu_indices(J)
+        # exact reduction of redundant statistics: z = z[:, keep] @ L.T for every dataset of
+        # this layout (e.g. one run per instance: the instance totals are the arm sums), so
+        # the quadratic form shrinks to the independent columns (fewer features per point)
+        keep, L = _reduce_columns(types)
+        self._keep = keep
+        Jr = keep.size
+        Mr = np.einsum("ia,gij,jb->gab", L, Mq, L)                              # (G, Jr, Jr)
+        iu, ju = np.triu_indices(Jr)
         self._iu, self._ju = iu, ju
-        th = Mq[:, iu, ju] * np.where(iu == ju, 1.0, 2.0)[None, :]               # (G, J(J+1)/2)
+        th = Mr[:, iu, ju] * np.where(iu == ju, 1.0, 2.0)[None, :]              # (G, Jr(Jr+1)/2)
         th[:, 0] += const                                                     # z0*z0 = 1
         thq = np.concatenate([(-0.5 / s2)[:, None], 0.5 * gk / s2[:, None]], axis=1)  # (G, 1+K)
+        # all instances single-run: sum y^2 = sum over types of the squared instance totals
+        self._fold_q = bool(all(t.n == 1 for t in types))
+        if self._fold_q:
+            thq = thq[:, 1:] + thq[:, :1]
         self.theta = np.ascontiguousarray(np.concatenate([th, thq], axis=1).T)  # (F, G)
         c = np.array([-1.0, 1.0])
         self.W = np.ascontiguousarray(np.einsum("gpj,gpq,q->jg", R, Pinv, c))   # (J, G)
-        self.WT = np.ascontiguousarray(self.W.T)                                # (G, J)
+        self.WT = np.ascontiguousarray((L.T @ self.W).T)                        # (G, Jr)
         self.delta_sd = np.sqrt(np.einsum("p,gpq,q->g", c, Pinv, c))            # (G,)
         self.mu_mean_coef = np.einsum("gpj,gpq->gqj", R, Pinv)                 # (G, 2, J)
 
@@ -364,7 +401,9 @@ class GridAnalysis:
 
     def features(self, z: np.ndarray, zq: np.ndarray) -> np.ndarray:
         """Features (D, F) whose product with ``theta`` gives the log weights."""
-        return np.concatenate([z[:, self._iu] * z[:, self._ju], zq], axis=1)
+        zr = z[:, self._keep]
+        return np.concatenate([zr[:, self._iu] * zr[:, self._ju],
+                               zq[:, 1:] if self._fold_q else zq], axis=1)
 
     def log_weights(self, z: np.ndarray, zq: np.ndarray) -> np.ndarray:
         """Unnormalised log posterior weights, shape (D, G)."""
@@ -378,10 +417,69 @@ class GridAnalysis:
 # --------------------------------------------------------------------------------------------
 # labels from the mixture: numba kernel
 # --------------------------------------------------------------------------------------------
-def _py_label(w, mm, ss, na, r, hdi_prob, level, rule, out, d):
-    """Label and readings of one normalised mixture (components 0..na-1) into out[:, d]."""
+#: Normal CDF table for the fast screen of :func:`_py_label`: Phi at z = -9 + k / 64.
+_PHI_STEP = 64.0
+_PHI_Z0 = 9.0
+_PHI_TAB = 0.5 * np.array([math.erfc(-(-_PHI_Z0 + k / _PHI_STEP) / math.sqrt(2.0))
+                           for k in range(int(2 * _PHI_Z0 * _PHI_STEP) + 2)])
+#: Safety margin of the screen: linear interpolation of Phi on a 1/64 grid errs by at most
+#: max|Phi''| h^2 / 8 = phi(1) / (8 * 64^2) = 7.4e-6 (and Phi(-9) = 1.1e-19 outside the table).
+_PHI_MARGIN = 2e-5
+
+
+def _py_phi_tab(z, tab):
+    """Normal CDF by linear interpolation in ``_PHI_TAB`` (abs. error <= 7.4e-6)."""
+    if z <= -9.0:
+        return 0.0
+    if z >= 9.0:
+        return 1.0
+    t = (z + 9.0) * 64.0
+    i = int(t)
+    return tab[i] + (t - i) * (tab[i + 1] - tab[i])
+
+
+def _py_label(w, mm, ss, na, r, hdi_prob, level, rule, out, d, fast, tab):
+    """Label and readings of one normalised mixture (components 0..na-1) into out[:, d].
+
+    ``fast``: first screen the mixture with interpolated CDF values at +-r (error <= 7.4e-6,
+    margin 2e-5): a mixture that is clearly no candidate for any label (or, for superiority,
+    clearly on one side of the level) is labelled from the screen and P(Δ > r), P(Δ < -r)
+    are the interpolated values; every other mixture goes through the exact path below, so
+    the labels are those of the exact path.
+    """
     _SQ2 = math.sqrt(2.0)
     _ISQ2PI = 1.0 / math.sqrt(2.0 * math.pi)
+    if fast:
+        mu = 0.0
+        m2 = 0.0
+        Fp = 0.0
+        Fm = 0.0
+        for j in range(na):
+            mu += w[j] * mm[j]
+            m2 += w[j] * (ss[j] * ss[j] + mm[j] * mm[j])
+            Fp += w[j] * _phi_tab((r - mm[j]) / ss[j], tab)
+            Fm += w[j] * _phi_tab((-r - mm[j]) / ss[j], tab)
+        M = _PHI_MARGIN
+        done = False
+        lab = 0
+        if rule == 1:
+            if 1.0 - Fp >= level + M:
+                lab = 1
+                done = True
+            elif 1.0 - Fp <= level - M:
+                done = True
+        else:
+            if Fp >= 1.0 - hdi_prob + M and Fm <= hdi_prob - M and \
+                    (r <= 0 or Fp - Fm <= hdi_prob - 2.0 * M):
+                done = True
+        if done:
+            var = m2 - mu * mu
+            out[0, d] = lab
+            out[1, d] = 1.0 - Fp
+            out[2, d] = Fm
+            out[3, d] = mu
+            out[4, d] = math.sqrt(var) if var > 0 else 0.0
+            return
     mu = 0.0
     m2 = 0.0
     lo = np.inf
@@ -433,7 +531,7 @@ def _py_label(w, mm, ss, na, r, hdi_prob, level, rule, out, d):
     out[4, d] = sdv
 
 
-def _py_kernel(lw, m, sd, r, hdi_prob, level, rule, cut, out):
+def _py_kernel(lw, m, sd, r, hdi_prob, level, rule, cut, out, fast, tab):
     """Labels of D mixtures given their log weights and component means, each (D, G)."""
     D, G = lw.shape
     for d in _prange(D):
@@ -457,10 +555,11 @@ def _py_kernel(lw, m, sd, r, hdi_prob, level, rule, cut, out):
                 na += 1
         for j in range(na):
             w[j] /= tot
-        _label(w, mm, ss, na, r, hdi_prob, level, rule, out, d)
+        _label(w, mm, ss, na, r, hdi_prob, level, rule, out, d, fast, tab)
 
 
-def _py_kernel_fused(phi, theta, z, WT, sd, r, hdi_prob, level, rule, cut, out):
+def _py_kernel_fused(phi, theta, z, WT, sd, r, hdi_prob, level, rule, cut, out, fast,
+                     tab):
     """As :func:`_py_kernel`, computing log weights (phi @ theta) and means (z @ WT.T) on the
     fly, one dataset at a time (no (D, G) temporaries)."""
     D, F = phi.shape
@@ -495,7 +594,7 @@ def _py_kernel_fused(phi, theta, z, WT, sd, r, hdi_prob, level, rule, cut, out):
                 na += 1
         for j in range(na):
             w[j] /= tot
-        _label(w, mm, ss, na, r, hdi_prob, level, rule, out, d)
+        _label(w, mm, ss, na, r, hdi_prob, level, rule, out, d, fast, tab)
 
 
 def _py_mix_pdf(x, w, mm, ss, na):
@@ -545,12 +644,14 @@ if _nb is not None:
     _prange = _nb.prange
     _mix_pdf = _nb.njit(cache=True)(_py_mix_pdf)
     _mix_quantile = _nb.njit(cache=True)(_py_mix_quantile)
+    _phi_tab = _nb.njit(cache=True)(_py_phi_tab)
     _label = _nb.njit(cache=True)(_py_label)
     _kernel = _nb.njit(parallel=True, cache=True)(_py_kernel)
     _kernel_fused = _nb.njit(parallel=True, cache=True)(_py_kernel_fused)
 else:  # pragma: no cover
     _prange = range
     _mix_pdf, _mix_quantile, _label = _py_mix_pdf, _py_mix_quantile, _py_label
+    _phi_tab = _py_phi_tab
     _kernel, _kernel_fused = _py_kernel, _py_kernel_fused
 
 
@@ -576,7 +677,8 @@ class Decisions:
 
 
 def decide(lw: np.ndarray, m: np.ndarray, sd: np.ndarray, rope: float, *, rule: str = "verdict",
-           level: float = 0.95, hdi_prob: float = 0.95, cut: float = 20.0) -> Decisions:
+           level: float = 0.95, hdi_prob: float = 0.95, cut: float = 20.0,
+           exact_probs: bool = True) -> Decisions:
     """Labels of a batch of Normal-mixture posteriors of Δ.
 
     Parameters
@@ -598,6 +700,10 @@ def decide(lw: np.ndarray, m: np.ndarray, sd: np.ndarray, rope: float, *, rule: 
     cut : float
         Components with log weight below max − cut are dropped (relative mass < e^-20 = 2e-9
         each; the probabilities move by less than G e^-20 ~ 3e-6).
+    exact_probs : bool
+        False: screen each mixture with interpolated Normal CDF values first (see
+        :func:`_py_label`); the labels, means and SDs are unchanged, ``p_gt`` / ``p_lt`` of
+        the screened (clearly undecided) mixtures are then within 7.4e-6 only.
 
     Returns
     -------
@@ -607,7 +713,7 @@ def decide(lw: np.ndarray, m: np.ndarray, sd: np.ndarray, rope: float, *, rule: 
     m = np.ascontiguousarray(m, float)
     out = np.empty((5, lw.shape[0]))
     _kernel(lw, m, np.ascontiguousarray(sd, float), float(rope), float(hdi_prob), float(level),
-            1 if rule == "superiority" else 0, float(cut), out)
+            1 if rule == "superiority" else 0, float(cut), out, not exact_probs, _PHI_TAB)
     return _unpack(out)
 
 
@@ -618,13 +724,15 @@ def _unpack(out: np.ndarray) -> Decisions:
 
 def decide_analysis(an: "GridAnalysis", z: np.ndarray, zq: np.ndarray, rope: float, *,
                     rule: str = "verdict", level: float = 0.95, hdi_prob: float = 0.95,
-                    cut: float = 20.0) -> Decisions:
+                    cut: float = 20.0, exact_probs: bool = True) -> Decisions:
     """:func:`decide` for datasets given by their statistics under ``an`` (fused kernel:
     log weights and means computed per dataset, identical results)."""
     out = np.empty((5, z.shape[0]))
-    _kernel_fused(np.ascontiguousarray(an.features(z, zq)), an.theta, np.ascontiguousarray(z),
+    _kernel_fused(np.ascontiguousarray(an.features(z, zq)), an.theta,
+                  np.ascontiguousarray(z[:, an._keep]),
                   an.WT, an.delta_sd, float(rope), float(hdi_prob), float(level),
-                  1 if rule == "superiority" else 0, float(cut), out)
+                  1 if rule == "superiority" else 0, float(cut), out, not exact_probs,
+                  _PHI_TAB)
     return _unpack(out)
 
 
@@ -722,7 +830,7 @@ def _batched(layout, analysis: GridAnalysis, truth: Truth, rng, rope, rule, leve
         ys = simulate(layout, tr, rng)
         z, zq = analysis.stats(ys)
         parts.append(decide_analysis(analysis, z, zq, rope, rule=rule, level=level,
-                                     hdi_prob=hdi_prob))
+                                     hdi_prob=hdi_prob, exact_probs=False))
         if progress is not None:
             progress(tr.size)
     return Decisions(*(np.concatenate([getattr(p, f) for p in parts])
@@ -935,7 +1043,7 @@ def evaluate_sequential(full: Layout, looks: Sequence[Sequence[int]], prior: Noi
                 ysub = [y[alive] for y in ys]
                 z, zq = an.stats(ysub, c)
                 dec = decide_analysis(an, z, zq, rope, rule=rule, level=level,
-                                      hdi_prob=hdi_prob)
+                                      hdi_prob=hdi_prob, exact_probs=False)
                 done = dec.labels != UNDECIDED
                 lab[alive[done]] = dec.labels[done]
                 if j < len(looks) - 1:
