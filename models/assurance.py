@@ -279,7 +279,8 @@ class GridAnalysis:
     Notes
     -----
     Same model and priors as :func:`models.tps_exact.fit_exact` with two configs and no cold
-    column: μ ~ N(ȳ 1, 0.1² I) with ȳ the mean log TPS of all analysed runs, grid weights
+    column: μ ~ N(ȳ 1, v0 I) with ȳ the mean log TPS of all analysed runs and v0 =
+    ``MU_PRIOR_SD``² (:mod:`models.tps_model`, SD 1.0 on the log scale), grid weights
     ∝ p(y|τ,σ) p(τ) p(σ) τ σ. The data enter through :meth:`stats`; ``theta`` (F, G) turns
     the features of :meth:`features` into log weights, ``W`` (J, G) turns z into the
     conditional means of Δ, ``delta_sd`` (G,) are the conditional SDs (log scale).

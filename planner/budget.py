@@ -669,78 +669,6 @@ def _group_rows(rows: list[dict], rec: Any) -> list[dict]:
     return out
 
 
-def _get_plan_repeats() -> tuple[Callable, str]:
-    try:
-        from planner.repeats import plan_repeats
-        return plan_repeats, "planner.repeats"
-    except ModuleNotFoundError as exc:
-        if exc.name != "planner.repeats":
-            raise
-        return fallback_plan_repeats, "fallback-normal"
-
-
-def fallback_plan_repeats(delta, *, relative=False, baseline_tps=DEFAULT_BASELINE_TPS, prior,
-                          rule="verdict", rope=DEFAULT_ROPE, target=DEFAULT_ASSURANCE,
-                          designs=("separate", "paired"), max_runs=40, price_per_hour=1.0,
-                          minutes_per_run=None, startup_minutes=None, sims=2000, seed=0,
-                          progress=None) -> dict:
-    """Normal-approximation stand-in for :func:`planner.repeats.plan_repeats`.
-
-    Used only while ``planner.repeats`` is absent. For each design and runs per arm n, the
-    estimate of Δ (log scale) is drawn as N(Δ, se²) with se² = 2(τ² + σ²)/n for separate
-    allocations and 2σ²/n when both arms share each allocation (paired); the 95 % interval
-    ±1.96 se is checked against the ROPE. Noise scales are drawn from the prior. Sequential
-    designs are not modelled here.
-    """
-    from planner.verdict import Rope
-
-    minutes_per_run = 4.0 if minutes_per_run is None else minutes_per_run
-    startup_minutes = 6.0 if startup_minutes is None else startup_minutes
-    rng = np.random.default_rng(seed)
-    d = np.atleast_1d(np.asarray(delta, float))
-    d = rng.choice(d, sims) if d.size > 1 else np.full(sims, d[0])
-    dl = np.log1p(d / 100.0) if relative else np.log1p(d / baseline_tps)
-    rl = Rope.parse(rope).log_halfwidth(baseline_tps)
-    tau = prior.tau.rvs(sims, rng)
-    sig = prior.sigma.rvs(sims, rng)
-    truth = np.where(dl > rl, 1, np.where(dl < -rl, -1, 0))
-    z = rng.standard_normal(sims)
-    ns = np.arange(1, max_runs + 1)
-    out = []
-    for des in designs:
-        if des not in ("separate", "paired"):
-            continue
-        var1 = 2 * (tau**2 + sig**2) if des == "separate" else 2 * sig**2 + 1e-12
-        job_min = math.ceil(startup_minutes + minutes_per_run * (1 if des == "separate" else 2))
-        jobs_per_n = 2 if des == "separate" else 1
-        ass, fcr, cost, gph = [], [], [], []
-        for n in ns:
-            se = np.sqrt(var1 / n)
-            est = dl + se * z
-            call = np.where(est - 1.96 * se > rl, 1, np.where(est + 1.96 * se < -rl, -1,
-                            np.where((est - 1.96 * se > -rl) & (est + 1.96 * se < rl), 0, 2)))
-            decisive = call != 2
-            ass.append(float(np.mean(decisive & (call == truth))))
-            fcr.append(float(np.mean(decisive & (call != truth))))
-            h = jobs_per_n * n * job_min / 60.0
-            gph.append(h)
-            cost.append(h * price_per_hour)
-        ass_a = np.asarray(ass)
-        hit = np.nonzero(ass_a >= target)[0]
-        i = int(hit[0]) if hit.size else int(np.argmax(ass_a))
-        out.append({"design": des, "runs_per_arm": int(ns[i]), "assurance": ass[i],
-                    "false_claim_rate": fcr[i], "gpu_hours": gph[i], "cost_usd": cost[i],
-                    "reaches_target": bool(hit.size),
-                    "curve": {"runs_per_arm": ns.tolist(), "assurance": ass,
-                              "false_claim_rate": fcr, "cost_usd": cost, "gpu_hours": gph}})
-        if progress:
-            progress(1)
-    ok = [e for e in out if e["reaches_target"]]
-    rec = min(ok, key=lambda e: e["cost_usd"]) if ok else None
-    return {"designs": out, "recommended": rec["design"] if rec else None, "target": target,
-            "engine": "fallback-normal"}
-
-
 # --------------------------------------------------------------------------------------------
 # allocation
 # --------------------------------------------------------------------------------------------
@@ -906,7 +834,9 @@ def plan_budget(plan: Plan, *, sims: int = 2000, seed: int = 0,
 
     t0 = time.perf_counter()
     b = plan.budget
-    fn, engine = _get_plan_repeats()
+    from planner.repeats import plan_repeats
+
+    engine = "planner.repeats"
     cache: dict = {}
     items = []
     for c in plan.comparisons:
@@ -937,16 +867,14 @@ def plan_budget(plan: Plan, *, sims: int = 2000, seed: int = 0,
         kw: dict = dict(relative=False, baseline_tps=base, prior=prior, rule=rule, rope=rope,
                         target=b.assurance, designs=designs, max_runs=b.max_runs_per_arm,
                         price_per_hour=b.price_per_hour, sims=sims,
-                        seed=seed + c.index)
-        if engine == "planner.repeats":
-            kw["prior_label"] = prior_label
-            kw["search_beyond_cap"] = False  # the doubling search to 5000 runs is slow
+                        seed=seed + c.index, prior_label=prior_label,
+                        search_beyond_cap=False)  # the doubling search to 5000 runs is slow
         if b.minutes_per_run is not None:
             kw["minutes_per_run"] = b.minutes_per_run
         if b.startup_minutes is not None:
             kw["startup_minutes"] = b.startup_minutes
         try:
-            raw = fn(delta, **kw)
+            raw = plan_repeats(delta, **kw)
         except InputError as exc:
             raise InputError(f"comparison #{c.index + 1} '{c.name}': {exc.message}",
                              file=plan.path, line=c.line, field=exc.field) from None
@@ -969,7 +897,7 @@ def plan_budget(plan: Plan, *, sims: int = 2000, seed: int = 0,
             "recommended": rec,
             "repeats_reason": norm.get("reason"),
             "beyond_cap": norm.get("beyond_cap"),
-            "repeats_engine": raw.get("engine", engine) if isinstance(raw, dict) else engine,
+            "repeats_engine": engine,
         }
         items.append(item)
         if progress:
@@ -990,9 +918,17 @@ def plan_budget(plan: Plan, *, sims: int = 2000, seed: int = 0,
         rec = it["recommended"]
         if rec is None:
             it["status"] = "unreachable"
-            it["reason"] = it.get("repeats_reason") or (
-                f"no design reaches assurance {b.assurance:g} within {b.max_runs_per_arm} "
-                "runs per arm")
+            rr = it.get("repeats_reason") or ""
+            if not rr or rr.startswith("no design up to"):
+                # one statement of the best design (repeats' own reason names it too)
+                best = max(it["designs"], key=lambda e: e.get("assurance") or 0, default=None)
+                rr = (f"no design reaches assurance {b.assurance:g} within "
+                      f"{b.max_runs_per_arm} runs per arm")
+                if best is not None and best.get("assurance") is not None:
+                    rr += (f" (best: {best['design']} at {best['runs_per_arm']:.3g} runs/arm, "
+                           f"assurance {best['assurance']:.2f}, "
+                           f"${best['cost_usd'] or 0:.2f})")
+            it["reason"] = rr
             bc = it.get("beyond_cap")
             if isinstance(bc, dict) and bc.get("runs_per_arm"):
                 it["reason"] += (f"; {bc['design']} would need {bc['runs_per_arm']} runs per "

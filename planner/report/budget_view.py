@@ -74,10 +74,8 @@ def _skipped(r: dict) -> list[str]:
             continue
         v = c.get("value_per_usd")
         extra = f" ({v:.2f} decisive verdicts per $)" if v else ""
-        best = max(c["designs"], key=lambda e: e.get("assurance") or 0, default=None)
-        if c["status"] == "unreachable" and best is not None:
-            extra = (f" (best: {best['design']} at {best['runs_per_arm']:.3g} runs/arm, "
-                     f"assurance {best['assurance']:.2f}, ${best['cost_usd']:.2f})")
+        if c["status"] == "unreachable":
+            extra = ""  # the reason already names the best design
         out.append(f"{c['name']}: {c['status']} — {c['reason']}{extra}")
     return out
 
