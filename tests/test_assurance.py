@@ -119,6 +119,27 @@ def test_hdi_labels_from_cdf_equal_mixture_summary():
     assert agree == n
 
 
+def test_fast_screen_gives_the_exact_labels():
+    """exact_probs=False (the simulations' path: interpolated-CDF screen of clearly undecided
+    mixtures) gives the labels, means and SDs of the exact path; P(Δ > ±r) within 7.4e-6."""
+    rng = np.random.default_rng(8)
+    for lay in (separate_layout(3), separate_layout(12, 2), paired_layout(6), paired_layout(7, 3)):
+        tg, sg, _, _ = analysis_grid(HF, lay.n_runs)
+        an = GridAnalysis(lay, HF, tg, sg)
+        for dl in (0.0, 0.001, 0.004, -0.02):
+            tr = prior_truth(HF, dl, 400, rng)
+            z, zq = an.stats(simulate(lay, tr, rng))
+            for rule, hp in (("verdict", 0.95), ("verdict", 0.99), ("superiority", 0.95),
+                             ("equivalence", 0.95)):
+                e = decide_analysis(an, z, zq, ROPE, rule=rule, hdi_prob=hp)
+                f = decide_analysis(an, z, zq, ROPE, rule=rule, hdi_prob=hp, exact_probs=False)
+                assert np.array_equal(e.labels, f.labels)
+                assert np.allclose(e.mean, f.mean, rtol=0, atol=1e-14)
+                assert np.allclose(e.sd, f.sd, rtol=1e-12, atol=1e-15)
+                assert np.max(np.abs(e.p_gt - f.p_gt)) <= 7.5e-6
+                assert np.max(np.abs(e.p_lt - f.p_lt)) <= 7.5e-6
+
+
 @pytest.mark.parametrize("prior,layout,dl", [
     (HF, separate_layout(3), 0.004), (HF, paired_layout(4), 0.002),
     (N4, separate_layout(6), _log(-5.82)), (platform_prior("local-a10g"), separate_layout(6, 3),
