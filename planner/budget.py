@@ -39,6 +39,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from planner._parse import parse_number
 from planner.errors import InputError
 
 SCHEMA = "spec-planner/budget/1"
@@ -158,23 +159,8 @@ def _toml_lines(text: str) -> dict:
 
 def _num(v: Any, *, path: str, line: int | None, fld: str, positive: bool = False,
          integer: bool = False, allow_zero: bool = True) -> float:
-    if isinstance(v, bool) or v is None or (isinstance(v, str) and not v.strip()):
-        raise InputError("missing or not a number", file=path, line=line, field=fld)
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        raise InputError(f"not a number: {v!r}", file=path, line=line, field=fld) from None
-    if not math.isfinite(x):
-        raise InputError(f"not finite: {v!r}", file=path, line=line, field=fld)
-    if positive and (x < 0 or (x == 0 and not allow_zero)):
-        raise InputError(f"must be {'>=' if allow_zero else '>'} 0, got {v!r}", file=path,
-                         line=line, field=fld)
-    if integer:
-        if x != int(x):
-            raise InputError(f"must be a whole number, got {v!r}", file=path, line=line,
-                             field=fld)
-        return int(x)
-    return x
+    return parse_number(v, path=path, line=line, field=fld, positive=positive,
+                        allow_zero=allow_zero, integer=integer)
 
 
 def _designs(v: Any, *, path: str, line: int | None, fld: str) -> tuple[str, ...]:

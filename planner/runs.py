@@ -15,13 +15,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
+from planner._parse import parse_number
 from planner.errors import InputError
 
 #: Columns a runs table may carry (others are kept as strings in ``extra``).
@@ -150,21 +150,8 @@ def _closest(name: str, options: Iterable[str]) -> str | None:
 
 
 def _parse_float(v, *, path, line, fld, positive=False, optional=False):
-    if v is None or (isinstance(v, str) and v.strip() == ""):
-        if optional:
-            return None
-        raise InputError("missing value", file=path, line=line, field=fld)
-    if isinstance(v, bool):
-        raise InputError(f"not a number: {v!r}", file=path, line=line, field=fld)
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        raise InputError(f"not a number: {v!r}", file=path, line=line, field=fld) from None
-    if not math.isfinite(x):
-        raise InputError(f"not a finite number: {v!r}", file=path, line=line, field=fld)
-    if positive and x <= 0:
-        raise InputError(f"must be > 0, got {v!r}", file=path, line=line, field=fld)
-    return x
+    return parse_number(v, path=path, line=line, field=fld, positive=positive,
+                        optional=optional)
 
 
 def _parse_bool(v, *, path, line, fld):
