@@ -418,13 +418,20 @@ class GridAnalysis:
 # --------------------------------------------------------------------------------------------
 # labels from the mixture: numba kernel
 # --------------------------------------------------------------------------------------------
-#: Normal CDF table for the fast screen of :func:`_py_label`: Phi at z = -9 + k / 64.
+#: Normal CDF and density tables for the fast path of :func:`_py_label`: Phi and phi at
+#: z = -9 + k / 64 (row 0: Phi, row 1: phi), linearly interpolated.
 _PHI_STEP = 64.0
 _PHI_Z0 = 9.0
-_PHI_TAB = 0.5 * np.array([math.erfc(-(-_PHI_Z0 + k / _PHI_STEP) / math.sqrt(2.0))
-                           for k in range(int(2 * _PHI_Z0 * _PHI_STEP) + 2)])
-#: Safety margin of the screen: linear interpolation of Phi on a 1/64 grid errs by at most
-#: max|Phi''| h^2 / 8 = phi(1) / (8 * 64^2) = 7.4e-6 (and Phi(-9) = 1.1e-19 outside the table).
+_PHI_TAB = np.array([[0.5 * math.erfc(-(-_PHI_Z0 + k / _PHI_STEP) / math.sqrt(2.0)),
+                      math.exp(-0.5 * (-_PHI_Z0 + k / _PHI_STEP) ** 2) / math.sqrt(2.0 * math.pi)]
+                     for k in range(int(2 * _PHI_Z0 * _PHI_STEP) + 2)]).T.copy()
+#: Error bounds of linear interpolation on the 1/64 grid (h^2/8 max|g''|): Phi'' = -z phi,
+#: max phi(1) = 0.242 -> 7.4e-6; phi'' = (z^2 - 1) phi, max phi(0) = 0.399 -> 1.22e-5 (and
+#: Phi(-9) = 1.1e-19, phi(9) = 1.0e-18 outside the table). A mixture's CDF is then within
+#: _PHI_ERR, its density within _DEN_ERR * sum_j w_j / s_j.
+_PHI_ERR = 7.4e-6
+_DEN_ERR = 1.22e-5
+#: Safety margin on the CDF comparisons of the fast path (> _PHI_ERR).
 _PHI_MARGIN = 2e-5
 
 
@@ -436,17 +443,142 @@ def _py_phi_tab(z, tab):
         return 1.0
     t = (z + 9.0) * 64.0
     i = int(t)
-    return tab[i] + (t - i) * (tab[i + 1] - tab[i])
+    return tab[0, i] + (t - i) * (tab[0, i + 1] - tab[0, i])
+
+
+def _py_tab_quantile(p, w, mm, iss, na, mu, sdv, lo, hi, tab, res):
+    """Quantile of the *interpolated* mixture CDF (safeguarded Newton on the tables).
+
+    Returns x with res[0] = |F~(x) - p|, res[1] = f~(x) (interpolated density), res[2] =
+    f~'(x), res[3] = 1 if converged (|F~(x) - p| <= 1e-11 or a collapsed bracket)."""
+    x = mu
+    if sdv > 0:
+        pp = p if p < 0.5 else 1.0 - p
+        t = math.sqrt(-2.0 * math.log(max(pp, 1e-300)))
+        zq = t - (2.515517 + 0.802853 * t + 0.010328 * t * t) / \
+            (1.0 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t * t * t)
+        x = mu + (zq if p >= 0.5 else -zq) * sdv
+    a, b = lo, hi
+    res[3] = 0.0
+    for _ in range(80):
+        F = 0.0
+        f = 0.0
+        fd = 0.0
+        for j in range(na):
+            z = (x - mm[j]) * iss[j]
+            if z >= 9.0:
+                F += w[j]
+            elif z > -9.0:
+                t = (z + 9.0) * 64.0
+                i = int(t)
+                u = t - i
+                F += w[j] * (tab[0, i] + u * (tab[0, i + 1] - tab[0, i]))
+                ph = w[j] * iss[j] * (tab[1, i] + u * (tab[1, i + 1] - tab[1, i]))
+                f += ph
+                fd -= ph * z * iss[j]
+        res[0] = abs(F - p)
+        res[1] = f
+        res[2] = fd
+        if res[0] <= 1e-11:
+            res[3] = 1.0
+            return x
+        if F < p:
+            a = x if x > a else a
+        else:
+            b = x if x < b else b
+        if (b - a) <= 1e-14 * (1.0 + abs(x)):
+            res[3] = 1.0
+            return x
+        xn = x - (F - p) / f if f > 0 else 0.5 * (a + b)
+        if not (xn > a and xn < b):
+            xn = 0.5 * (a + b)
+        x = xn
+    return x
+
+
+def _py_tab_cmp(p, ftgt, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab, res):
+    """Is f(Q(p)) > f_target for the exact mixture, judged from interpolated values?
+
+    ``p`` and ``ftgt`` are interpolated values (errors <= _PHI_ERR and _DEN_ERR * S1).
+    Returns 1 (surely yes), 2 (surely no) or 0 (too close to call: use the exact path).
+    With x~ the quantile of the interpolated CDF at p and x* the exact one,
+    |F(x~) - F(x*)| <= dF = 2 _PHI_ERR + |F~(x~) - p|, hence |x~ - x*| <= dx = 2 dF / f(x~)
+    and |f(x~) - f(x*)| <= (|f'(x~)| + max|f''| dx) dx; the bound below doubles that and adds
+    the two density errors."""
+    if not (p > 0.0 and p < 1.0):
+        return 0
+    x = _tab_quantile(p, w, mm, iss, na, mu, sdv, lo, hi, tab, res)
+    if res[3] == 0.0:
+        return 0
+    ef = _DEN_ERR * S1
+    flo = res[1] - ef
+    if flo <= 0.0:
+        return 0
+    dx = 2.0 * (2.0 * _PHI_ERR + res[0]) / flo
+    fd = abs(res[2]) + 9.0 * _DEN_ERR * S2            # |f'| incl. its interpolation error
+    bound = 2.0 * ef + 2.0 * (fd + 0.4 * S3 * dx) * dx + 1e-12 * (res[1] + ftgt)
+    diff = res[1] - ftgt
+    if diff > bound:
+        return 1
+    if diff < -bound:
+        return 2
+    return 0
+
+
+def _py_tab_label(r, hdi_prob, level, rule, Fp, Fm, fp, fm, w, mm, iss, na, mu, sdv, lo, hi,
+                  S1, S2, S3, tab, res):
+    """The exact path's label decided from interpolated CDF / density values with error
+    bounds: the label (0-3), or -1 when some comparison is within its margin."""
+    M = _PHI_MARGIN
+    if rule == 1:
+        if 1.0 - Fp >= level + M:
+            return 1
+        if 1.0 - Fp <= level - M:
+            return 0
+        return -1
+    h = hdi_prob
+    if Fp < 1.0 - h - M:                          # B better candidate
+        c = _tab_cmp(Fp + h, fp, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab, res)
+        if c == 0:
+            return -1
+        if c == 1:
+            return 1
+    elif Fp < 1.0 - h + M:
+        return -1
+    if Fm > h + M:                                # A better candidate
+        c = _tab_cmp(Fm - h, fm, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab, res)
+        if c == 0:
+            return -1
+        if c == 1:
+            return 2
+    elif Fm > h - M:
+        return -1
+    if r > 0:
+        if Fp - Fm > h + 2.0 * M:                 # equivalence candidate
+            c = _tab_cmp(Fm + h, fm, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab, res)
+            if c == 0:
+                return -1
+            if c == 2:
+                return 0
+            c = _tab_cmp(Fp - h, fp, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab, res)
+            if c == 0:
+                return -1
+            return 3 if c == 1 else 0
+        elif Fp - Fm > h - 2.0 * M:
+            return -1
+    return 0
 
 
 def _py_label(w, mm, ss, na, r, hdi_prob, level, rule, out, d, fast, tab):
     """Label and readings of one normalised mixture (components 0..na-1) into out[:, d].
 
-    ``fast``: first screen the mixture with interpolated CDF values at +-r (error <= 7.4e-6,
-    margin 2e-5): a mixture that is clearly no candidate for any label (or, for superiority,
-    clearly on one side of the level) is labelled from the screen and P(Δ > r), P(Δ < -r)
-    are the interpolated values; every other mixture goes through the exact path below, so
-    the labels are those of the exact path.
+    ``fast``: first decide from interpolated Normal CDF and density values (tables of Phi
+    and phi, errors <= 7.4e-6 and 1.22e-5): every comparison the exact path makes (CDF at
+    +-r against the HDI mass, density at a quantile against the density at +-r, with the
+    quantile solved on the interpolated CDF) is made with a rigorous error margin, and a
+    mixture where any comparison falls inside its margin goes through the exact path below.
+    So the labels are those of the exact path; P(Δ > r), P(Δ < -r) of the mixtures decided
+    fast are the interpolated values (within 7.4e-6).
     """
     _SQ2 = math.sqrt(2.0)
     _ISQ2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -455,31 +587,58 @@ def _py_label(w, mm, ss, na, r, hdi_prob, level, rule, out, d, fast, tab):
         m2 = 0.0
         Fp = 0.0
         Fm = 0.0
+        fp = 0.0
+        fm = 0.0
+        S1 = 0.0
+        S2 = 0.0
+        S3 = 0.0
+        lo = np.inf
+        hi = -np.inf
+        iss = np.empty(na)
         for j in range(na):
-            mu += w[j] * mm[j]
-            m2 += w[j] * (ss[j] * ss[j] + mm[j] * mm[j])
-            Fp += w[j] * _phi_tab((r - mm[j]) / ss[j], tab)
-            Fm += w[j] * _phi_tab((-r - mm[j]) / ss[j], tab)
-        M = _PHI_MARGIN
-        done = False
-        lab = 0
-        if rule == 1:
-            if 1.0 - Fp >= level + M:
-                lab = 1
-                done = True
-            elif 1.0 - Fp <= level - M:
-                done = True
-        else:
-            if Fp >= 1.0 - hdi_prob + M and Fm <= hdi_prob - M and \
-                    (r <= 0 or Fp - Fm <= hdi_prob - 2.0 * M):
-                done = True
-        if done:
-            var = m2 - mu * mu
+            wj = w[j]
+            mj = mm[j]
+            sj = ss[j]
+            mu += wj * mj
+            m2 += wj * (sj * sj + mj * mj)
+            isj = 1.0 / sj
+            iss[j] = isj
+            S1 += wj * isj
+            S2 += wj * isj * isj
+            S3 += wj * isj * isj * isj
+            if mj - 12.0 * sj < lo:
+                lo = mj - 12.0 * sj
+            if mj + 12.0 * sj > hi:
+                hi = mj + 12.0 * sj
+            z = (r - mj) * isj
+            if z >= 9.0:
+                Fp += wj
+            elif z > -9.0:
+                t = (z + 9.0) * 64.0
+                i = int(t)
+                u = t - i
+                Fp += wj * (tab[0, i] + u * (tab[0, i + 1] - tab[0, i]))
+                fp += wj * isj * (tab[1, i] + u * (tab[1, i + 1] - tab[1, i]))
+            z = (-r - mj) * isj
+            if z >= 9.0:
+                Fm += wj
+            elif z > -9.0:
+                t = (z + 9.0) * 64.0
+                i = int(t)
+                u = t - i
+                Fm += wj * (tab[0, i] + u * (tab[0, i + 1] - tab[0, i]))
+                fm += wj * isj * (tab[1, i] + u * (tab[1, i + 1] - tab[1, i]))
+        var = m2 - mu * mu
+        sdv = math.sqrt(var) if var > 0 else 0.0
+        res = np.empty(4)
+        lab = _tab_label(r, hdi_prob, level, rule, Fp, Fm, fp, fm, w, mm, iss, na, mu, sdv,
+                         lo, hi, S1, S2, S3, tab, res)
+        if lab >= 0:
             out[0, d] = lab
             out[1, d] = 1.0 - Fp
             out[2, d] = Fm
             out[3, d] = mu
-            out[4, d] = math.sqrt(var) if var > 0 else 0.0
+            out[4, d] = sdv
             return
     mu = 0.0
     m2 = 0.0
@@ -646,6 +805,9 @@ if _nb is not None:
     _mix_pdf = _nb.njit(cache=True)(_py_mix_pdf)
     _mix_quantile = _nb.njit(cache=True)(_py_mix_quantile)
     _phi_tab = _nb.njit(cache=True)(_py_phi_tab)
+    _tab_quantile = _nb.njit(cache=True)(_py_tab_quantile)
+    _tab_cmp = _nb.njit(cache=True)(_py_tab_cmp)
+    _tab_label = _nb.njit(cache=True)(_py_tab_label)
     _label = _nb.njit(cache=True)(_py_label)
     _kernel = _nb.njit(parallel=True, cache=True)(_py_kernel)
     _kernel_fused = _nb.njit(parallel=True, cache=True)(_py_kernel_fused)
@@ -653,6 +815,7 @@ else:  # pragma: no cover
     _prange = range
     _mix_pdf, _mix_quantile, _label = _py_mix_pdf, _py_mix_quantile, _py_label
     _phi_tab = _py_phi_tab
+    _tab_quantile, _tab_cmp, _tab_label = _py_tab_quantile, _py_tab_cmp, _py_tab_label
     _kernel, _kernel_fused = _py_kernel, _py_kernel_fused
 
 
