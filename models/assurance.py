@@ -569,19 +569,47 @@ def _py_tab_label(r, hdi_prob, level, rule, Fp, Fm, fp, fm, w, mm, iss, na, mu, 
     return 0
 
 
-def _py_label(w, mm, ss, na, r, hdi_prob, level, rule, out, d, fast, tab):
-    """Label and readings of one normalised mixture (components 0..na-1) into out[:, d].
+def _py_exact_label(w, mm, ss, na, r, hdi_prob, level, rule, Fp, Fm, fp, fm, mu, sdv, lo,
+                    hi):
+    """The exact path's label from exact CDF / density values at +-r."""
+    lab = 0
+    if rule == 1:  # superiority: P(Δ > r) >= level
+        if 1.0 - Fp >= level:
+            lab = 1
+    else:
+        if Fp < 1.0 - hdi_prob:
+            x = _mix_quantile(Fp + hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
+            if _mix_pdf(x, w, mm, ss, na) > fp:
+                lab = 1
+        if lab == 0 and Fm > hdi_prob:
+            x = _mix_quantile(Fm - hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
+            if _mix_pdf(x, w, mm, ss, na) > fm:
+                lab = 2
+        if lab == 0 and r > 0 and Fp - Fm > hdi_prob:
+            x1 = _mix_quantile(Fm + hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
+            if _mix_pdf(x1, w, mm, ss, na) > fm:
+                x2 = _mix_quantile(Fp - hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
+                if _mix_pdf(x2, w, mm, ss, na) > fp:
+                    lab = 3
+    return lab
+
+
+def _py_label(w, mm, ss, na, r, hps, act, level, rule, out, d, fast, tab):
+    """Labels and readings of one normalised mixture (components 0..na-1) into out[l, :, d]
+    for every HDI mass ``hps[l]`` with ``act[l, d]`` set (the mixture is shared).
 
     ``fast``: first decide from interpolated Normal CDF and density values (tables of Phi
     and phi, errors <= 7.4e-6 and 1.22e-5): every comparison the exact path makes (CDF at
     +-r against the HDI mass, density at a quantile against the density at +-r, with the
     quantile solved on the interpolated CDF) is made with a rigorous error margin, and a
-    mixture where any comparison falls inside its margin goes through the exact path below.
-    So the labels are those of the exact path; P(Δ > r), P(Δ < -r) of the mixtures decided
+    level where any comparison falls inside its margin goes through the exact path.
+    So the labels are those of the exact path; P(Δ > r), P(Δ < -r) of the levels decided
     fast are the interpolated values (within 7.4e-6).
     """
     _SQ2 = math.sqrt(2.0)
     _ISQ2PI = 1.0 / math.sqrt(2.0 * math.pi)
+    L = hps.shape[0]
+    tdone = False
     if fast:
         mu = 0.0
         m2 = 0.0
@@ -631,14 +659,20 @@ def _py_label(w, mm, ss, na, r, hdi_prob, level, rule, out, d, fast, tab):
         var = m2 - mu * mu
         sdv = math.sqrt(var) if var > 0 else 0.0
         res = np.empty(4)
-        lab = _tab_label(r, hdi_prob, level, rule, Fp, Fm, fp, fm, w, mm, iss, na, mu, sdv,
-                         lo, hi, S1, S2, S3, tab, res)
-        if lab >= 0:
-            out[0, d] = lab
-            out[1, d] = 1.0 - Fp
-            out[2, d] = Fm
-            out[3, d] = mu
-            out[4, d] = sdv
+        tdone = True
+        for l in range(L):
+            if act[l, d]:
+                lab = _tab_label(r, hps[l], level, rule, Fp, Fm, fp, fm, w, mm, iss, na, mu,
+                                 sdv, lo, hi, S1, S2, S3, tab, res)
+                if lab >= 0:
+                    out[l, 0, d] = lab
+                    out[l, 1, d] = 1.0 - Fp
+                    out[l, 2, d] = Fm
+                    out[l, 3, d] = mu
+                    out[l, 4, d] = sdv
+                else:
+                    tdone = False
+        if tdone:
             return
     mu = 0.0
     m2 = 0.0
@@ -665,36 +699,30 @@ def _py_label(w, mm, ss, na, r, hdi_prob, level, rule, out, d, fast, tab):
     sdv = math.sqrt(var) if var > 0 else 0.0
     fp *= _ISQ2PI
     fm *= _ISQ2PI
-    lab = 0
-    if rule == 1:  # superiority: P(Δ > r) >= level
-        if 1.0 - Fp >= level:
-            lab = 1
-    else:
-        if Fp < 1.0 - hdi_prob:
-            x = _mix_quantile(Fp + hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
-            if _mix_pdf(x, w, mm, ss, na) > fp:
-                lab = 1
-        if lab == 0 and Fm > hdi_prob:
-            x = _mix_quantile(Fm - hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
-            if _mix_pdf(x, w, mm, ss, na) > fm:
-                lab = 2
-        if lab == 0 and r > 0 and Fp - Fm > hdi_prob:
-            x1 = _mix_quantile(Fm + hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
-            if _mix_pdf(x1, w, mm, ss, na) > fm:
-                x2 = _mix_quantile(Fp - hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
-                if _mix_pdf(x2, w, mm, ss, na) > fp:
-                    lab = 3
-    out[0, d] = lab
-    out[1, d] = 1.0 - Fp
-    out[2, d] = Fm
-    out[3, d] = mu
-    out[4, d] = sdv
+    for l in range(L):
+        if not act[l, d]:
+            continue
+        if fast and out[l, 0, d] >= 0:          # decided on the tables
+            continue
+        out[l, 0, d] = _exact_label(w, mm, ss, na, r, hps[l], level, rule, Fp, Fm, fp, fm,
+                                    mu, sdv, lo, hi)
+        out[l, 1, d] = 1.0 - Fp
+        out[l, 2, d] = Fm
+        out[l, 3, d] = mu
+        out[l, 4, d] = sdv
 
 
-def _py_kernel(lw, m, sd, r, hdi_prob, level, rule, cut, out, fast, tab):
+def _py_kernel(lw, m, sd, r, hps, act, level, rule, cut, out, fast, tab):
     """Labels of D mixtures given their log weights and component means, each (D, G)."""
     D, G = lw.shape
+    L = hps.shape[0]
     for d in _prange(D):
+        any_act = False
+        for l in range(L):
+            if act[l, d]:
+                any_act = True
+        if not any_act:
+            continue
         mx = -np.inf
         for g in range(G):
             if lw[d, g] > mx:
@@ -715,17 +743,23 @@ def _py_kernel(lw, m, sd, r, hdi_prob, level, rule, cut, out, fast, tab):
                 na += 1
         for j in range(na):
             w[j] /= tot
-        _label(w, mm, ss, na, r, hdi_prob, level, rule, out, d, fast, tab)
+        _label(w, mm, ss, na, r, hps, act, level, rule, out, d, fast, tab)
 
 
-def _py_kernel_fused(phi, theta, z, WT, sd, r, hdi_prob, level, rule, cut, out, fast,
-                     tab):
+def _py_kernel_fused(phi, theta, z, WT, sd, r, hps, act, level, rule, cut, out, fast, tab):
     """As :func:`_py_kernel`, computing log weights (phi @ theta) and means (z @ WT.T) on the
     fly, one dataset at a time (no (D, G) temporaries)."""
     D, F = phi.shape
     G = theta.shape[1]
     J = z.shape[1]
+    L = hps.shape[0]
     for d in _prange(D):
+        any_act = False
+        for l in range(L):
+            if act[l, d]:
+                any_act = True
+        if not any_act:
+            continue
         lw = np.zeros(G)
         for f in range(F):
             a = phi[d, f]
@@ -754,7 +788,7 @@ def _py_kernel_fused(phi, theta, z, WT, sd, r, hdi_prob, level, rule, cut, out, 
                 na += 1
         for j in range(na):
             w[j] /= tot
-        _label(w, mm, ss, na, r, hdi_prob, level, rule, out, d, fast, tab)
+        _label(w, mm, ss, na, r, hps, act, level, rule, out, d, fast, tab)
 
 
 def _py_mix_pdf(x, w, mm, ss, na):
@@ -808,6 +842,7 @@ if _nb is not None:
     _tab_quantile = _nb.njit(cache=True)(_py_tab_quantile)
     _tab_cmp = _nb.njit(cache=True)(_py_tab_cmp)
     _tab_label = _nb.njit(cache=True)(_py_tab_label)
+    _exact_label = _nb.njit(cache=True)(_py_exact_label)
     _label = _nb.njit(cache=True)(_py_label)
     _kernel = _nb.njit(parallel=True, cache=True)(_py_kernel)
     _kernel_fused = _nb.njit(parallel=True, cache=True)(_py_kernel_fused)
@@ -816,6 +851,7 @@ else:  # pragma: no cover
     _mix_pdf, _mix_quantile, _label = _py_mix_pdf, _py_mix_quantile, _py_label
     _phi_tab = _py_phi_tab
     _tab_quantile, _tab_cmp, _tab_label = _py_tab_quantile, _py_tab_cmp, _py_tab_label
+    _exact_label = _py_exact_label
     _kernel, _kernel_fused = _py_kernel, _py_kernel_fused
 
 
@@ -875,10 +911,17 @@ def decide(lw: np.ndarray, m: np.ndarray, sd: np.ndarray, rope: float, *, rule: 
     """
     lw = np.ascontiguousarray(lw, float)
     m = np.ascontiguousarray(m, float)
-    out = np.empty((5, lw.shape[0]))
-    _kernel(lw, m, np.ascontiguousarray(sd, float), float(rope), float(hdi_prob), float(level),
+    out = _new_out(1, lw.shape[0])
+    _kernel(lw, m, np.ascontiguousarray(sd, float), float(rope), np.array([float(hdi_prob)]),
+            np.ones((1, lw.shape[0]), np.bool_), float(level),
             1 if rule == "superiority" else 0, float(cut), out, not exact_probs, _PHI_TAB)
-    return _unpack(out)
+    return _unpack(out[0])
+
+
+def _new_out(L: int, D: int) -> np.ndarray:
+    out = np.zeros((L, 5, D))
+    out[:, 0, :] = -1.0               # not decided yet (inactive levels stay -1)
+    return out
 
 
 def _unpack(out: np.ndarray) -> Decisions:
@@ -891,13 +934,40 @@ def decide_analysis(an: "GridAnalysis", z: np.ndarray, zq: np.ndarray, rope: flo
                     cut: float = 20.0, exact_probs: bool = True) -> Decisions:
     """:func:`decide` for datasets given by their statistics under ``an`` (fused kernel:
     log weights and means computed per dataset, identical results)."""
-    out = np.empty((5, z.shape[0]))
+    return decide_analysis_levels(an, z, zq, rope, [hdi_prob], None, rule=rule, level=level,
+                                  cut=cut, exact_probs=exact_probs)[0]
+
+
+def decide_analysis_levels(an: "GridAnalysis", z: np.ndarray, zq: np.ndarray, rope: float,
+                           hdi_probs: Sequence[float], active: np.ndarray | None = None, *,
+                           rule: str = "verdict", level: float = 0.95, cut: float = 20.0,
+                           exact_probs: bool = True) -> list[Decisions]:
+    """:func:`decide_analysis` at several HDI masses in one pass over the datasets (the
+    mixture of each dataset is built once and labelled at every mass).
+
+    Parameters
+    ----------
+    hdi_probs : sequence of float, length L
+    active : ndarray of bool, shape (L, D), optional
+        Which datasets to label at which mass (default all); a dataset active at no mass is
+        skipped. Inactive entries of the result have label -1 and zero readings.
+
+    Returns
+    -------
+    list of Decisions, one per HDI mass (identical to separate :func:`decide_analysis` calls
+    on the active datasets).
+    """
+    D = z.shape[0]
+    L = len(hdi_probs)
+    act = (np.ones((L, D), np.bool_) if active is None
+           else np.ascontiguousarray(active, np.bool_).reshape(L, D))
+    out = _new_out(L, D)
     _kernel_fused(np.ascontiguousarray(an.features(z, zq)), an.theta,
                   np.ascontiguousarray(z[:, an._keep]),
-                  an.WT, an.delta_sd, float(rope), float(hdi_prob), float(level),
-                  1 if rule == "superiority" else 0, float(cut), out, not exact_probs,
-                  _PHI_TAB)
-    return _unpack(out)
+                  an.WT, an.delta_sd, float(rope), np.asarray(hdi_probs, float), act,
+                  float(level), 1 if rule == "superiority" else 0, float(cut), out,
+                  not exact_probs, _PHI_TAB)
+    return [_unpack(out[l]) for l in range(L)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -1184,66 +1254,131 @@ def evaluate_sequential(full: Layout, looks: Sequence[Sequence[int]], prior: Noi
     -------
     SequentialResult
     """
+    return evaluate_sequential_levels(full, looks, prior, truth, rope, (hdi_prob,), rule=rule,
+                                      level=level, futility=futility, seed=seed,
+                                      existing=existing, error_rates=error_rates,
+                                      progress=progress)[0]
+
+
+def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], prior: NoisePrior,
+                               truth: Truth, rope: float, hdi_probs: Sequence[float], *,
+                               rule: str = "verdict", level: float = 0.95,
+                               futility: float = 0.01, seed: int = 0,
+                               existing: Existing | None = None, error_rates: bool = True,
+                               until_false_claim: float | None = None,
+                               progress: Callable[[int], None] | None = None
+                               ) -> list[SequentialResult]:
+    """:func:`evaluate_sequential` at several per-look HDI masses, sharing the simulated data
+    and each dataset's posterior between the masses (one pass per scenario).
+
+    Every mass gets exactly the result of its own :func:`evaluate_sequential` call (same
+    seeds, same data; each mass keeps its own set of experiments still running).
+
+    Parameters
+    ----------
+    hdi_probs : sequence of float
+        Per-look HDI masses, in the order they would be tried.
+    until_false_claim : float, optional
+        Only the masses up to the first whose false-claim rate is not above this are needed:
+        the false-claim scenario is simulated for all masses, the others only for those.
+
+    Returns
+    -------
+    list of SequentialResult, one per needed mass (all masses when ``until_false_claim`` is
+    None).
+    """
+    hps = [float(h) for h in hdi_probs]
     n_old = existing.n_runs if existing is not None else 0
     tg, sg, _, _ = analysis_grid(prior, full.n_runs + n_old)
     analyses = [GridAnalysis(full.prefix(c), prior, tg, sg, existing) for c in looks]
     n_arm = [full.prefix(c).n_a for c in looks]
     n_inst = [full.prefix(c).n_instances for c in looks]
     chunk = _chunk_for(tg.size, full.n_runs)
+    nl = len(looks)
 
-    def run(tr: Truth, rng) -> tuple[np.ndarray, np.ndarray]:
-        labels = np.zeros(tr.size, np.int8)
-        stop_look = np.full(tr.size, len(looks) - 1)
+    def run(tr: Truth, rng, levels: list[float], report: bool = True
+            ) -> tuple[np.ndarray, np.ndarray]:
+        L = len(levels)
+        labels = np.zeros((L, tr.size), np.int8)
+        stop_look = np.full((L, tr.size), nl - 1)
         for s in range(0, tr.size, chunk):
             sl = slice(s, s + chunk)
             t = tr.take(sl)
             ys = simulate(full, t, rng)
-            alive = np.arange(t.size)
-            lab = np.zeros(t.size, np.int8)
-            stp = np.full(t.size, len(looks) - 1)
+            alive = np.ones((L, t.size), bool)          # per mass: experiment still running
+            lab = np.zeros((L, t.size), np.int8)
+            stp = np.full((L, t.size), nl - 1)
             for j, (an, c) in enumerate(zip(analyses, looks)):
-                if alive.size == 0:
+                rows = np.flatnonzero(alive.any(0))
+                if rows.size == 0:
                     break
-                ysub = [y[alive] for y in ys]
+                ysub = [y[rows] for y in ys]
                 z, zq = an.stats(ysub, c)
-                dec = decide_analysis(an, z, zq, rope, rule=rule, level=level,
-                                      hdi_prob=hdi_prob, exact_probs=False)
-                done = dec.labels != UNDECIDED
-                lab[alive[done]] = dec.labels[done]
-                if j < len(looks) - 1:
-                    fut = ~done & _futile(dec, n_arm[j], n_arm[-1], rope, hdi_prob, rule,
-                                          level, futility)
-                    stop = done | fut
-                else:
-                    stop = np.ones(alive.size, bool)
-                stp[alive[stop]] = j
-                alive = alive[~stop]
-            labels[sl] = lab
-            stop_look[sl] = stp
-            if progress is not None:
-                progress(t.size)
+                act = alive[:, rows]
+                decs = decide_analysis_levels(an, z, zq, rope, levels, act, rule=rule,
+                                              level=level, exact_probs=False)
+                for li, (dec, hp) in enumerate(zip(decs, levels)):
+                    a = act[li]
+                    rl = rows[a]
+                    labs = dec.labels[a]
+                    done = labs != UNDECIDED
+                    lab[li, rl[done]] = labs[done]
+                    if j < nl - 1:
+                        sub = Decisions(labs, dec.p_gt[a], dec.p_lt[a], dec.mean[a], dec.sd[a])
+                        fut = ~done & _futile(sub, n_arm[j], n_arm[-1], rope, hp, rule,
+                                              level, futility)
+                        stop = done | fut
+                    else:
+                        stop = np.ones(rl.size, bool)
+                    stp[li, rl[stop]] = j
+                    alive[li, rl[stop]] = False
+            labels[:, sl] = lab
+            stop_look[:, sl] = stp
+            if progress is not None and report:
+                progress(t.size * L)
         return labels, stop_look
 
-    lab, stop = run(truth, np.random.default_rng([seed, 11]))
     tgt = target_labels(truth.delta, rope, rule)
-    assur, ase = _rate(lab == tgt)
-    runs = np.asarray(n_arm)[stop]
-    inst = np.asarray(n_inst)[stop]
-    fc = fse = float("nan")
-    ws = None
-    if error_rates and existing is not None:
-        fc, fse, ws = _coherent_errors(lab, truth.delta, tgt)
-    elif error_rates:
+    sgn = planned_sign(truth)
+    fcs: list[tuple[float, float]] = []
+    need = hps
+    if error_rates and existing is None:
         if rule == "equivalence":
-            l0, _ = run(truth.with_delta(rope), np.random.default_rng([seed, 12]))
-            fc, fse = _rate(l0 == EQUIVALENT)
+            l0, _ = run(truth.with_delta(rope), np.random.default_rng([seed, 12]), hps, False)
+            fcs = [_rate(l == EQUIVALENT) for l in l0]
         else:
-            l0, _ = run(truth.with_delta(0.0), np.random.default_rng([seed, 12]))
-            fc, fse = _rate((l0 == B_BETTER) | (l0 == A_BETTER))
-            l1, _ = run(truth.with_delta(-truth.delta), np.random.default_rng([seed, 13]))
-            ws = float(np.mean(l1 == (B_BETTER if planned_sign(truth) > 0 else A_BETTER)))
-    return SequentialResult(assur, ase, fc, fse, ws, float(runs.mean()), float(inst.mean()),
-                            runs, inst, hdi_prob, futility, truth.size)
+            l0, _ = run(truth.with_delta(0.0), np.random.default_rng([seed, 12]), hps, False)
+            fcs = [_rate((l == B_BETTER) | (l == A_BETTER)) for l in l0]
+        if until_false_claim is not None:
+            k = next((i for i, (fc, _) in enumerate(fcs) if not fc > until_false_claim),
+                     len(hps) - 1)
+            need = hps[:k + 1]
+        if progress is not None:       # count the experiments of the masses reported
+            progress(truth.size * len(need))
+    lab, stop = run(truth, np.random.default_rng([seed, 11]), need)
+    wss: list = [None] * len(need)
+    if error_rates and existing is None and rule != "equivalence":
+        l1, _ = run(truth.with_delta(-truth.delta), np.random.default_rng([seed, 13]), need)
+        wss = [float(np.mean(l == (B_BETTER if sgn > 0 else A_BETTER))) for l in l1]
+    out = []
+    for i, hp in enumerate(need):
+        assur, ase = _rate(lab[i] == tgt)
+        runs = np.asarray(n_arm)[stop[i]]
+        inst = np.asarray(n_inst)[stop[i]]
+        fc = fse = float("nan")
+        ws = None
+        if error_rates and existing is not None:
+            fc, fse, ws = _coherent_errors(lab[i], truth.delta, tgt)
+        elif error_rates:
+            fc, fse = fcs[i]
+            ws = wss[i]
+        out.append(SequentialResult(assur, ase, fc, fse, ws, float(runs.mean()),
+                                    float(inst.mean()), runs, inst, hp, futility, truth.size))
+    if until_false_claim is not None and existing is not None and error_rates:
+        k = next((i for i, r in enumerate(out) if not r.false_claim_rate > until_false_claim),
+                 len(out) - 1)
+        out = out[:k + 1]
+    return out
 
 
 def sequential_plan(base: str, batch: int, cap: int, runs_per_instance: int = 1

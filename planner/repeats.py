@@ -21,8 +21,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from models.assurance import (Existing, Layout, Truth, evaluate_fixed, evaluate_sequential,
-                              paired_layout, prior_truth, separate_layout, sequential_plan)
+from models.assurance import (Existing, Layout, Truth, evaluate_fixed,
+                              evaluate_sequential_levels, paired_layout, prior_truth,
+                              separate_layout, sequential_plan)
 from models.noise import NoisePrior
 from planner.costs import CostModel
 from planner.errors import InputError
@@ -362,17 +363,19 @@ def plan_repeats(delta: float | np.ndarray | None, *, relative: bool = False,
         for base in fixed_kinds_for_seq:
             bb = b if base == "paired" else max(rpi, (b // rpi) * rpi) if b >= rpi else rpi
             full, looks = sequential_plan(base, bb, max_runs, rpi)
-            for hp in (0.95,) + STRICTER_HDI:
-                work.stage = f"sequential {base} b={bb} hdi={hp}"
-                sr = evaluate_sequential(full, looks, prior, truth, rope_log, hdi_prob=hp,
-                                         progress=work, **common)
+            # the per-look HDI masses are tried in order until the false-claim rate is <= 5 %;
+            # all of them share one pass over the simulated data per scenario
+            work.stage = f"sequential {base} b={bb}"
+            srs = evaluate_sequential_levels(full, looks, prior, truth, rope_log,
+                                             (0.95,) + STRICTER_HDI,
+                                             until_false_claim=MAX_FALSE_CLAIM, progress=work,
+                                             **common)
+            for sr in srs:
                 row = _row_sequential(base, bb, full, looks, sr, cm, target, max_cost, rpi)
                 # the fixed plan of the same base with the same assurance
                 row["fixed_equivalent"] = _fixed_equivalent(base, sr.assurance, lad, fixed,
                                                             minimal_n, cm, rpi, ppi)
                 rows.append(row)
-                if not row["false_claim_rate"] > MAX_FALSE_CLAIM:
-                    break
 
     # --- recommendation -----------------------------------------------------------------
     ok = [r for r in rows if r["meets_target"] and r["false_claim_ok"] and r["within_budget"]]
