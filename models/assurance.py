@@ -446,11 +446,22 @@ def _py_phi_tab(z, tab):
     return tab[0, i] + (t - i) * (tab[0, i + 1] - tab[0, i])
 
 
-def _py_tab_quantile(p, w, mm, iss, na, mu, sdv, lo, hi, tab, res):
-    """Quantile of the *interpolated* mixture CDF (safeguarded Newton on the tables).
+def _py_tab_cmp(p, ftgt, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab):
+    """Is f(Q(p)) > f_target for the exact mixture, judged from interpolated values?
 
-    Returns x with res[0] = |F~(x) - p|, res[1] = f~(x) (interpolated density), res[2] =
-    f~'(x), res[3] = 1 if converged (|F~(x) - p| <= 1e-11 or a collapsed bracket)."""
+    ``p`` and ``ftgt`` are interpolated values (errors <= _PHI_ERR and _DEN_ERR * S1).
+    Returns 1 (surely yes), 2 (surely no) or 0 (too close to call: use the exact path).
+
+    Safeguarded Newton for the quantile x~ of the *interpolated* CDF, checking the decision
+    at every iterate. With x* the exact path's quantile (F(x*) = exact p):
+    |F(x~) - F(x*)| <= dF = 2 _PHI_ERR + |F~(x~) - p|. Let f_lo = f~(x~) - _DEN_ERR S1 <= f(x~),
+    dx = 2 dF / f_lo and c = |f'~(x~)| + 9 _DEN_ERR S2 + 0.4 S3 dx (a bound of |f'| within dx
+    of x~: |phi''| <= 0.4). If c dx <= f_lo / 2 then f >= f_lo / 2 on that interval, so
+    |x* - x~| <= dx and |f(x*) - f(x~)| <= c dx. The decision is taken when
+    |f~(x~) - f_target| exceeds twice that plus both density errors.
+    """
+    if not (p > 0.0 and p < 1.0):
+        return 0
     x = mu
     if sdv > 0:
         pp = p if p < 0.5 else 1.0 - p
@@ -459,7 +470,7 @@ def _py_tab_quantile(p, w, mm, iss, na, mu, sdv, lo, hi, tab, res):
             (1.0 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t * t * t)
         x = mu + (zq if p >= 0.5 else -zq) * sdv
     a, b = lo, hi
-    res[3] = 0.0
+    ef = _DEN_ERR * S1
     for _ in range(80):
         F = 0.0
         f = 0.0
@@ -476,57 +487,35 @@ def _py_tab_quantile(p, w, mm, iss, na, mu, sdv, lo, hi, tab, res):
                 ph = w[j] * iss[j] * (tab[1, i] + u * (tab[1, i + 1] - tab[1, i]))
                 f += ph
                 fd -= ph * z * iss[j]
-        res[0] = abs(F - p)
-        res[1] = f
-        res[2] = fd
-        if res[0] <= 1e-11:
-            res[3] = 1.0
-            return x
+        resid = abs(F - p)
+        flo = f - ef
+        if flo > 0.0:
+            dx = 2.0 * (2.0 * _PHI_ERR + resid) / flo
+            c = abs(fd) + 9.0 * _DEN_ERR * S2 + 0.4 * S3 * dx
+            if c * dx <= 0.5 * flo:
+                bound = 2.0 * ef + 2.0 * c * dx + 1e-12 * (f + ftgt)
+                diff = f - ftgt
+                if diff > bound:
+                    return 1
+                if diff < -bound:
+                    return 2
+        if resid <= 1e-11:
+            return 0
         if F < p:
             a = x if x > a else a
         else:
             b = x if x < b else b
         if (b - a) <= 1e-14 * (1.0 + abs(x)):
-            res[3] = 1.0
-            return x
+            return 0
         xn = x - (F - p) / f if f > 0 else 0.5 * (a + b)
         if not (xn > a and xn < b):
             xn = 0.5 * (a + b)
         x = xn
-    return x
-
-
-def _py_tab_cmp(p, ftgt, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab, res):
-    """Is f(Q(p)) > f_target for the exact mixture, judged from interpolated values?
-
-    ``p`` and ``ftgt`` are interpolated values (errors <= _PHI_ERR and _DEN_ERR * S1).
-    Returns 1 (surely yes), 2 (surely no) or 0 (too close to call: use the exact path).
-    With x~ the quantile of the interpolated CDF at p and x* the exact one,
-    |F(x~) - F(x*)| <= dF = 2 _PHI_ERR + |F~(x~) - p|, hence |x~ - x*| <= dx = 2 dF / f(x~)
-    and |f(x~) - f(x*)| <= (|f'(x~)| + max|f''| dx) dx; the bound below doubles that and adds
-    the two density errors."""
-    if not (p > 0.0 and p < 1.0):
-        return 0
-    x = _tab_quantile(p, w, mm, iss, na, mu, sdv, lo, hi, tab, res)
-    if res[3] == 0.0:
-        return 0
-    ef = _DEN_ERR * S1
-    flo = res[1] - ef
-    if flo <= 0.0:
-        return 0
-    dx = 2.0 * (2.0 * _PHI_ERR + res[0]) / flo
-    fd = abs(res[2]) + 9.0 * _DEN_ERR * S2            # |f'| incl. its interpolation error
-    bound = 2.0 * ef + 2.0 * (fd + 0.4 * S3 * dx) * dx + 1e-12 * (res[1] + ftgt)
-    diff = res[1] - ftgt
-    if diff > bound:
-        return 1
-    if diff < -bound:
-        return 2
     return 0
 
 
 def _py_tab_label(r, hdi_prob, level, rule, Fp, Fm, fp, fm, w, mm, iss, na, mu, sdv, lo, hi,
-                  S1, S2, S3, tab, res):
+                  S1, S2, S3, tab):
     """The exact path's label decided from interpolated CDF / density values with error
     bounds: the label (0-3), or -1 when some comparison is within its margin."""
     M = _PHI_MARGIN
@@ -538,7 +527,7 @@ def _py_tab_label(r, hdi_prob, level, rule, Fp, Fm, fp, fm, w, mm, iss, na, mu, 
         return -1
     h = hdi_prob
     if Fp < 1.0 - h - M:                          # B better candidate
-        c = _tab_cmp(Fp + h, fp, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab, res)
+        c = _tab_cmp(Fp + h, fp, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab)
         if c == 0:
             return -1
         if c == 1:
@@ -546,7 +535,7 @@ def _py_tab_label(r, hdi_prob, level, rule, Fp, Fm, fp, fm, w, mm, iss, na, mu, 
     elif Fp < 1.0 - h + M:
         return -1
     if Fm > h + M:                                # A better candidate
-        c = _tab_cmp(Fm - h, fm, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab, res)
+        c = _tab_cmp(Fm - h, fm, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab)
         if c == 0:
             return -1
         if c == 1:
@@ -555,12 +544,12 @@ def _py_tab_label(r, hdi_prob, level, rule, Fp, Fm, fp, fm, w, mm, iss, na, mu, 
         return -1
     if r > 0:
         if Fp - Fm > h + 2.0 * M:                 # equivalence candidate
-            c = _tab_cmp(Fm + h, fm, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab, res)
+            c = _tab_cmp(Fm + h, fm, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab)
             if c == 0:
                 return -1
             if c == 2:
                 return 0
-            c = _tab_cmp(Fp - h, fp, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab, res)
+            c = _tab_cmp(Fp - h, fp, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab)
             if c == 0:
                 return -1
             return 3 if c == 1 else 0
@@ -594,9 +583,10 @@ def _py_exact_label(w, mm, ss, na, r, hdi_prob, level, rule, Fp, Fm, fp, fm, mu,
     return lab
 
 
-def _py_label(w, mm, ss, na, r, hps, act, level, rule, out, d, fast, tab):
+def _py_label(w, mm, ss, iss, na, r, hps, act, level, rule, out, d, fast, tab):
     """Labels and readings of one normalised mixture (components 0..na-1) into out[l, :, d]
-    for every HDI mass ``hps[l]`` with ``act[l, d]`` set (the mixture is shared).
+    for every HDI mass ``hps[l]`` with ``act[l, d]`` set (the mixture is shared). ``iss``
+    holds 1 / ss (filled by the caller).
 
     ``fast``: first decide from interpolated Normal CDF and density values (tables of Phi
     and phi, errors <= 7.4e-6 and 1.22e-5): every comparison the exact path makes (CDF at
@@ -622,15 +612,13 @@ def _py_label(w, mm, ss, na, r, hps, act, level, rule, out, d, fast, tab):
         S3 = 0.0
         lo = np.inf
         hi = -np.inf
-        iss = np.empty(na)
         for j in range(na):
             wj = w[j]
             mj = mm[j]
             sj = ss[j]
             mu += wj * mj
             m2 += wj * (sj * sj + mj * mj)
-            isj = 1.0 / sj
-            iss[j] = isj
+            isj = iss[j]
             S1 += wj * isj
             S2 += wj * isj * isj
             S3 += wj * isj * isj * isj
@@ -658,12 +646,11 @@ def _py_label(w, mm, ss, na, r, hps, act, level, rule, out, d, fast, tab):
                 fm += wj * isj * (tab[1, i] + u * (tab[1, i + 1] - tab[1, i]))
         var = m2 - mu * mu
         sdv = math.sqrt(var) if var > 0 else 0.0
-        res = np.empty(4)
         tdone = True
         for l in range(L):
             if act[l, d]:
                 lab = _tab_label(r, hps[l], level, rule, Fp, Fm, fp, fm, w, mm, iss, na, mu,
-                                 sdv, lo, hi, S1, S2, S3, tab, res)
+                                 sdv, lo, hi, S1, S2, S3, tab)
                 if lab >= 0:
                     out[l, 0, d] = lab
                     out[l, 1, d] = 1.0 - Fp
@@ -716,79 +703,93 @@ def _py_kernel(lw, m, sd, r, hps, act, level, rule, cut, out, fast, tab):
     """Labels of D mixtures given their log weights and component means, each (D, G)."""
     D, G = lw.shape
     L = hps.shape[0]
-    for d in _prange(D):
-        any_act = False
-        for l in range(L):
-            if act[l, d]:
-                any_act = True
-        if not any_act:
-            continue
-        mx = -np.inf
-        for g in range(G):
-            if lw[d, g] > mx:
-                mx = lw[d, g]
+    isd = 1.0 / sd
+    nblk = min(D, 256)
+    bs = (D + nblk - 1) // nblk if D > 0 else 1
+    for bk in _prange(nblk):
         w = np.empty(G)
         mm = np.empty(G)
         ss = np.empty(G)
-        na = 0
-        tot = 0.0
-        for g in range(G):
-            x = lw[d, g] - mx
-            if x > -cut:
-                e = math.exp(x)
-                w[na] = e
-                mm[na] = m[d, g]
-                ss[na] = sd[g]
-                tot += e
-                na += 1
-        for j in range(na):
-            w[j] /= tot
-        _label(w, mm, ss, na, r, hps, act, level, rule, out, d, fast, tab)
+        iss = np.empty(G)
+        for d in range(bk * bs, min(D, (bk + 1) * bs)):
+            any_act = False
+            for l in range(L):
+                if act[l, d]:
+                    any_act = True
+            if not any_act:
+                continue
+            mx = -np.inf
+            for g in range(G):
+                if lw[d, g] > mx:
+                    mx = lw[d, g]
+            na = 0
+            tot = 0.0
+            for g in range(G):
+                x = lw[d, g] - mx
+                if x > -cut:
+                    e = math.exp(x)
+                    w[na] = e
+                    mm[na] = m[d, g]
+                    ss[na] = sd[g]
+                    iss[na] = isd[g]
+                    tot += e
+                    na += 1
+            for j in range(na):
+                w[j] /= tot
+            _label(w, mm, ss, iss, na, r, hps, act, level, rule, out, d, fast, tab)
 
 
 def _py_kernel_fused(phi, theta, z, WT, sd, r, hps, act, level, rule, cut, out, fast, tab):
     """As :func:`_py_kernel`, computing log weights (phi @ theta) and means (z @ WT.T) on the
-    fly, one dataset at a time (no (D, G) temporaries)."""
+    fly, one dataset at a time (no (D, G) temporaries; work buffers per block of datasets)."""
     D, F = phi.shape
     G = theta.shape[1]
     J = z.shape[1]
     L = hps.shape[0]
-    for d in _prange(D):
-        any_act = False
-        for l in range(L):
-            if act[l, d]:
-                any_act = True
-        if not any_act:
-            continue
-        lw = np.zeros(G)
-        for f in range(F):
-            a = phi[d, f]
-            for g in range(G):
-                lw[g] += a * theta[f, g]
-        mx = -np.inf
-        for g in range(G):
-            if lw[g] > mx:
-                mx = lw[g]
+    isd = 1.0 / sd
+    nblk = min(D, 256)
+    bs = (D + nblk - 1) // nblk if D > 0 else 1
+    for bk in _prange(nblk):
+        lw = np.empty(G)
         w = np.empty(G)
         mm = np.empty(G)
         ss = np.empty(G)
-        na = 0
-        tot = 0.0
-        for g in range(G):
-            x = lw[g] - mx
-            if x > -cut:
-                e = math.exp(x)
-                w[na] = e
-                acc = 0.0
-                for k in range(J):
-                    acc += z[d, k] * WT[g, k]
-                mm[na] = acc
-                ss[na] = sd[g]
-                tot += e
-                na += 1
-        for j in range(na):
-            w[j] /= tot
-        _label(w, mm, ss, na, r, hps, act, level, rule, out, d, fast, tab)
+        iss = np.empty(G)
+        for d in range(bk * bs, min(D, (bk + 1) * bs)):
+            any_act = False
+            for l in range(L):
+                if act[l, d]:
+                    any_act = True
+            if not any_act:
+                continue
+            for g in range(G):
+                lw[g] = 0.0
+            for f in range(F):
+                a = phi[d, f]
+                for g in range(G):
+                    lw[g] += a * theta[f, g]
+            mx = -np.inf
+            for g in range(G):
+                if lw[g] > mx:
+                    mx = lw[g]
+            na = 0
+            tot = 0.0
+            for g in range(G):
+                x = lw[g] - mx
+                if x > -cut:
+                    e = math.exp(x)
+                    w[na] = e
+                    acc = 0.0
+                    for k in range(J):
+                        acc += z[d, k] * WT[g, k]
+                    mm[na] = acc
+                    ss[na] = sd[g]
+                    iss[na] = isd[g]
+                    tot += e
+                    na += 1
+            for j in range(na):
+                w[j] /= tot
+            _label(w, mm, ss, iss, na, r, hps, act, level, rule, out, d, fast, tab)
 
 
 def _py_mix_pdf(x, w, mm, ss, na):
@@ -839,7 +840,6 @@ if _nb is not None:
     _mix_pdf = _nb.njit(cache=True)(_py_mix_pdf)
     _mix_quantile = _nb.njit(cache=True)(_py_mix_quantile)
     _phi_tab = _nb.njit(cache=True)(_py_phi_tab)
-    _tab_quantile = _nb.njit(cache=True)(_py_tab_quantile)
     _tab_cmp = _nb.njit(cache=True)(_py_tab_cmp)
     _tab_label = _nb.njit(cache=True)(_py_tab_label)
     _exact_label = _nb.njit(cache=True)(_py_exact_label)
@@ -850,7 +850,7 @@ else:  # pragma: no cover
     _prange = range
     _mix_pdf, _mix_quantile, _label = _py_mix_pdf, _py_mix_quantile, _py_label
     _phi_tab = _py_phi_tab
-    _tab_quantile, _tab_cmp, _tab_label = _py_tab_quantile, _py_tab_cmp, _py_tab_label
+    _tab_cmp, _tab_label = _py_tab_cmp, _py_tab_label
     _exact_label = _py_exact_label
     _kernel, _kernel_fused = _py_kernel, _py_kernel_fused
 
