@@ -415,6 +415,24 @@ class GridAnalysis:
         return z @ self.W
 
 
+_ANALYSES: "dict[tuple, GridAnalysis]" = {}
+
+
+def _analysis(layout: Layout, prior: NoisePrior, tau: np.ndarray, sigma: np.ndarray,
+              existing: Existing | None = None) -> GridAnalysis:
+    """:class:`GridAnalysis`, reused for the same layout, noise prior and grid without existing
+    runs (the comparisons of a budget plan and the looks of sequential plans share them)."""
+    if existing is not None:
+        return GridAnalysis(layout, prior, tau, sigma, existing)
+    key = (layout, prior.tau, prior.sigma, tau.tobytes(), sigma.tobytes())
+    an = _ANALYSES.get(key)
+    if an is None:
+        if len(_ANALYSES) >= 512:
+            _ANALYSES.clear()
+        an = _ANALYSES[key] = GridAnalysis(layout, prior, tau, sigma)
+    return an
+
+
 # --------------------------------------------------------------------------------------------
 # labels from the mixture: numba kernel
 # --------------------------------------------------------------------------------------------
@@ -1151,7 +1169,7 @@ def evaluate_fixed(layout: Layout, prior: NoisePrior, truth: Truth, rope: float,
         tg, sg, _, _ = analysis_grid(prior, layout.n_runs + n_old)
     else:
         tg, sg = grid
-    an = GridAnalysis(layout, prior, tg, sg, existing)
+    an = _analysis(layout, prior, tg, sg, existing)
     chunk = _chunk_for(tg.size, layout.n_runs)
     rng = np.random.default_rng([seed, 1])
     dec = _batched(layout, an, truth, rng, rope, rule, level, hdi_prob, chunk, progress)
@@ -1290,7 +1308,7 @@ def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], pri
     hps = [float(h) for h in hdi_probs]
     n_old = existing.n_runs if existing is not None else 0
     tg, sg, _, _ = analysis_grid(prior, full.n_runs + n_old)
-    analyses = [GridAnalysis(full.prefix(c), prior, tg, sg, existing) for c in looks]
+    analyses = [_analysis(full.prefix(c), prior, tg, sg, existing) for c in looks]
     n_arm = [full.prefix(c).n_a for c in looks]
     n_inst = [full.prefix(c).n_instances for c in looks]
     chunk = _chunk_for(tg.size, full.n_runs)
