@@ -33,6 +33,14 @@ Speed comes from three exact reductions, none an approximation:
    :math:`-r` and inside :math:`(-r, r)`. One mixture quantile per candidate dataset (Newton
    with a bisection safeguard, numba), no HDI search. Labels agree with
    :func:`models.tps_exact.mixture_summary` + :func:`planner.verdict.label_from`.
+   In the simulations (``exact_probs=False``) every one of these comparisons is first made
+   on linearly interpolated tables of Φ and φ with a rigorous error bound (Newton steps on
+   the interpolated CDF, stopped as soon as the density comparison clears its bound); only
+   a comparison inside its margin is redone exactly, so the labels are the exact ones.
+
+Sequential plans label every look at all per-look HDI masses in one pass
+(:func:`evaluate_sequential_levels`); :class:`GridAnalysis` objects are reused across
+designs with the same layout, prior and grid.
 
 The analysis grid over :math:`(\tau,\sigma)` is *fixed* per design (log-spaced between the
 prior's 1e-4 and 1 - 1e-4 quantiles, finer for more runs) instead of the two-pass adaptive
