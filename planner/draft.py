@@ -188,7 +188,8 @@ def _num(v: str):
 
 
 def parse_policy(text: str, defaults: dict | None = None) -> PolicySpec:
-    """Parse ``name`` or ``name:key=val,key=val`` (e.g. ``pld:n=3,depth=16``).
+    """Parse ``name`` or ``name:key=val,key=val`` (e.g. ``pld:n=3,depth=16``; ``D`` is an
+    alias of ``depth`` and ``K`` of ``k``).
 
     Raises
     ------
@@ -206,7 +207,10 @@ def parse_policy(text: str, defaults: dict | None = None) -> PolicySpec:
             if "=" not in kv:
                 raise InputError(f"policy parameter {kv!r} is not key=value", field="policy")
             k, v = kv.split("=", 1)
-            params[k.strip().replace("-", "_")] = _num(v)
+            k = k.strip().replace("-", "_")
+            # the field's short names: D = draft depth, K = MTP depth
+            k = {"D": "depth", "K": "k"}.get(k, k)
+            params[k] = _num(v)
     return PolicySpec(name, params)
 
 

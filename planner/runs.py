@@ -29,6 +29,11 @@ KNOWN_COLUMNS = ("config", "tps", "instance", "session", "rep", "platform", "met
                  "workload", "phase", "server", "ppl", "timestamp", "run_group", "cold")
 
 
+#: Upper bound on a plausible TPS value (a single-stream decode at 1e6 tokens/s is far beyond
+#: any hardware; larger values are unit errors and would overflow the reports).
+MAX_TPS = 1e6
+
+
 @dataclass
 class Run:
     """One benchmark execution (a row of the runs table)."""
@@ -87,7 +92,12 @@ class RunsTable:
         """Rows whose columns equal the given non-None values (e.g. ``metric="decode_wall"``)."""
         rows = self.runs
         for k, v in kv.items():
-            if v is not None:
+            if v is None:
+                continue
+            if k == "platform":
+                want = canonical_platform(v)
+                rows = [r for r in rows if canonical_platform(r.platform) == want]
+            else:
                 rows = [r for r in rows if getattr(r, k) == v]
         return RunsTable(rows, self.path)
 
@@ -117,7 +127,7 @@ class RunsTable:
         An explicit ``cold`` column wins. Otherwise a run is cold when it is ``rep`` 0 (the
         first run after a server start or a config change) and its config has later runs on
         the same instance and session (so "cold" is distinguishable from the instance effect).
-        Lone runs (every official HF job) are never flagged. Source of the rule: the cold-start
+        Lone runs (every official HF job) and runs without an ``instance`` are never flagged. Source of the rule: the cold-start
         caveat of the shipped runs table (6 of 46 fresh-server cells had a first run 1.1-4.2 %
         slow; ``examples/runs/tps_runs.md``).
         """
@@ -129,17 +139,24 @@ class RunsTable:
         for k, r in enumerate(self.runs):
             if r.cold is not None:
                 out[k] = r.cold
-            elif r.rep == 0:
+            elif r.rep == 0 and r.instance:
                 out[k] = groups[(r.config, r.instance, r.session or r.run_group)] > 1
         return out
 
     def platform(self) -> str:
         """The single platform of these rows ('' if none given). Errors if mixed."""
-        plats = {r.platform for r in self.runs if r.platform}
+        plats = {canonical_platform(r.platform) for r in self.runs if r.platform}
         if len(plats) > 1:
             raise InputError(f"rows mix platforms {sorted(plats)}; compare within one platform "
                              "(select with --platform)", file=self.path, field="platform")
         return plats.pop() if plats else ""
+
+
+def canonical_platform(name: str) -> str:
+    """Platform label with aliases folded (``hf-job-a10g-small`` == ``hf-a10g-small``)."""
+    from models.noise import PLATFORM_ALIASES
+
+    return PLATFORM_ALIASES.get(name, name)
 
 
 def _closest(name: str, options: Iterable[str]) -> str | None:
@@ -172,14 +189,20 @@ def _row_to_run(row: dict, *, path: str, line: int) -> Run:
     if cfg is None or str(cfg).strip() == "":
         raise InputError("missing config label", file=path, line=line, field="config")
     tps = _parse_float(row.get("tps"), path=path, line=line, fld="tps", positive=True)
+    if tps > MAX_TPS:
+        raise InputError(f"implausible TPS {tps:g} (> {MAX_TPS:g}); is the column in tokens/s?",
+                         file=path, line=line, field="tps")
     rep_raw = row.get("rep")
     rep = None
     if rep_raw is not None and str(rep_raw).strip() != "":
         try:
-            rep = int(float(rep_raw))
+            repf = float(rep_raw)
         except (TypeError, ValueError):
-            raise InputError(f"not an integer: {rep_raw!r}", file=path, line=line,
-                             field="rep") from None
+            repf = float("nan")
+        if not (repf == int(repf) if repf == repf and abs(repf) < 1e15 else False) or repf < -1:
+            raise InputError(f"not a run index (integer >= 0, or -1 for a warm-up pass): "
+                             f"{rep_raw!r}", file=path, line=line, field="rep")
+        rep = int(repf)
     ppl = _parse_float(row.get("ppl"), path=path, line=line, fld="ppl", optional=True)
     extra = {k: v for k, v in row.items() if k not in KNOWN_COLUMNS and k is not None}
 
@@ -340,6 +363,8 @@ def runs_from_values(a: Sequence[float], b: Sequence[float], *, a_name: str = "A
             raise InputError("no TPS values given", field=opt)
         for k, v in enumerate(vals):
             x = _parse_float(v, path=None, line=None, fld=opt, positive=True)
+            if x > MAX_TPS:
+                raise InputError(f"implausible TPS {x:g} (> {MAX_TPS:g})", field=opt)
             inst = f"pair-{k}" if paired else f"{name}-run-{k}"
             runs.append(Run(config=name, tps=x, instance=inst, rep=0 if paired else k,
                             platform=platform, line=k + 1))

@@ -17,7 +17,6 @@ calibrated model makes a wrong decisive call on an A/A comparison at most 5 % of
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -217,7 +216,6 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
     InputError
         Missing configs, mixed metrics/workloads, one run per config without a prior, bad ROPE.
     """
-    t0 = time.perf_counter()
     rope = Rope.parse(rope) if not isinstance(rope, Rope) else rope
     data = build_data(table, a, b, use_cold=use_cold)
     check_identifiable(data, prior or WEAK, prior is not None, table.path)
@@ -297,6 +295,5 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         "delta_curve": curve,
         "notes": notes,
         "seed": seed,
-        "elapsed_s": time.perf_counter() - t0,
     }
     return res

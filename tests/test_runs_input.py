@@ -186,3 +186,56 @@ def test_calibrate_reproduces_the_embedded_local_prior(runs_csv, tmp_path, cli):
 def test_calibrate_refuses_mixed(cli, runs_csv):
     code, _, err = cli("calibrate", runs_csv)
     assert code == 2 and "--metric" in err
+
+
+# ---------------------------------------------------------------- found by a new user
+
+
+def test_reports_never_overwrite_inputs(cli, tmp_path):
+    p = _write(tmp_path, "r.csv", HEADER + "A,300,i1,0,,,\nA,301,i2,1,,,\nB,302,i3,0,,,\n"
+               "B,303,i4,1,,,\n")
+    before = _digest(p)
+    link = tmp_path / "link.md"
+    link.symlink_to(p)
+    for opt, target in (("--md", p), ("--html", p), ("--md", link)):
+        code, out, err = cli("verdict", p, "--a", "A", "--b", "B", opt, target)
+        assert code == 2 and "over an input" in err and opt in err
+    assert _digest(p) == before
+    code, out, err = cli("verdict", p, "--a", "A", "--b", "B", "--md", tmp_path / "no" / "x.md")
+    assert code == 2 and "folder does not exist" in err
+
+
+def test_usage_errors_are_one_line_exit_2(cli):
+    for args in (("foo",), ("verdict", "--bogus"), ("verdict", "--a", "1", "--b", "2",
+                                                     "--seed", "-1")):
+        code, out, err = cli(*args)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_quick_form_input_checks(cli, tmp_path):
+    code, _, err = cli("verdict", "--a-runs", "309,,309", "--b-runs", "300")
+    assert code == 2 and "empty value" in err
+    code, _, err = cli("verdict", "--a-runs", "309,310", "--b-runs", "300", "--paired")
+    assert code == 2 and "--paired" in err
+    p = _write(tmp_path, "r.csv", HEADER + "A,300,i1,0,,,\nB,302,i3,0,,,\n")
+    code, _, err = cli("verdict", p, "--a", "A", "--b", "B", "--a-runs", "1,2")
+    assert code == 2 and "--a-runs" in err
+    code, _, err = cli("verdict", "--a", "1e308", "--b", "1.7e308")
+    assert code == 2 and "implausible TPS" in err
+
+
+def test_rep_without_instance_is_not_cold(tmp_path):
+    p = _write(tmp_path, "r.csv", "config,tps,rep\nA,300,0\nA,301,1\nB,302,0\nB,303,1\n")
+    assert not read_runs(p).cold_flags().any()
+    bad = _write(tmp_path, "b.csv", "config,tps,rep\nA,300,1.5\n")
+    from planner.errors import InputError
+
+    with pytest.raises(InputError) as e:
+        read_runs(bad)
+    assert e.value.field == "rep" and e.value.line == 2
+
+
+def test_platform_aliases_filter(runs_csv):
+    t = read_runs(runs_csv)
+    assert len(t.filter(platform="hf-a10g-small")) == len(t.filter(platform="hf-job-a10g-small"))
+    assert len(t.filter(platform="hf-a10g-small")) == 14

@@ -120,18 +120,19 @@ def _markdown(result: dict, png_name: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _emit(result: dict, as_json: bool, md: Optional[Path]) -> None:
-    from planner.report.output import emit
+def _emit(result: dict, as_json: bool, md: Optional[Path], inputs=()) -> None:
+    from planner.report.output import emit, guard_outputs
 
     png_name = None
     if md is not None:
         png = Path(md).with_suffix(".png")
+        guard_outputs([("--md", md), ("--md", png)], inputs)
         _plot(result, png)
         png_name = png.name
     samples = result.pop("_samples", None)
     result_md = dict(result)
     emit(result, as_json=as_json, terminal=_terminal, md=md,
-         md_renderer=lambda r: _markdown(result_md, png_name))
+         md_renderer=lambda r: _markdown(result_md, png_name), inputs=inputs)
     if samples is not None:
         result["_samples"] = samples
 
@@ -207,7 +208,7 @@ def register(app: typer.Typer) -> None:
                                                      "TPS of the baseline"),
         bootstrap: int = typer.Option(2000, "--bootstrap", help="bootstrap replicates"),
         mc_reps: int = typer.Option(200, "--mc-reps", help="MC replicates (stochastic)"),
-        seed: int = typer.Option(0, "--seed"),
+        seed: int = typer.Option(0, "--seed", min=0, help="random seed, >= 0"),
         convention: str = typer.Option("reference", "--convention", help="reference: the "
                                        "first forward counts (reproduces the reference "
                                        "replay); vllm: leave the prefill token out, as "
@@ -228,7 +229,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Simulate drafting policies on a capture; project TPS; is it worth a run?"""
         from planner.draft import NoiseSpec, parse_policy, run_draft
+        from planner.report.output import guard_outputs
 
+        inputs = [capture, cost_file] + ([Path(curve)] if curve and Path(curve).exists() else [])
+        guard_outputs([("--md", md), ("--md", md.with_suffix(".png") if md else None)], inputs)
+        if not price_per_hour > 0:
+            raise InputError(f"must be > 0, got {price_per_hour!r}", field="--price-per-hour")
         specs = _policy_specs(policy, n, depth, min_n, max_n, k, lookup_k, threshold,
                               tree_depth, lookup)
         base = _policy_specs([baseline], n, depth, min_n, max_n, k, lookup_k, threshold,
@@ -249,8 +255,10 @@ def register(app: typer.Typer) -> None:
             try:
                 corr = float(correlation)
             except ValueError:
-                raise InputError("--correlation must be calibrated, independent or a number",
-                                 field="correlation") from None
+                corr = float("nan")
+            if not (corr >= 0 and corr < float("inf")):
+                raise InputError("--correlation must be calibrated, independent or a finite "
+                                 f"number >= 0, got {correlation!r}", field="correlation")
         if convention not in ("reference", "vllm"):
             raise InputError(f"unknown convention {convention!r} (reference or vllm)",
                              field="--convention")
@@ -264,17 +272,18 @@ def register(app: typer.Typer) -> None:
             noise=NoiseSpec(sigma_tps=sigma_tps), run_cap=run_cap,
             minutes_per_run=minutes_per_run, price_per_hour=price_per_hour,
             progress=_progress(not as_json))
-        _emit(result, as_json, md)
+        _emit(result, as_json, md, inputs)
 
     @app.command("draft-sweep")
     def draft_sweep(
         capture: Optional[Path] = typer.Argument(None, help="capture .jsonl(.gz)"),
         n_values: str = typer.Option("1,2,3,4,5", "--n-values", help="pld n grid"),
         d_values: str = typer.Option("4,8,12,16,20,24,28,32", "--d-values", help="pld D grid"),
-        k_values: str = typer.Option("1,2,3,4,5,6,7,8", "--k-values", help="MTP K grid"),
+        k_values: str = typer.Option("1,2,3,4,5,6,7", "--k-values", help="MTP K grid "
+                                     "(the embedded stack-F curve is measured to K=7)"),
         baseline_tps: Optional[float] = typer.Option(None, "--baseline-tps"),
         mc_reps: int = typer.Option(50, "--mc-reps"),
-        seed: int = typer.Option(0, "--seed"),
+        seed: int = typer.Option(0, "--seed", min=0, help="random seed, >= 0"),
         convention: str = typer.Option("reference", "--convention", help="reference: the "
                                        "first forward counts (reproduces the reference "
                                        "replay); vllm: leave the prefill token out, as "

@@ -12,12 +12,16 @@ from planner.errors import InputError
 
 def _floats(text: str, opt: str) -> list[float]:
     out = []
-    for tok in text.replace(";", ",").replace(" ", ",").split(","):
-        if tok.strip():
-            try:
-                out.append(float(tok))
-            except ValueError:
-                raise InputError(f"not a number: {tok!r}", field=opt) from None
+    toks = text.replace(";", ",").split(",")
+    for k, tok in enumerate(toks):
+        if not tok.strip():
+            if len(toks) > 1:
+                raise InputError(f"empty value at position {k + 1} in {text!r}", field=opt)
+            continue
+        try:
+            out.append(float(tok))
+        except ValueError:
+            raise InputError(f"not a number: {tok!r}", field=opt) from None
     if not out:
         raise InputError("no TPS values given", field=opt)
     return out
@@ -52,7 +56,7 @@ def register(app: typer.Typer) -> None:
                                                 "run_group (experiment)."),
         cold: Optional[bool] = typer.Option(None, "--cold/--no-cold", help="Model the cold-start "
                                             "indicator (default: when a run is flagged)."),
-        seed: int = typer.Option(0, "--seed", help="Random seed (MCMC)."),
+        seed: int = typer.Option(0, "--seed", min=0, help="Random seed (MCMC), >= 0."),
         as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
         md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
         html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained "
@@ -69,6 +73,13 @@ def register(app: typer.Typer) -> None:
             raise InputError(f"unknown engine {engine!r} (exact or mcmc)", field="--engine")
         if likelihood not in ("normal", "student-t"):
             raise InputError(f"unknown likelihood {likelihood!r}", field="--likelihood")
+        from planner.report.output import guard_outputs
+
+        prior_path = Path(prior) if prior and Path(prior).exists() else None
+        guard_outputs([("--md", md), ("--html", html)], [runs, prior_path])
+        if runs is not None and (a_runs is not None or b_runs is not None):
+            raise InputError("--a-runs/--b-runs are the quick form without a RUNS file; with a "
+                             "file give --a CONFIG --b CONFIG", field="--a-runs")
         if runs is None:
             if a_runs is not None or b_runs is not None:
                 if a_runs is None or b_runs is None:
@@ -81,6 +92,9 @@ def register(app: typer.Typer) -> None:
                                  "--a 308.49 --b 308.05, or --a-runs ... --b-runs ...",
                                  field="--a")
             plat = platform or "hf-a10g-small"
+            if paired and len(va) != len(vb):
+                raise InputError(f"--paired needs as many runs of A as of B ({len(va)} vs "
+                                 f"{len(vb)})", field="--paired")
             table = runs_from_values(va, vb, platform=plat, paired=paired)
             a_name, b_name = "A", "B"
         else:
@@ -102,4 +116,4 @@ def register(app: typer.Typer) -> None:
         from planner.report.html import render_html
 
         emit(res, as_json=as_json, terminal=render_terminal, md=md, md_renderer=render_markdown,
-             html=html, html_renderer=render_html)
+             html=html, html_renderer=render_html, inputs=[runs, prior_path])

@@ -30,11 +30,51 @@ def to_json(result: dict) -> str:
     return json.dumps(_clean(result), indent=2, sort_keys=False)
 
 
+def guard_outputs(outputs, inputs) -> None:
+    """Refuse to write a report over an input (also through links) or into a missing folder.
+
+    Parameters
+    ----------
+    outputs : iterable of (option name, path or None)
+    inputs : iterable of path or None
+        Input files, or input folders (then nothing may be written inside them).
+
+    Raises
+    ------
+    InputError
+        An output resolves to an input file or lies inside an input folder, is a directory,
+        or its folder does not exist.
+    """
+    import os
+
+    from planner.errors import InputError
+
+    ins = [os.path.realpath(p) for p in inputs if p is not None]
+    for opt, out in outputs:
+        if out is None:
+            continue
+        real = os.path.realpath(out)
+        for src in ins:
+            if real == src or (os.path.isdir(src) and real.startswith(src.rstrip(os.sep) + os.sep)):
+                raise InputError("refusing to write a report over an input" + (
+                    "" if real == src else " folder's file"), file=str(out), field=opt)
+        if os.path.isdir(real):
+            raise InputError("is a directory (give a file name)", file=str(out), field=opt)
+        parent = os.path.dirname(real) or "."
+        if not os.path.isdir(parent):
+            raise InputError("folder does not exist", file=str(out), field=opt)
+
+
 def emit(result: dict, *, as_json: bool, terminal: Callable[[dict], None],
          md: Path | None = None, html: Path | None = None,
          md_renderer: Callable[[dict], str] | None = None,
-         html_renderer: Callable[[dict], str] | None = None) -> None:
-    """Write ``result`` to stdout (JSON or terminal view) and optional Markdown / HTML files."""
+         html_renderer: Callable[[dict], str] | None = None, inputs=()) -> None:
+    """Write ``result`` to stdout (JSON or terminal view) and optional Markdown / HTML files.
+
+    ``inputs`` are the command's input paths: a report never overwrites one
+    (:func:`guard_outputs`).
+    """
+    guard_outputs([("--md", md), ("--html", html)], inputs)
     if md is not None and md_renderer is not None:
         Path(md).write_text(md_renderer(result), encoding="utf-8")
     if html is not None and html_renderer is not None:

@@ -71,7 +71,8 @@ def render_terminal(r: dict) -> None:
 
 def render_markdown(r: dict) -> str:
     lines = [f"# Verdict: **{r['label']}**", "", "| quantity | value |", "|---|---|"]
-    lines += [f"| {k} | {v.replace('|', '/')} |" for k, v in _rows(r)]
+    esc = lambda x: x.replace("|", "\\|")  # noqa: E731  (a pipe would end the cell)
+    lines += [f"| {esc(k)} | {esc(v)} |" for k, v in _rows(r)]
     if r.get("notes"):
         lines += [""] + [f"- {n}" for n in r["notes"]]
     return "\n".join(lines) + "\n"
