@@ -80,6 +80,7 @@ def ingest(root: str | Path, *, platform: str = "hf-job-a10g-small",
     if not files:
         raise InputError("no summary.json found below this folder", file=str(root))
     runs, skipped = [], 0
+    seen_jobs: dict[str, str] = {}
     counts: dict[str, int] = {}
     for f in files:
         d = _read_json(f)
@@ -95,6 +96,11 @@ def ingest(root: str | Path, *, platform: str = "hf-job-a10g-small",
         cfg = _config_for(f, root)
         job = d.get("job_id")
         inst = str(job) if job else str(f.parent.relative_to(root))
+        if job and job in seen_jobs:
+            raise InputError(f"job_id {job!r} also in {seen_jobs[job]}: the same HF job "
+                             "counted twice", file=str(f), field="job_id")
+        if job:
+            seen_jobs[job] = str(f)
         rep = counts.get(cfg, 0)
         counts[cfg] = rep + 1
         runs.append(Run(config=cfg, tps=float(tps), instance=inst, rep=rep, platform=platform,

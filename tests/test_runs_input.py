@@ -239,3 +239,23 @@ def test_platform_aliases_filter(runs_csv):
     t = read_runs(runs_csv)
     assert len(t.filter(platform="hf-a10g-small")) == len(t.filter(platform="hf-job-a10g-small"))
     assert len(t.filter(platform="hf-a10g-small")) == 14
+
+
+def test_ingest_refuses_to_write_into_its_input_through_a_link(cli, tmp_path):
+    root = _harness(tmp_path)
+    target = root / "subA" / "j1" / "summary.json"
+    before = _digest(target)
+    link = tmp_path / "x.csv"
+    link.symlink_to(target)
+    code, _, err = cli("ingest", root, "-o", link)
+    assert code == 2 and "--output" in err
+    assert _digest(target) == before
+
+
+def test_ingest_same_job_twice(cli, tmp_path):
+    root = _harness(tmp_path)
+    d = root / "subB" / "again"
+    d.mkdir()
+    (d / "summary.json").write_text(json.dumps({"tps": 301.0, "job_id": "j1"}))
+    code, _, err = cli("ingest", root, "-o", tmp_path / "o.csv")
+    assert code == 2 and "counted twice" in err

@@ -25,10 +25,13 @@ def register(app: typer.Typer) -> None:
         from planner.ingest import ingest as do_ingest
         from planner.runs import write_runs_csv
 
-        if output.exists() and output.resolve() in [p.resolve() for p in folder.rglob("*")
-                                                     if p.name == output.name]:
-            raise InputError("refusing to write inside the input folder", file=str(output))
+        from planner.report.output import guard_outputs
+
+        guard_outputs([("--output", output)], [folder])
         runs, stats = do_ingest(folder, platform=platform, metric=metric, workload=workload)
+        if not runs:
+            raise InputError(f"all {stats['found']} runs are marked completed: false; nothing "
+                             "to write", file=str(folder), field="completed")
         write_runs_csv(runs, output)
         print(f"wrote {len(runs)} runs of {len({r.config for r in runs})} configs to {output} "
               f"({stats['skipped_incomplete']} incomplete skipped)", file=sys.stderr)
@@ -51,16 +54,17 @@ def register(app: typer.Typer) -> None:
         from planner.report.output import to_json
         from planner.runs import read_runs
 
-        if max_df <= 0:
-            raise InputError("must be > 0", field="--max-df")
+        if not (0 < max_df < float("inf")):
+            raise InputError(f"must be a finite number > 0, got {max_df!r}", field="--max-df")
         table = read_runs(runs).filter(platform=platform, metric=metric, workload=workload)
         if len(table) == 0:
             raise InputError("no rows left after --platform/--metric/--workload filters",
                              file=str(runs))
         res = do_calibrate(table, drop_cold=not keep_cold, max_df=max_df)
         if output is not None:
-            if output.resolve() == Path(runs).resolve():
-                raise InputError("refusing to overwrite the input file", file=str(output))
+            from planner.report.output import guard_outputs
+
+            guard_outputs([("--output", output)], [runs])
             output.write_text(json.dumps(res, indent=2), encoding="utf-8")
         if as_json:
             print(to_json(res))
