@@ -116,10 +116,12 @@ class RunsTable:
             if len(seen) > 1:
                 vals = ", ".join(f"'{v or '(blank)'}'" for v in seen)
                 second = list(seen.values())[1]
-                raise InputError(
-                    f"rows mix {col} values {vals}; these are not on one scale (e.g. decode_wall "
-                    f"reads ~7.7% below bench_serving) — select one with --{col} VALUE",
-                    file=self.path, line=second, field=col)
+                why = {"metric": "these are not on one scale (decode_wall reads ~7.7% below "
+                                 "bench_serving)",
+                       "workload": "different prompt sets or lengths give different TPS"}.get(
+                           col, "these are not comparable")
+                raise InputError(f"rows mix {col} values {vals}; {why} — select one with "
+                                 f"--{col} VALUE", file=self.path, line=second, field=col)
 
     def cold_flags(self) -> np.ndarray:
         """Cold-start indicator per run, shape (n_runs,), bool.

@@ -92,6 +92,12 @@ def register(app: typer.Typer) -> None:
                                  "--a 308.49 --b 308.05, or --a-runs ... --b-runs ...",
                                  field="--a")
             plat = platform or "hf-a10g-small"
+            from models.noise import PLATFORM_ALIASES, known_platforms
+
+            if plat not in PLATFORM_ALIASES and prior is None:
+                raise InputError(f"unknown platform {plat!r} (known: "
+                                 f"{', '.join(known_platforms())}); or give --prior",
+                                 field="--platform")
             if paired and len(va) != len(vb):
                 raise InputError(f"--paired needs as many runs of A as of B ({len(va)} vs "
                                  f"{len(vb)})", field="--paired")
