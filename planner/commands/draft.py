@@ -30,6 +30,10 @@ class _Progress:
 
 
 def _progress(enabled: bool):
+    import sys
+
+    # only on a terminal: a redirected stderr should carry errors, not progress debris
+    enabled = enabled and sys.stderr.isatty()
     return (lambda d, n: _Progress(d, n)) if enabled else None
 
 
