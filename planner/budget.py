@@ -64,6 +64,9 @@ _COMPARISON_FIELDS = ("name", "baseline", "candidate", "delta_tps", "delta_pct",
                       "baseline_tps", "designs")
 _BUDGET_FIELDS = ("total_usd", "max_runs", "price_per_hour", "assurance", "minutes_per_run",
                   "startup_minutes", "max_runs_per_arm")
+#: budget fields that have a command-line option of ``planner budget``
+_CLI_OPTION = {"total_usd": "--total-usd", "max_runs": "--max-runs",
+               "price_per_hour": "--price-per-hour", "assurance": "--assurance"}
 _PLAN_FIELDS = ("title", "runs", "baseline_tps", "platform", "prior", "rule", "rope", "designs")
 
 
@@ -106,6 +109,19 @@ class Budget:
     startup_minutes: float | None = None
     max_runs_per_arm: int = 40
     lines: dict = field(default_factory=dict)
+    #: fields given on the command line (errors then name the option, not a plan line)
+    cli: set = field(default_factory=set)
+    #: the plan file and its ``[budget]`` header line (for error locations)
+    path: str | None = None
+    header_line: int | None = None
+
+    def where(self, f: str) -> dict:
+        """``InputError`` location of budget field ``f``: its plan line, or the command-line
+        option (``--total-usd``) when the value came from there."""
+        if f in self.cli:
+            return {"field": _CLI_OPTION.get(f, "--" + f.replace("_", "-"))}
+        return {"file": self.path, "line": self.lines.get(f, self.header_line),
+                "field": f"budget.{f}"}
 
 
 @dataclass
@@ -232,17 +248,22 @@ def _comparison(raw: dict, k: int, *, path: str, lines: dict, where: Callable) -
     return c
 
 
-def _budget(raw: dict, *, path: str, where: Callable) -> Budget:
+def _budget(raw: dict, *, path: str, where: Callable, cli: set | frozenset = frozenset(),
+            header_line: int | None = None) -> Budget:
     unknown = [f for f in raw if f not in _BUDGET_FIELDS]
     if unknown:
         near = difflib.get_close_matches(unknown[0], _BUDGET_FIELDS, n=1)
         raise InputError("unknown budget field" + (f"; did you mean '{near[0]}'?" if near else
                          f" (known: {', '.join(_BUDGET_FIELDS)})"), file=path,
                          line=where(unknown[0]), field=f"budget.{unknown[0]}")
-    b = Budget(lines={f: where(f) for f in raw})
+    b = Budget(lines={f: where(f) for f in raw if f not in cli}, cli=set(cli), path=path,
+               header_line=header_line)
 
     def num(f, **kw):
-        return _num(raw[f], path=path, line=where(f), fld=f"budget.{f}", **kw)
+        loc = b.where(f)
+        kw.setdefault("allow_zero", True)
+        return parse_number(raw[f], path=loc.get("file"), line=loc.get("line"),
+                            field=loc["field"], **kw)
 
     if raw.get("total_usd") is not None:
         b.total_usd = num("total_usd", positive=True, allow_zero=False)
@@ -254,7 +275,7 @@ def _budget(raw: dict, *, path: str, where: Callable) -> Budget:
         b.assurance = num("assurance")
     if not 0.0 < b.assurance < 1.0:
         raise InputError(f"assurance target must be in (0, 1), got {raw.get('assurance')!r}",
-                         file=path, line=where("assurance"), field="budget.assurance")
+                         **b.where("assurance"))
     for f in ("minutes_per_run", "startup_minutes"):
         if raw.get(f) is not None:
             setattr(b, f, num(f, positive=True, allow_zero=(f == "startup_minutes")))
@@ -294,7 +315,7 @@ def read_plan(path: str | Path, *, overrides: dict | None = None) -> Plan:
     p = Path(path)
     spath = str(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a UTF-8 BOM (Excel, Notepad) is dropped
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", file=spath) from None
     overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
@@ -319,9 +340,35 @@ def read_plan(path: str | Path, *, overrides: dict | None = None) -> Plan:
         raise InputError("no budget: give total_usd or max_runs in [budget] (or --total-usd / "
                          "--max-runs)", file=spath, line=plan.lines.get(("budget",)),
                          field="budget.total_usd")
+    _check_platforms_priors(plan)
     if plan.runs:
         _check_configs(plan)
     return plan
+
+
+def _check_platforms_priors(plan: Plan) -> None:
+    """Every ``platform`` must be a known one (it picks the noise prior: a typo must not fall
+    back to a weak prior) and ``prior`` must not be ``weak`` / ``none`` (sizing needs a noise
+    prior, as in ``planner repeats``)."""
+    from models.noise import PLATFORM_ALIASES, known_platforms
+
+    def check(platform, prior, label, line_platform, line_prior, fp, fr):
+        if platform is not None and platform not in PLATFORM_ALIASES:
+            near = difflib.get_close_matches(platform, list(PLATFORM_ALIASES), n=1)
+            raise InputError(f"{label}unknown platform {platform!r} (known: "
+                             f"{', '.join(known_platforms())})"
+                             + (f"; did you mean '{near[0]}'?" if near else ""),
+                             file=plan.path, line=line_platform, field=fp)
+        if prior is not None and prior.strip().lower() in ("weak", "none"):
+            raise InputError(f"{label}sizing needs a noise prior (a platform or a calibrate "
+                             f"file), not {prior!r}, as in 'planner repeats'",
+                             file=plan.path, line=line_prior, field=fr)
+
+    check(plan.platform, plan.prior, "", plan.lines.get(("plan", "platform")),
+          plan.lines.get(("plan", "prior")), "platform", "prior")
+    for c in plan.comparisons:
+        check(c.platform, c.prior, f"comparison #{c.index + 1} '{c.name}': ",
+              c.lines.get("platform", c.line), c.lines.get("prior", c.line), "platform", "prior")
 
 
 def _read_toml_plan(text: str, spath: str, overrides: dict) -> Plan:
@@ -355,10 +402,15 @@ def _read_toml_plan(text: str, spath: str, overrides: dict) -> Plan:
 
     comps = [_comparison(dict(r), k, path=spath, lines=lines, where=where_c)
              for k, r in enumerate(comps_raw)]
-    braw = dict(doc.get("budget", {}))
+    braw = doc.get("budget", {})
+    if not isinstance(braw, dict):
+        raise InputError("[budget] must be a table", file=spath, line=lines.get(("plan", "budget")),
+                         field="budget")
+    braw = dict(braw)
     braw.update(overrides)
     budget = _budget(braw, path=spath,
-                     where=lambda f: lines.get(("budget", f), lines.get(("budget",))))
+                     where=lambda f: lines.get(("budget", f), lines.get(("budget",))),
+                     cli=set(overrides), header_line=lines.get(("budget",)))
     plan = Plan(path=spath, comparisons=comps, budget=budget, lines=lines)
     for k, v in top.items():
         line = lines.get(("plan", k))
@@ -391,7 +443,7 @@ def _read_csv_plan(text: str, spath: str, overrides: dict) -> Plan:
         line = rdr.line_num
         comps.append(_comparison(raw, len(comps), path=spath, lines={},
                                  where=lambda _k, _f, _l=line: _l))
-    budget = _budget(dict(overrides), path=spath, where=lambda f: None)
+    budget = _budget(dict(overrides), path=spath, where=lambda f: None, cli=set(overrides))
     return Plan(path=spath, comparisons=comps, budget=budget)
 
 
@@ -570,25 +622,55 @@ def normalise_curve(curve: Any) -> dict:
     return out
 
 
+def design_label(e: dict | None) -> str:
+    """Display name of a design row: ``sequential`` says its layout (``sequential (paired)``)."""
+    if not e:
+        return "—"
+    name = str(e.get("design") or "?")
+    lay = e.get("layout")
+    return f"{name} ({lay})" if lay and lay != name else name
+
+
+_ROW_KEYS = ("design", "layout", "runs_per_arm", "assurance", "false_claim_rate", "cost_usd",
+             "per_look_hdi_prob", "batch")
+
+
+def _same_row(r: dict, rec: dict) -> bool:
+    """``r`` is the recommended row ``rec`` (the same object, or equal on the identifying
+    fields: design, layout, runs per arm, assurance, false-claim rate, cost, HDI mass)."""
+    return r is rec or all(r.get(k) == rec.get(k) for k in _ROW_KEYS)
+
+
 def normalise_repeats(res: dict, target: float | None = None) -> dict:
     """Bring a :func:`planner.repeats.plan_repeats` result to the shape the renderers use.
+
+    Sequential rows are grouped per layout (``sequential`` separate and paired are two
+    entries, each with ``layout`` and a display ``label``). The recommended entry is the very
+    row :func:`planner.repeats.plan_repeats` recommends (cheapest with assurance ≥ target and
+    false-claim rate ≤ 5 %), never another row of the same design.
 
     Returns
     -------
     dict
-        ``designs``: list of ``{design, runs_per_arm, assurance, false_claim_rate, gpu_hours,
-        cost_usd, reaches_target, curve}`` and ``recommended`` (one of them or None).
+        ``designs``: list of ``{design, layout, label, runs_per_arm, assurance,
+        false_claim_rate, gpu_hours, cost_usd, reaches_target, false_claim_ok, curve}`` and
+        ``recommended`` (one of them or None).
     """
+    from planner.repeats import MAX_FALSE_CLAIM
+
     designs_raw = res.get("designs", [])
     if isinstance(designs_raw, dict):
         designs_raw = [{"design": k, **v} for k, v in designs_raw.items()]
     tgt = target if target is not None else _first(res, "target", "assurance_target")
     if tgt is None and isinstance(res.get("inputs"), dict):
         tgt = res["inputs"].get("target")
-    names = [str(_first(d, "design", "name", default="?")) for d in designs_raw]
+    rec = res.get("recommended")
+    names = [(str(_first(d, "design", "name", default="?")), d.get("layout"))
+             for d in designs_raw]
     if len(set(names)) < len(names) or not any("curve" in d for d in designs_raw):
-        designs_raw = _group_rows(designs_raw, res.get("recommended"))
+        designs_raw = _group_rows(designs_raw, rec)
     designs = []
+    rec_entry = None
     for d in designs_raw:
         curve = normalise_curve(_first(d, "curve", "assurance_curve", "points", default={}))
         e = {"design": str(_first(d, "design", "name", default="?")),
@@ -602,46 +684,61 @@ def normalise_repeats(res: dict, target: float | None = None) -> dict:
         if reach is None and tgt is not None and e["assurance"] is not None:
             reach = e["assurance"] >= tgt - 1e-12
         e["reaches_target"] = bool(reach) if reach is not None else None
-        for k in ("expected_runs_per_arm", "max_runs_per_arm", "max_cost_usd", "layout",
-                  "false_claim_ok", "runs_total", "note", "notes"):
+        for k in ("expected_runs_per_arm", "max_runs_per_arm", "max_cost_usd",
+                  "max_gpu_hours", "layout", "batch", "per_look_hdi_prob", "false_claim_ok",
+                  "within_budget", "runs_total", "note", "notes"):
             if k in d:
                 e[k] = d[k]
+        if e.get("false_claim_ok") is None and e["false_claim_rate"] is not None:
+            e["false_claim_ok"] = bool(e["false_claim_rate"] <= MAX_FALSE_CLAIM + 1e-12)
+        e["label"] = design_label(e)
         designs.append(e)
-    rec = res.get("recommended")
-    rec_name = rec.get("design") if isinstance(rec, dict) else rec if isinstance(rec, str) else None
-    recommended = next((e for e in designs if e["design"] == rec_name), None)
-    if recommended is not None and isinstance(rec, dict) and \
-            rec.get("runs_per_arm") != recommended["runs_per_arm"]:
-        recommended = None
+        if isinstance(rec, dict) and rec_entry is None and (d.get("_is_rec") or (
+                "_is_rec" not in d and _same_row(d, rec))):
+            rec_entry = e
+    for d in designs_raw:
+        d.pop("_is_rec", None)
+    recommended = rec_entry
+    if recommended is None and isinstance(rec, str):
+        recommended = next((e for e in designs if e["design"] == rec), None)
     if recommended is None and isinstance(rec, dict):
         recommended = {"design": rec.get("design"), "runs_per_arm": rec.get("runs_per_arm"),
                        "assurance": rec.get("assurance"),
                        "false_claim_rate": rec.get("false_claim_rate"),
                        "gpu_hours": rec.get("gpu_hours"), "cost_usd": rec.get("cost_usd"),
                        "reaches_target": True, "curve": normalise_curve(rec.get("curve", {}))}
+        for k in ("layout", "batch", "per_look_hdi_prob", "max_runs_per_arm", "max_cost_usd",
+                  "max_gpu_hours", "expected_runs_per_arm", "false_claim_ok"):
+            if k in rec:
+                recommended[k] = rec[k]
+        recommended["label"] = design_label(recommended)
     return {"designs": designs, "recommended": recommended, "target": tgt,
             "reason": res.get("reason"), "beyond_cap": res.get("beyond_cap")}
 
 
 def _group_rows(rows: list[dict], rec: Any) -> list[dict]:
     """Group a flat table of design rows (several runs-per-arm rows per design, as
-    :func:`planner.repeats.plan_repeats` returns) into one entry per design with a curve.
+    :func:`planner.repeats.plan_repeats` returns) into one entry per design and layout
+    (sequential separate / paired apart) with a curve.
 
-    The entry of a design is its recommended row, else its ``minimal`` row (fewest runs that
-    reach the target), else its row of highest assurance; the curve is all its rows sorted by
-    runs per arm."""
-    groups: dict[str, list[dict]] = {}
+    The entry of a design is the recommended row when it belongs to that design (flagged
+    ``_is_rec``), else its ``minimal`` row (fewest runs that reach the target), else its
+    cheapest row reaching the target with a false-claim rate ≤ 5 %, else its row of highest
+    assurance; the curve is all its rows sorted by runs per arm."""
+    groups: dict[tuple, list[dict]] = {}
     for r in rows:
-        groups.setdefault(str(_first(r, "design", "name", default="?")), []).append(r)
+        key = (str(_first(r, "design", "name", default="?")), r.get("layout"))
+        groups.setdefault(key, []).append(r)
     out = []
-    for name, rs in groups.items():
+    for (name, layout), rs in groups.items():
         pts = sorted((r for r in rs if r.get("runs_per_arm") is not None),
                      key=lambda r: r["runs_per_arm"])
         pick = None
+        is_rec = False
         if isinstance(rec, dict):
-            pick = next((r for r in rs if r is rec or (r.get("design") == rec.get("design") and
-                         r.get("runs_per_arm") == rec.get("runs_per_arm") and
-                         r.get("assurance") == rec.get("assurance"))), None)
+            pick = next((r for r in rs if r is rec), None) or \
+                next((r for r in rs if _same_row(r, rec)), None)
+            is_rec = pick is not None
         if pick is None:
             pick = next((r for r in rs if r.get("minimal")), None)
         if pick is None:
@@ -651,7 +748,7 @@ def _group_rows(rows: list[dict], rec: Any) -> list[dict]:
         curve = {k: [r.get(k) for r in pts] for k in ("runs_per_arm", "assurance",
                                                        "false_claim_rate", "cost_usd",
                                                        "gpu_hours")}
-        out.append({**pick, "design": name, "curve": curve})
+        out.append({**pick, "design": name, "curve": curve, "_is_rec": is_rec})
     return out
 
 
@@ -786,6 +883,45 @@ def min_run_cost(res_designs: list[dict]) -> float | None:
     return best
 
 
+def _compliant(row: dict, max_false_claim: float) -> bool:
+    """A row ``plan_repeats`` would recommend: reaches the target, false-claim rate ≤ 5 %."""
+    if row.get("reaches_target") is False or row.get("false_claim_ok") is False:
+        return False
+    fc = row.get("false_claim_rate")
+    return fc is None or (math.isfinite(fc) and fc <= max_false_claim + 1e-12)
+
+
+def _plan_loc(plan: Plan, c: Comparison, f: str) -> dict:
+    """``InputError`` location of comparison field ``f``: the comparison's line of it, else the
+    ``[plan]`` default's line, else the ``[[comparison]]`` header."""
+    line = c.lines.get(f) or plan.lines.get(("plan", f)) or c.line
+    return {"file": plan.path, "line": line, "field": f}
+
+
+#: ``plan_repeats`` errors name its command-line options; in a plan they are these fields
+_REPEATS_FIELDS = {"--rule": "rule", "--rope": "rope", "--baseline-tps": "baseline_tps",
+                   "--design": "designs"}
+_REPEATS_BUDGET = {"--assurance": "assurance", "--max-runs": "max_runs_per_arm",
+                   "--price-per-hour": "price_per_hour", "--minutes-per-run": "minutes_per_run",
+                   "--startup-minutes": "startup_minutes", "--max-cost": "total_usd"}
+
+
+def _repeats_error_loc(plan: Plan, c: Comparison, fld: str | None) -> dict:
+    """Map an error of :func:`planner.repeats.plan_repeats` (its option names) to the plan
+    field and line it comes from."""
+    if fld == "--delta":
+        f = next((x for x in ("delta_tps", "delta_pct", "projection")
+                  if getattr(c, x) is not None), "delta_tps")
+        return {"file": plan.path, "line": c.lines.get(f, c.line), "field": f}
+    if fld in _REPEATS_FIELDS:
+        return _plan_loc(plan, c, _REPEATS_FIELDS[fld])
+    if fld in _REPEATS_BUDGET:
+        return plan.budget.where(_REPEATS_BUDGET[fld])
+    if fld == "--sims":
+        return {"field": fld}
+    return {"file": plan.path, "line": c.line, "field": fld}
+
+
 def plan_budget(plan: Plan, *, sims: int = 2000, seed: int = 0,
                 progress: Callable[[str], None] | None = None) -> dict:
     """Size every comparison of ``plan`` and allocate the budget.
@@ -820,7 +956,24 @@ def plan_budget(plan: Plan, *, sims: int = 2000, seed: int = 0,
 
     t0 = time.perf_counter()
     b = plan.budget
-    from planner.repeats import plan_repeats
+    if b.path is None:
+        b.path = plan.path
+    from models.noise import PLATFORM_ALIASES
+    from planner.costs import cost_model
+    from planner.repeats import MAX_FALSE_CLAIM, plan_repeats
+
+    # the cost model of the sizing (planner/costs.py: start-up per allocation + minutes per
+    # run, billed per started minute); the budget must buy at least one run of it
+    cm = cost_model("a10g-small", price_per_hour=b.price_per_hour,
+                    minutes_per_run=b.minutes_per_run, startup_minutes=b.startup_minutes)
+    one_run = cm.cost([1])["cost_usd"]
+    if b.total_usd is not None and b.total_usd < one_run - 1e-9:
+        raise InputError(f"budget ${b.total_usd:g} is smaller than one run (${one_run:.2f}: "
+                         f"{cm.startup_minutes:g} min start-up + {cm.minutes_per_run:g} min "
+                         f"at ${cm.price_per_hour:g}/h)", **b.where("total_usd"))
+    if b.max_runs is not None and b.max_runs < 2:
+        raise InputError(f"must allow at least one run per arm (>= 2), got {b.max_runs}",
+                         **b.where("max_runs"))
 
     engine = "planner.repeats"
     cache: dict = {}
@@ -832,43 +985,51 @@ def plan_budget(plan: Plan, *, sims: int = 2000, seed: int = 0,
         platform = c.platform or plan.platform or DEFAULT_PLATFORM
         rule = c.rule or plan.rule or DEFAULT_RULE
         rope = c.rope or plan.rope or DEFAULT_ROPE
+        label = f"comparison #{c.index + 1} '{c.name}'"
         try:
             Rope.parse(rope)
         except InputError as exc:
-            raise InputError(f"comparison #{c.index + 1} '{c.name}': {exc.message}",
-                             file=plan.path, line=c.lines.get("rope", plan.lines.get(
-                                 ("plan", "rope"), c.line)), field="rope") from None
+            raise InputError(f"{label}: {exc.message}", **_plan_loc(plan, c, "rope")) from None
+        prior_spec = c.prior or plan.prior
         try:
-            prior, prior_label = resolve_prior(c.prior or plan.prior or "auto", platform)
+            prior, prior_label = resolve_prior(prior_spec or "auto", platform)
         except InputError as exc:
-            raise InputError(f"comparison #{c.index + 1} '{c.name}': {exc.message}",
-                             file=plan.path, line=c.lines.get("prior", c.lines.get(
-                                 "platform", c.line)), field="prior") from None
-        if prior is None:
-            from models.noise import WEAK
-
-            prior, prior_label = WEAK, "weak"
+            raise InputError(f"{label}: {exc.message.replace(', weak)', ')')}", **_plan_loc(
+                plan, c, "prior" if prior_spec else "platform")) from None
+        if prior is None:  # read_plan refuses unknown platforms and 'weak'
+            raise InputError(f"{label}: sizing needs a noise prior (a platform or a calibrate "
+                             "file)", **_plan_loc(plan, c, "prior"))
         delta, dinfo = expected_delta(c, plan, base, sims=sims, rng=rng)
         designs = c.designs or plan.designs
+        explicit = c.designs is not None or ("plan", "designs") in plan.lines
+        if not explicit and prior_spec is None and \
+                PLATFORM_ALIASES.get(platform) == "published-n4":
+            # as 'planner repeats': that prior pins the within-allocation sigma near 0 (it only
+            # knows the total), so a paired design would look free of noise
+            designs = tuple(x for x in designs if x != "paired")
         kw: dict = dict(relative=False, baseline_tps=base, prior=prior, rule=rule, rope=rope,
                         target=b.assurance, designs=designs, max_runs=b.max_runs_per_arm,
-                        price_per_hour=b.price_per_hour, sims=sims,
+                        price_per_hour=cm.price_per_hour, minutes_per_run=cm.minutes_per_run,
+                        startup_minutes=cm.startup_minutes,
+                        billed_per_minute=cm.billed_per_minute, sims=sims,
                         seed=seed + c.index, prior_label=prior_label,
                         search_beyond_cap=False)  # the doubling search to 5000 runs is slow
-        if b.minutes_per_run is not None:
-            kw["minutes_per_run"] = b.minutes_per_run
-        if b.startup_minutes is not None:
-            kw["startup_minutes"] = b.startup_minutes
         try:
             raw = plan_repeats(delta, **kw)
         except InputError as exc:
-            raise InputError(f"comparison #{c.index + 1} '{c.name}': {exc.message}",
-                             file=plan.path, line=c.line, field=exc.field) from None
+            raise InputError(f"{label}: {exc.message}",
+                             **_repeats_error_loc(plan, c, exc.field)) from None
         norm = normalise_repeats(raw, b.assurance)
         d = np.atleast_1d(np.asarray(delta, float))
         rec = norm["recommended"]
-        if rec is not None and rec.get("reaches_target") is False:
-            rec = None
+        refused = None
+        if rec is not None and not _compliant(rec, MAX_FALSE_CLAIM):
+            refused, rec = rec, None  # only what plan_repeats would recommend is bought
+        if rec is not None:
+            rec = {**rec, "worst_case_cost_usd": float(rec.get("max_cost_usd") or
+                                                       rec["cost_usd"]),
+                   "worst_case_runs_per_arm": rec.get("max_runs_per_arm") or
+                   rec["runs_per_arm"]}
         item = {
             "name": c.name, "baseline": c.baseline, "candidate": c.candidate,
             "line": c.line, "platform": platform, "prior": prior_label, "rule": rule,
@@ -881,23 +1042,13 @@ def plan_budget(plan: Plan, *, sims: int = 2000, seed: int = 0,
             "delta_curve": _delta_curve(delta, base),
             "designs": norm["designs"],
             "recommended": rec,
-            "repeats_reason": norm.get("reason"),
+            "repeats_reason": norm.get("reason") if refused is None else "",
             "beyond_cap": norm.get("beyond_cap"),
             "repeats_engine": engine,
         }
         items.append(item)
         if progress:
             progress(c.name)
-    one = [x for x in (min_run_cost(it["designs"]) for it in items) if x]
-    one_run = min(one) if one else None
-    if b.total_usd is not None and one_run is not None and b.total_usd < one_run - 1e-9:
-        raise InputError(f"budget ${b.total_usd:g} is smaller than one run "
-                         f"(${one_run:.2f} at ${b.price_per_hour:g}/h)", file=plan.path,
-                         line=b.lines.get("total_usd", plan.lines.get(("budget",))),
-                         field="budget.total_usd")
-    if b.max_runs is not None and b.max_runs < 2:
-        raise InputError("max_runs must allow at least one run per arm (>= 2)", file=plan.path,
-                         line=b.lines.get("max_runs"), field="budget.max_runs")
     alloc = allocate(items, b)
     bought = set(alloc["bought"])
     for i, it in enumerate(items):
@@ -905,14 +1056,22 @@ def plan_budget(plan: Plan, *, sims: int = 2000, seed: int = 0,
         if rec is None:
             it["status"] = "unreachable"
             rr = it.get("repeats_reason") or ""
-            if not rr or rr.startswith("no design up to"):
+            reach = [e for e in it["designs"] if e.get("reaches_target")]
+            if reach and not any(_compliant(e, MAX_FALSE_CLAIM) for e in reach):
+                # the target is reachable, but only by designs that claim too often
+                low = min(reach, key=lambda e: e.get("false_claim_rate") or 0.0)
+                rr = (f"no design is both decisive and safe: the designs reaching assurance "
+                      f"{b.assurance:g} have false-claim rates above {MAX_FALSE_CLAIM:g} "
+                      f"(lowest: {design_label(low)} at {low['runs_per_arm']:.3g} runs/arm, "
+                      f"false-claim {low.get('false_claim_rate') or 0:.3f})")
+            elif not rr or rr.startswith("no design up to") or rr.startswith("cheapest"):
                 # one statement of the best design (repeats' own reason names it too)
                 best = max(it["designs"], key=lambda e: e.get("assurance") or 0, default=None)
                 rr = (f"no design reaches assurance {b.assurance:g} within "
                       f"{b.max_runs_per_arm} runs per arm")
                 if best is not None and best.get("assurance") is not None:
-                    rr += (f" (best: {best['design']} at {best['runs_per_arm']:.3g} runs/arm, "
-                           f"assurance {best['assurance']:.2f}, "
+                    rr += (f" (best: {design_label(best)} at {best['runs_per_arm']:.3g} "
+                           f"runs/arm, assurance {best['assurance']:.2f}, "
                            f"${best['cost_usd'] or 0:.2f})")
             it["reason"] = rr
             bc = it.get("beyond_cap")
@@ -931,6 +1090,15 @@ def plan_budget(plan: Plan, *, sims: int = 2000, seed: int = 0,
                            "elsewhere"
     buy = [items[i] for i in sorted(bought)]
     tot_cost = sum(float(it["recommended"]["cost_usd"]) for it in buy)
+    # sequential purchases are costed at their expected stop; each may run to its cap
+    worst = sum(float(it["recommended"]["worst_case_cost_usd"]) for it in buy)
+    worst_runs = sum(_total_runs(it["recommended"]["design"],
+                                 it["recommended"]["worst_case_runs_per_arm"]) for it in buy)
+    over = []
+    if b.total_usd is not None and worst > b.total_usd + 1e-9:
+        over.append("total_usd")
+    if b.max_runs is not None and worst_runs > b.max_runs:
+        over.append("max_runs")
     totals = {
         "comparisons": len(items),
         "bought": len(buy),
@@ -942,6 +1110,12 @@ def plan_budget(plan: Plan, *, sims: int = 2000, seed: int = 0,
         "expected_false_claims": sum(float(it["recommended"]["false_claim_rate"] or 0.0)
                                      for it in buy),
         "budget_left_usd": (b.total_usd - tot_cost) if b.total_usd is not None else None,
+        "worst_case_cost_usd": worst,
+        "worst_case_runs": worst_runs,
+        "worst_case_gpu_hours": sum(float(it["recommended"].get("max_gpu_hours") or
+                                          it["recommended"]["gpu_hours"] or 0.0) for it in buy),
+        "worst_case_exceeds_budget": bool(over),
+        "worst_case_exceeds": over,
         "cost_all_usd": sum(float(it["recommended"]["cost_usd"]) for it in items
                             if it["recommended"]),
     }

@@ -292,3 +292,143 @@ def test_invalid_toml_names_line(tmp_path):
     with pytest.raises(InputError) as ei:
         read_plan(p)
     assert ei.value.line == 2
+
+
+# ---------------------------------------------------------------------------- user reports
+
+_ONE = ("[plan]\nplatform = \"hf-a10g-small\"\nbaseline_tps = 308.0\n[budget]\ntotal_usd = 5.0\n"
+        "assurance = 0.8\nmax_runs_per_arm = 12\n[[comparison]]\nname = \"spec8\"\n"
+        "baseline = \"base\"\ncandidate = \"spec8\"\n")
+
+
+def _plan(tmp_path, text, name="p.toml", encoding="utf-8"):
+    p = tmp_path / name
+    p.write_text(text, encoding=encoding)
+    return p
+
+
+@pytest.mark.parametrize("delta", ["delta_tps = 30", "delta_tps = 60", "delta_pct = 500"])
+def test_budget_buys_what_repeats_recommends(tmp_path, delta):
+    """A design breaking the 5 % false-claim limit is never bought; the purchase is the row
+    plan_repeats recommends (here a paired design, not 'sequential' separate at fc 0.16)."""
+    from planner.priors import resolve_prior
+    from planner.repeats import plan_repeats
+
+    r = plan_budget(read_plan(_plan(tmp_path, _ONE + delta + "\n")), sims=2000, seed=0)
+    c = r["comparisons"][0]
+    rec = c["recommended"]
+    assert c["status"] == "buy" and rec is not None
+    assert rec["false_claim_rate"] <= 0.05 and rec.get("false_claim_ok") is not False
+    prior, label = resolve_prior("hf-a10g-small", "hf-a10g-small")
+    d = c["delta"]["mean_tps"]
+    ref = plan_repeats(d, baseline_tps=308.0, prior=prior, target=0.8, max_runs=12,
+                       sims=2000, seed=0, search_beyond_cap=False)["recommended"]
+    assert (rec["design"], rec.get("layout"), rec["cost_usd"]) == \
+        (ref["design"], ref.get("layout"), pytest.approx(ref["cost_usd"]))
+    assert r["totals"]["expected_false_claims"] <= 0.05
+
+
+def test_normalise_repeats_keeps_the_recommended_row():
+    bad = {"design": "sequential", "layout": "separate", "runs_per_arm": 1.0, "assurance": 1.0,
+           "false_claim_rate": 0.156, "false_claim_ok": False, "meets_target": True,
+           "cost_usd": 0.27, "per_look_hdi_prob": 0.95}
+    good = {**bad, "layout": "paired", "false_claim_rate": 0.045, "false_claim_ok": True,
+            "cost_usd": 0.18, "per_look_hdi_prob": 0.975}
+    sep = {**bad, "per_look_hdi_prob": 0.975, "false_claim_rate": 0.03,
+           "false_claim_ok": True}
+    n = normalise_repeats({"designs": [bad, sep, dict(bad, layout="paired"), good],
+                           "recommended": good}, 0.8)
+    assert n["recommended"]["layout"] == "paired"
+    assert n["recommended"]["false_claim_rate"] == 0.045
+    assert n["recommended"]["label"] == "sequential (paired)"
+    # sequential separate and paired are two entries; each shows a compliant row
+    assert sorted(e["label"] for e in n["designs"]) == ["sequential (paired)",
+                                                        "sequential (separate)"]
+    assert all(e["false_claim_ok"] for e in n["designs"])
+
+
+def test_no_compliant_design_is_not_bought_and_says_why():
+    items = [{"name": "x", "designs": [], "recommended": None}]
+    assert allocate(items, Budget(total_usd=5.0))["bought"] == []
+    from planner.budget import _compliant
+
+    assert not _compliant({"reaches_target": True, "false_claim_rate": 0.156}, 0.05)
+    assert not _compliant({"reaches_target": True, "false_claim_ok": False}, 0.05)
+    assert _compliant({"reaches_target": True, "false_claim_rate": 0.05}, 0.05)
+
+
+@pytest.mark.parametrize("text, line, field", [
+    (_ONE.replace("hf-a10g-small", "hf-a10g-smal") + "delta_tps = 5\n", 2, "platform"),
+    (_ONE + "delta_tps = 5\nplatform = \"mars\"\n", 13, "platform"),
+    (_ONE.replace("[plan]\n", "[plan]\nprior = \"weak\"\n") + "delta_tps = 5\n", 2, "prior"),
+    (_ONE + "delta_tps = 5\nprior = \"none\"\n", 13, "prior"),
+])
+def test_unknown_platform_and_weak_prior_refused(tmp_path, capsys, text, line, field):
+    p = _plan(tmp_path, text)
+    with pytest.raises(InputError) as ei:
+        read_plan(p)
+    assert (ei.value.line, ei.value.field, ei.value.file) == (line, field, str(p))
+    code, out, err = _run(["budget", str(p)], capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"{p}:{line}" in err and f"field '{field}'" in err
+
+
+def test_bom_plans_read(tmp_path):
+    t = read_plan(_plan(tmp_path, _ONE + "delta_tps = 5\n", encoding="utf-8-sig"))
+    assert t.comparisons[0].delta_tps == 5.0
+    c = read_plan(_plan(tmp_path, "name,baseline,candidate,delta_tps\nx,a,b,3\n", "p.csv",
+                        encoding="utf-8-sig"), overrides={"total_usd": 5.0})
+    assert c.comparisons[0].name == "x" and c.comparisons[0].delta_tps == 3.0
+
+
+def test_cli_budget_values_name_the_option(tmp_path, capsys):
+    p = _plan(tmp_path, _ONE + "delta_tps = 5\n")
+    for argv, opt in ((["--max-runs", "0"], "--max-runs"), (["--max-runs", "1"], "--max-runs"),
+                      (["--total-usd", "-1"], "--total-usd"),
+                      (["--price-per-hour", "0"], "--price-per-hour")):
+        code, out, err = _run(["budget", str(p), *argv], capsys)
+        assert code == 2 and err.count("\n") == 1, err
+        assert f"field '{opt}'" in err and f"{p}:" not in err, err
+
+
+def test_plan_errors_name_plan_fields_and_their_lines(tmp_path):
+    p = _plan(tmp_path, _ONE.replace("baseline_tps = 308.0\n", "baseline_tps = 308.0\n"
+                                     "rule = \"foo\"\n") + "delta_tps = 5\n")
+    with pytest.raises(InputError) as ei:
+        plan_budget(read_plan(p), sims=SIMS)
+    assert (ei.value.field, ei.value.line) == ("rule", 4)
+    p = _plan(tmp_path, _ONE + "rule = \"superiority\"\ndelta_tps = -5\n")
+    with pytest.raises(InputError) as ei:
+        plan_budget(read_plan(p), sims=SIMS)
+    assert (ei.value.field, ei.value.line) == ("delta_tps", 13)
+    p = _plan(tmp_path, _ONE + "\ndelta_tps = -400\n")
+    with pytest.raises(InputError) as ei:
+        plan_budget(read_plan(p), sims=SIMS)
+    assert (ei.value.field, ei.value.line) == ("delta_tps", 13)
+
+
+def test_one_run_uses_the_sizing_cost_model(tmp_path, capsys):
+    p = _plan(tmp_path, _ONE + "delta_tps = 5\n")
+    code, out, err = _run(["budget", str(p), "--total-usd", "0.10"], capsys)
+    assert code == 2 and "smaller than one run ($0.13" in err and "field '--total-usd'" in err
+    code, out, err = _run(["budget", str(p), "--total-usd", "0.14", "--sims", "200",
+                           "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["budget"]["one_run_usd"] == pytest.approx(8 / 60)
+
+
+def test_sequential_purchase_reports_worst_case(tmp_path):
+    from planner.report.budget_view import render_markdown
+
+    p = _plan(tmp_path, _ONE.replace("total_usd = 5.0", "total_usd = 1.0") + "delta_tps = 60\n")
+    r = plan_budget(read_plan(p), sims=2000, seed=0)
+    rec = r["comparisons"][0]["recommended"]
+    assert rec["design"] == "sequential"
+    assert rec["worst_case_cost_usd"] == pytest.approx(rec["max_cost_usd"])
+    assert rec["worst_case_cost_usd"] > rec["cost_usd"]
+    t = r["totals"]
+    assert t["worst_case_cost_usd"] == pytest.approx(rec["worst_case_cost_usd"])
+    assert t["worst_case_exceeds_budget"] is True and t["worst_case_exceeds"] == ["total_usd"]
+    md = render_markdown(r)
+    assert f"sequential ({rec['layout']})" in md and f"${rec['worst_case_cost_usd']:.2f}" in md
+    assert "EXCEEDS the budget" in md

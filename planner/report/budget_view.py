@@ -22,9 +22,25 @@ def _delta_pct(c: dict) -> str:
     return f"{c['delta']['mean_pct']:+.2f}%"
 
 
+def _label(e: dict) -> str:
+    """Design name; a sequential design says its layout: ``sequential (paired)``."""
+    if e.get("label"):
+        return e["label"]
+    lay = e.get("layout")
+    return f"{e['design']} ({lay})" if lay and lay != e["design"] else str(e["design"])
+
+
+def _worst(e: dict) -> str:
+    """Worst-case cost of a purchase: a sequential design run to its cap (every look); a
+    fixed design costs what it costs."""
+    worst = e.get("worst_case_cost_usd", e.get("max_cost_usd", e.get("cost_usd")))
+    return "$" + _f(worst, ".2f")
+
+
 def comparison_rows(r: dict) -> list[list[str]]:
-    """One row per comparison: name, Δ, design, runs/arm, assurance, false claims, GPU-h, $,
-    status."""
+    """One row per comparison: name, Δ, design, runs/arm, assurance, false claims, GPU-h,
+    expected $, worst-case $, status. Sequential designs name their layout; their cost is the
+    expected one (stopping early), the worst case runs every look to the cap."""
     rows = []
     for c in r["comparisons"]:
         rec = c.get("recommended")
@@ -32,17 +48,17 @@ def comparison_rows(r: dict) -> list[list[str]]:
             best = max(c["designs"], key=lambda e: e.get("assurance") or 0, default=None)
             rows.append([c["name"], _delta(c), _delta_pct(c), "—", "—",
                          f"max {best['assurance']:.2f}" if best else "—",
-                         "—", "—", "—", c["status"]])
+                         "—", "—", "—", "—", c["status"]])
             continue
-        rows.append([c["name"], _delta(c), _delta_pct(c), rec["design"], format(rec["runs_per_arm"], ".3g"),
-                     _f(rec["assurance"], ".2f"), _f(rec.get("false_claim_rate"), ".3f"),
-                     _f(rec.get("gpu_hours"), ".2f"), "$" + _f(rec.get("cost_usd"), ".2f"),
-                     c["status"]])
+        rows.append([c["name"], _delta(c), _delta_pct(c), _label(rec),
+                     format(rec["runs_per_arm"], ".3g"), _f(rec["assurance"], ".2f"),
+                     _f(rec.get("false_claim_rate"), ".3f"), _f(rec.get("gpu_hours"), ".2f"),
+                     "$" + _f(rec.get("cost_usd"), ".2f"), _worst(rec), c["status"]])
     return rows
 
 
 HEADERS = ["comparison", "Δ TPS", "Δ %", "design", "runs/arm", "assurance", "false claims",
-           "GPU-h", "cost", "status"]
+           "GPU-h", "cost", "worst case", "status"]
 
 
 def _budget_line(r: dict) -> str:
@@ -64,6 +80,16 @@ def _totals_line(r: dict) -> str:
     if t.get("budget_left_usd") is not None:
         s += f"; ${t['budget_left_usd']:.2f} left"
     s += f" (all comparisons would cost ${t['cost_all_usd']:.2f})"
+    worst = t.get("worst_case_cost_usd")
+    if worst is not None and worst > t["cost_usd"] + 5e-3:
+        # sequential purchases are counted at their expected stop; each may run to its cap
+        s += (f"; worst case (every sequential purchase runs to its cap): "
+              f"${worst:.2f}, {t.get('worst_case_runs', 0)} runs — ")
+        if t.get("worst_case_exceeds_budget"):
+            s += "EXCEEDS the budget" + (
+                f" ({', '.join(t['worst_case_exceeds'])})" if t.get("worst_case_exceeds") else "")
+        else:
+            s += "within the budget"
     return s
 
 
@@ -87,13 +113,14 @@ def render_terminal(r: dict) -> None:
 
     con = Console()
     if not con.is_terminal:  # piped / redirected: no wrapping needed
-        con = Console(width=max(con.width, 120))
+        con = Console(width=max(con.width, 140))
     title = r.get("title") or "budget plan"
     from rich import box
 
     t = Table(title=f"[bold]{title}[/]\n{_budget_line(r)}", title_justify="left",
               box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
-    short = {"runs/arm": "n/arm", "assurance": "assur.", "false claims": "false"}
+    short = {"runs/arm": "n/arm", "assurance": "assur.", "false claims": "false",
+             "cost": "exp. $", "worst case": "max $"}
     for h in HEADERS:
         t.add_column(short.get(h, h), justify="left" if h in ("comparison", "design", "status")
                      else "right", no_wrap=h != "comparison", overflow="fold")
@@ -129,7 +156,7 @@ def render_markdown(r: dict) -> str:
     for c in r["comparisons"]:
         for e in c["designs"]:
             lines.append(
-                f"| {c['name']} | `{c['baseline']}` → `{c['candidate']}` | {e['design']} | "
+                f"| {c['name']} | `{c['baseline']}` → `{c['candidate']}` | {_label(e)} | "
                 f"{_f(e.get('runs_per_arm'), 'g')} | {_f(e.get('assurance'), '.2f')} | "
                 f"{_f(e.get('false_claim_rate'), '.3f')} | {_f(e.get('gpu_hours'), '.2f')} | "
                 f"${_f(e.get('cost_usd'), '.2f')} | "
