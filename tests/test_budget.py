@@ -432,3 +432,21 @@ def test_sequential_purchase_reports_worst_case(tmp_path):
     md = render_markdown(r)
     assert f"sequential ({rec['layout']})" in md and f"${rec['worst_case_cost_usd']:.2f}" in md
     assert "EXCEEDS the budget" in md
+
+
+def test_budget_cli_options_and_help(tmp_path, capsys):
+    p = _plan(tmp_path, _ONE + "delta_tps = 5\n")
+    before = _digest(p)
+    for argv, words in ((["--seed", "-1"], ["--seed"]),
+                        (["--sims", "5000000"], ["field '--sims'", "100,000"]),
+                        (["--html", str(p)], ["field '--html'", "over an input"]),
+                        (["--md", str(p)], ["field '--md'", "over an input"])):
+        code, out, err = _run(["budget", str(p), *argv], capsys)
+        assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+        assert all(w in err for w in words), err
+    assert _digest(p) == before
+    code, out, err = _run(["budget", "--help"], capsys)
+    assert code == 0
+    text = " ".join(out.split())
+    assert "[budget] table" in text and "[[comparison]]" in text and "PLAN" in text
+    assert "( + [])" not in text and "overrides  total_usd" not in text

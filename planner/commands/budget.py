@@ -9,22 +9,29 @@ import typer
 
 from planner.errors import InputError
 
+#: Largest --sims: 5,000,000 ran > 90 s per design and took > 1 GB.
+MAX_SIMS = 100_000
+
 
 def register(app: typer.Typer) -> None:
     @app.command()
     def budget(
-        plan: Path = typer.Argument(..., help="Plan file: TOML ([budget] + [[comparison]]) or "
-                                    "CSV (one comparison per row)."),
+        plan: Path = typer.Argument(..., metavar="PLAN", help="Plan file: TOML (a \\[budget] "
+                                    "table and \\[\\[comparison]] blocks) or CSV (one "
+                                    "comparison per row)."),
         total_usd: Optional[float] = typer.Option(None, "--total-usd", help="Budget in dollars "
-                                                  "(overrides [budget] total_usd)."),
+                                                  "(overrides total_usd of the plan's "
+                                                  "budget table)."),
         max_runs: Optional[int] = typer.Option(None, "--max-runs", help="Budget as a total "
-                                               "number of runs (overrides [budget] max_runs)."),
+                                               "number of runs (overrides max_runs of the "
+                                               "plan's budget table)."),
         price_per_hour: Optional[float] = typer.Option(None, "--price-per-hour",
                                                        help="GPU price, $/h (default 1.00)."),
         assurance: Optional[float] = typer.Option(None, "--assurance", help="Assurance target "
                                                   "in (0, 1) (default 0.8)."),
-        sims: int = typer.Option(2000, "--sims", help="Monte-Carlo simulations per design."),
-        seed: int = typer.Option(0, "--seed", help="Random seed."),
+        sims: int = typer.Option(2000, "--sims", help="Monte-Carlo simulations per design "
+                                 f"(100 .. {MAX_SIMS:,})."),
+        seed: int = typer.Option(0, "--seed", min=0, help="Random seed, >= 0."),
         as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
         md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
         html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained "
@@ -34,16 +41,21 @@ def register(app: typer.Typer) -> None:
         then the set of comparisons that buys the most decisive verdicts."""
         from planner.budget import plan_budget, read_plan
         from planner.report.budget_view import render_markdown, render_terminal
-        from planner.report.output import emit
+        from planner.report.output import emit, guard_outputs
 
-        if sims < 100:
-            raise InputError(f"must be >= 100, got {sims}", field="--sims")
+        if sims < 100 or sims > MAX_SIMS:
+            raise InputError(f"must be between 100 and {MAX_SIMS:,}, got {sims:,}",
+                             field="--sims")
+        # before the (slow) sizing: a report must never overwrite the plan
+        guard_outputs([("--md", md), ("--html", html)], [plan])
         if assurance is not None and not 0.0 < assurance < 1.0:
             raise InputError(f"assurance target must be in (0, 1), got {assurance:g}",
                              field="--assurance")
         overrides = {"total_usd": total_usd, "max_runs": max_runs,
                      "price_per_hour": price_per_hour, "assurance": assurance}
         the_plan = read_plan(plan, overrides=overrides)
+        inputs = [plan] + _plan_inputs(the_plan)
+        guard_outputs([("--md", md), ("--html", html)], inputs)
         res = _run_with_progress(the_plan, sims=sims, seed=seed, quiet=as_json)
 
         def html_renderer(r: dict) -> str:
@@ -52,7 +64,14 @@ def register(app: typer.Typer) -> None:
             return render_html(r)
 
         emit(res, as_json=as_json, terminal=render_terminal, md=md, html=html,
-             md_renderer=render_markdown, html_renderer=html_renderer)
+             md_renderer=render_markdown, html_renderer=html_renderer, inputs=inputs)
+
+
+def _plan_inputs(plan) -> list[Path]:
+    """Files a plan refers to (runs table, projections), resolved as the plan resolves them."""
+    base = Path(plan.path).parent
+    refs = [plan.runs] + [c.projection for c in plan.comparisons]
+    return [Path(r) if Path(r).is_absolute() else base / r for r in refs if r]
 
 
 def _run_with_progress(plan, *, sims: int, seed: int, quiet: bool) -> dict:
