@@ -127,3 +127,53 @@ def test_api_errors():
         plan_repeats(0.4, prior=pr, target=1.0)
     with pytest.raises(InputError):
         plan_repeats(0.4, prior=pr, max_cost=0.05)
+
+
+@pytest.mark.parametrize("args,field,words", [
+    (("--delta", "1", "--pairs-per-instance", "0"), "--pairs-per-instance", [">= 1"]),
+    (("--delta", "1", "--runs-per-instance", "0"), "--runs-per-instance", [">= 1"]),
+    (("--delta", "1", "--platform", "mars"), "--platform", ["unknown platform 'mars'"]),
+    (("--delta", "1", "--batch", "0"), "--batch", [">= 1"]),
+    (("--a", "A", "--b", "B", "--delta", "1"), "--a", ["only apply with --runs"]),
+    (("--delta", "1", "--workload", "128x512"), "--workload", ["only apply with --runs"]),
+    (("--delta", "1", "--sims", "5000000"), "--sims", ["100,000"]),
+    (("--delta", "1", "--seed", "-1"), "--seed", []),
+])
+def test_option_errors_name_the_option(cli, args, field, words):
+    code, out, err = cli("repeats", *args)
+    lines = [x for x in err.strip().splitlines() if x.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert field in lines[0] and all(w in lines[0] for w in words), lines[0]
+    if field != "--seed":
+        assert f"field '{field}'" in lines[0]
+
+
+def test_platform_alias_sizes(cli):
+    code, out, err = cli("repeats", "--delta", "5", "--platform", "hf", "--design", "paired",
+                         "--max-runs", "4", "--sims", "200", "--json")
+    assert code == 0, err
+
+
+def test_given_delta_with_runs_is_what_the_note_says(cli, runs_csv):
+    a = "fa2sw_precache_agentI"
+    b = "fa2sw_precache_agentI+SDPA_NUM_STAGES_AB=2"
+    code, out, err = cli("repeats", "--runs", runs_csv, "--a", a, "--b", b, "--platform",
+                         "local-a10g", "--metric", "decode_wall", "--workload", "128x512",
+                         "--design", "paired", "--max-runs", "4", "--sims", "300", "--delta",
+                         "40", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["effect"]["kind"] == "fixed" and r["effect"]["mean_tps"] == pytest.approx(40)
+    notes = " ".join(r["notes"])
+    assert "current posterior of Δ" not in notes and "given Δ = 40 TPS" in notes
+
+
+def test_md_never_overwrites_the_runs(cli, runs_csv, tmp_path):
+    import shutil
+
+    src = tmp_path / "runs.csv"
+    shutil.copy(runs_csv, src)
+    before = src.read_bytes()
+    code, out, err = cli("repeats", "--runs", src, "--a", "x", "--b", "y", "--sims", "200",
+                         "--md", src)
+    assert code == 2 and "field '--md'" in err and src.read_bytes() == before

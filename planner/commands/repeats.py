@@ -9,6 +9,9 @@ import typer
 
 from planner.errors import InputError
 
+#: Largest --sims: 5,000,000 ran > 90 s and took > 1 GB.
+MAX_SIMS = 100_000
+
 
 def _designs(text: str) -> tuple[str, ...]:
     from planner.repeats import DESIGNS
@@ -63,20 +66,35 @@ def register(app: typer.Typer) -> None:
                                                          "paired designs (default: all)."),
         batch: Optional[int] = typer.Option(None, "--batch", help="Runs per arm per look "
                                             "(sequential)."),
-        sims: int = typer.Option(2000, "--sims", help="Simulated experiments per design."),
-        seed: int = typer.Option(0, "--seed", help="Random seed."),
+        sims: int = typer.Option(2000, "--sims", help="Simulated experiments per design "
+                                 f"(100 .. {MAX_SIMS:,})."),
+        seed: int = typer.Option(0, "--seed", min=0, help="Random seed, >= 0."),
         as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
         md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
     ) -> None:
         """How many runs to buy: assurance, false-claim rate and cost of designs."""
-        from planner.costs import cost_model
+        from models.noise import PLATFORM_ALIASES, known_platforms
+        from planner.costs import PLATFORM_FLAVOR, cost_model
         from planner.priors import resolve_prior
         from planner.repeats import plan_more_runs, plan_repeats
-        from planner.report.output import emit
+        from planner.report.output import emit, guard_outputs
         from planner.report.repeats_view import render_markdown, render_terminal
 
+        _check_options(sims=sims, runs_per_instance=runs_per_instance,
+                       pairs_per_instance=pairs_per_instance, batch=batch, runs=runs, a=a, b=b,
+                       metric=metric, workload=workload)
+        if platform not in PLATFORM_ALIASES and platform not in PLATFORM_FLAVOR:
+            raise InputError(f"unknown platform {platform!r} (known: "
+                             f"{', '.join(known_platforms())})", field="--platform")
+        if platform not in PLATFORM_ALIASES and prior is None:
+            raise InputError(f"platform {platform!r} has no noise prior: give --prior (a "
+                             "platform or a calibrate file)", field="--platform")
+        prior_file = prior if prior is not None and prior not in PLATFORM_ALIASES and \
+            prior not in ("weak", "none", "auto") else None
+        guard_outputs([("--md", md)], [runs, prior_file])
         designs = _designs(design)
-        if design == "auto" and platform == "published-n4" and prior is None:
+        if design == "auto" and PLATFORM_ALIASES.get(platform) == "published-n4" and \
+                prior is None:
             # that prior pins the within-allocation sigma near 0 (it only knows the total):
             # a paired design would look free of noise
             designs = tuple(d for d in designs if d != "paired")
@@ -87,7 +105,8 @@ def register(app: typer.Typer) -> None:
         if pr is None:
             raise InputError("repeats needs a noise prior (a platform or a file), not 'weak'",
                              field="--prior")
-        cm = cost_model(flavor or platform, price_per_hour=price,
+        cm = cost_model(flavor or PLATFORM_ALIASES.get(platform, platform),
+                        price_per_hour=price,
                         minutes_per_run=minutes_per_run, startup_minutes=startup_minutes)
         kw = dict(rule=rule, target=assurance, designs=designs, max_runs=max_runs,
                   max_cost=max_cost, price_per_hour=cm.price_per_hour,
@@ -107,6 +126,8 @@ def register(app: typer.Typer) -> None:
                 res = plan_more_runs(table, a, b, prior=pr, rope=rope, delta=delta,
                                      relative=relative, sims=sims, seed=seed, progress=prog,
                                      **kw)
+                if delta is not None:
+                    _note_given_delta(res, delta, relative)
             else:
                 if delta is None:
                     raise InputError("give --delta (TPS, or % with --relative), or --runs with "
@@ -117,7 +138,38 @@ def register(app: typer.Typer) -> None:
         res["inputs"]["platform"] = platform
         res["inputs"]["cost_model"]["source"] = cm.source
         emit(res, as_json=as_json, terminal=render_terminal, md=md,
-             md_renderer=render_markdown)
+             md_renderer=render_markdown, inputs=[runs, prior_file])
+
+
+def _check_options(*, sims, runs_per_instance, pairs_per_instance, batch, runs, a, b, metric,
+                   workload) -> None:
+    """Option checks that need no computation (one line, naming the option)."""
+    if sims < 100 or sims > MAX_SIMS:
+        raise InputError(f"must be between 100 and {MAX_SIMS:,}, got {sims:,}", field="--sims")
+    if runs_per_instance < 1:
+        raise InputError(f"must be >= 1, got {runs_per_instance}", field="--runs-per-instance")
+    if pairs_per_instance is not None and pairs_per_instance < 1:
+        raise InputError(f"must be >= 1, got {pairs_per_instance}",
+                         field="--pairs-per-instance")
+    if batch is not None and batch < 1:
+        raise InputError(f"must be >= 1 (runs per arm per look), got {batch}", field="--batch")
+    if runs is None:
+        given = [o for o, v in (("--a", a), ("--b", b), ("--metric", metric),
+                                ("--workload", workload)) if v is not None]
+        if given:
+            raise InputError(f"{' and '.join(given)} only apply with --runs (the runs already "
+                             "bought); without --runs give just --delta", field=given[0])
+
+
+def _note_given_delta(res: dict, delta: float, relative: bool) -> None:
+    """With --runs and --delta the effect is the given Δ, not the posterior of Δ: say so in
+    the notes (plan_more_runs' note describes the posterior case)."""
+    unit = "%" if relative else " TPS"
+    old = "the effect is the current posterior of Δ"
+    new = (f"the effect is the given Δ = {delta:g}{unit} (--delta; the noise comes from the "
+           "posterior of the existing runs)")
+    res["notes"] = [n.replace(old, new) for n in res.get("notes", [])]
+    res["effect"]["source"] = "--delta"
 
 
 class _progress:

@@ -83,7 +83,9 @@ def headline(res: dict) -> list[str]:
     lines = []
     if eff["kind"] == "fixed":
         lines.append(f"Δ = {eff['mean_tps']:+.2f} TPS ({eff['mean_pct']:+.3f}%) at "
-                     f"{inp['baseline_tps']:.2f} TPS")
+                     f"{inp['baseline_tps']:.2f} TPS"
+                     + (" (given by --delta, not the posterior of the runs)"
+                        if eff.get("source") == "--delta" else ""))
     else:
         lines.append(f"Δ ~ distribution: mean {eff['mean_tps']:+.2f} TPS ({eff['mean_pct']:+.3f}%),"
                      f" sd {eff['sd_pct']:.3f}%, P(Δ>0) {eff['p_positive']:.2f}")
