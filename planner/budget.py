@@ -13,9 +13,13 @@ the false-claim rate, GPU-hours and dollars, and the cheapest design reaching th
 
 Allocation rule
 ---------------
-Each comparison has one *candidate purchase*: its recommended option (the cheapest design and
-runs per arm whose assurance reaches the target, within ``max_runs_per_arm``). A comparison
-that cannot reach the target is never bought (status ``unreachable``). The purchases are then
+Each comparison has one *candidate purchase*: the row :func:`planner.repeats.plan_repeats`
+recommends (the cheapest design and runs per arm whose assurance reaches the target with a
+false-claim rate ≤ 5 %, within ``max_runs_per_arm``). A comparison without such a design is
+never bought (status ``unreachable``; ``reason`` says whether the target is out of reach or
+only reachable by designs that claim falsely too often). Sequential purchases are costed at
+their expected stop; ``worst_case_cost_usd`` (per purchase and in ``totals``, with
+``worst_case_exceeds_budget``) is the cost if every look is needed. The purchases are then
 chosen by an exact 0/1 knapsack that **maximises the expected number of decisive, correct
 verdicts** (the sum of the bought assurances) subject to total cost ≤ ``total_usd`` (or total
 runs ≤ ``max_runs``); ties go to the cheaper set. Costs are integer cents (runs for
@@ -55,7 +59,7 @@ DEFAULT_DESIGNS = ("separate", "paired", "sequential")
 
 ALLOCATION_RULE = (
     "each comparison's candidate purchase is its cheapest design reaching the assurance "
-    "target; an exact 0/1 knapsack then picks the purchases that maximise the expected number "
+    "target with a false-claim rate <= 5 % (the 'planner repeats' recommendation); an exact 0/1 knapsack then picks the purchases that maximise the expected number "
     "of decisive correct verdicts (sum of assurances) within the budget; ties go to the "
     "cheaper set")
 
