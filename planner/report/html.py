@@ -117,7 +117,7 @@ def render_repeats(r: dict) -> str:
     norm = normalise_repeats(r)
     tgt = norm["target"]
     rec = norm["recommended"]
-    rows = [[_e(e["design"]), _f(e["runs_per_arm"], "g"), _f(e["assurance"], ".3f"),
+    rows = [[_e(e.get("label", e["design"])), _f(e["runs_per_arm"], "g"), _f(e["assurance"], ".3f"),
              _f(e["false_claim_rate"], ".3f"), _f(e["gpu_hours"], ".2f"),
              "$" + _f(e["cost_usd"], ".2f"),
              "yes" if e.get("reaches_target") else "no"] for e in norm["designs"]]
@@ -159,7 +159,7 @@ def _comparison_section(c: dict, target: float) -> str:
     src = d.get("source", "")
     if src == "projection":
         src = f"projection {d.get('projection')} / policy {d.get('policy')}"
-    rows = [[_e(e["design"]), _f(e.get("runs_per_arm"), "g"), _f(e.get("assurance"), ".3f"),
+    rows = [[_e(e.get("label", e["design"])), _f(e.get("runs_per_arm"), "g"), _f(e.get("assurance"), ".3f"),
              _f(e.get("false_claim_rate"), ".3f"), _f(e.get("gpu_hours"), ".2f"),
              "$" + _f(e.get("cost_usd"), ".2f"), "yes" if e.get("reaches_target") else "no"]
             for e in c["designs"]]
