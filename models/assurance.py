@@ -203,7 +203,7 @@ class Existing:
 # --------------------------------------------------------------------------------------------
 # the fixed analysis grid
 # --------------------------------------------------------------------------------------------
-def analysis_grid(prior: NoisePrior, n_runs: int, *, q: float = 1e-4, g_max: int = 1200,
+def analysis_grid(prior: NoisePrior, n_runs: int, *, q: float = 1e-4, g_max: int = 600,
                   min_pts: int = 6) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Fixed log-spaced (tau, sigma) grid for analysing simulated datasets of one design.
 
@@ -216,7 +216,10 @@ def analysis_grid(prior: NoisePrior, n_runs: int, *, q: float = 1e-4, g_max: int
     q : float
         Each axis spans the prior's q .. 1-q quantiles, widened by 10 % on the log scale.
     g_max : int
-        Largest number of grid points.
+        Largest number of grid points. 600 (was 1,200): ≈ 29 % less CPU for the sizing;
+        labels still agree with ``fit_exact`` (tests/test_assurance.py) and the budget
+        example's assurances move by ≤ 0.005 against 1,200 points (g_max = 400 moved one by
+        0.035, so 600 is near the edge).
 
     Returns
     -------

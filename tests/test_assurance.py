@@ -331,3 +331,37 @@ def test_real_aa_splits_match_prediction(runs_csv):
     real = float(np.mean(hits))
     assert 0.1 < pred < 0.9                       # a setting where the check means something
     assert abs(pred - real) <= 0.05, (pred, real)
+
+
+def test_default_grid_matches_1200_points_on_budget_example(monkeypatch):
+    """The default analysis grid (g_max = 600, ≈ 29 % less CPU) against the former 1,200
+    points on the budget example (examples/plan.toml, 2,000 sims, seed 0): every assurance of
+    every design curve, and the recommended purchases, within 0.005."""
+    import functools
+    from pathlib import Path
+
+    import models.assurance as asr
+    from planner.budget import plan_budget, read_plan
+
+    plan = read_plan(Path(__file__).resolve().parent.parent / "examples" / "plan.toml")
+    assert analysis_grid.__kwdefaults__["g_max"] == 600
+    new = plan_budget(plan, sims=2000, seed=0)
+    monkeypatch.setattr(asr, "analysis_grid", functools.partial(analysis_grid, g_max=1200))
+    old = plan_budget(plan, sims=2000, seed=0)
+    checked = 0
+    for cn, co in zip(new["comparisons"], old["comparisons"]):
+        assert cn["name"] == co["name"] and cn["status"] == co["status"]
+        rn, ro = cn["recommended"], co["recommended"]
+        assert (rn is None) == (ro is None)
+        if rn is not None:
+            assert rn["design"] == ro["design"]
+            assert abs(rn["assurance"] - ro["assurance"]) <= 0.005
+        for dn, do in zip(cn["designs"], co["designs"]):
+            assert dn["design"] == do["design"]
+            an, ao = dn["curve"]["assurance"], do["curve"]["assurance"]
+            assert len(an) == len(ao)
+            for x, y in zip(an, ao):
+                if x is not None and y is not None:
+                    assert abs(x - y) <= 0.005, (cn["name"], dn["design"], x, y)
+                    checked += 1
+    assert checked > 100
