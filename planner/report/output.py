@@ -25,9 +25,15 @@ def _clean(obj: Any) -> Any:
     return obj
 
 
+#: Keys left out of the JSON output: wall-clock timings differ between runs, and the JSON of a
+#: seeded command must be byte-for-byte reproducible. The terminal view still shows them.
+VOLATILE_KEYS = ("elapsed_s",)
+
+
 def to_json(result: dict) -> str:
-    """Serialise a result dict to stable, indented JSON text."""
-    return json.dumps(_clean(result), indent=2, sort_keys=False)
+    """Serialise a result dict to stable, indented JSON text (timings left out)."""
+    return json.dumps(_clean({k: v for k, v in result.items() if k not in VOLATILE_KEYS}),
+                      indent=2, sort_keys=False)
 
 
 def guard_outputs(outputs, inputs) -> None:
