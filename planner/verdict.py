@@ -57,7 +57,16 @@ class Rope:
             raise InputError(f"not a number or percentage: {text!r}", field="--rope") from None
         if not math.isfinite(v) or v < 0:
             raise InputError(f"must be >= 0, got {text!r}", field="--rope")
+        if rel and v >= 50:
+            raise InputError(f"a ROPE of {v:g}% would call almost anything equivalent; "
+                             "must be < 50%", field="--rope")
         return cls(v, rel)
+
+    def check_level(self, level_tps: float) -> None:
+        """Refuse an absolute ROPE of half the TPS level or more (same bound as relative)."""
+        if not self.relative and self.value >= 0.5 * level_tps:
+            raise InputError(f"a ROPE of {self.value:g} TPS is >= half the TPS level "
+                             f"({level_tps:.1f}); must be smaller", field="--rope")
 
     def log_halfwidth(self, level_tps: float) -> float:
         """Half-width on the log scale at a TPS level."""
@@ -225,6 +234,7 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
     tps_a, tps_b = tps[data.config == 0], tps[data.config == 1]
     level_a = float(np.exp(np.sum(post.w * post.mean[:, 0]))) if engine == "exact" else \
         float(post.level(0))
+    rope.check_level(level_a)
     rope_log = rope.log_halfwidth(level_a)
     d = post.delta(0, 1, rope_log, hdi_prob)
     label = label_from(d, ok=diag.get("ok", True))

@@ -144,3 +144,9 @@ def test_exact_verdict_is_deterministic():
     r1 = verdict(t, "A", "B", prior=platform_prior("hf-a10g-small"))
     r2 = verdict(t, "A", "B", prior=platform_prior("hf-a10g-small"))
     assert r1["p_b_gt_a"] == r2["p_b_gt_a"] and r1["delta_tps"] == r2["delta_tps"]
+
+
+def test_absurd_ropes_are_refused(cli):
+    for rope in ("150%", "1000"):
+        code, out, err = cli("verdict", "--a", "300", "--b", "301", "--rope", rope)
+        assert code == 2 and "--rope" in err
