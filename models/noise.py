@@ -253,6 +253,7 @@ def platform_prior(platform: str) -> NoisePrior:
 
 
 def known_platforms() -> list[str]:
+    """Names of the platforms with an embedded noise prior (aliases folded)."""
     return sorted(set(PLATFORM_ALIASES.values()))
 
 

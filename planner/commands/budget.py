@@ -14,6 +14,7 @@ MAX_SIMS = 100_000
 
 
 def register(app: typer.Typer) -> None:
+    """Register this module's command(s) on the ``planner`` typer app."""
     @app.command()
     def budget(
         plan: Path = typer.Argument(..., metavar="PLAN", help="Plan file: TOML (a \\[budget] "

@@ -27,6 +27,7 @@ def _designs(text: str) -> tuple[str, ...]:
 
 
 def register(app: typer.Typer) -> None:
+    """Register this module's command(s) on the ``planner`` typer app."""
     @app.command()
     def repeats(
         delta: Optional[float] = typer.Option(None, "--delta", help="Effect B − A: TPS at "

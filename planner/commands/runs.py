@@ -13,6 +13,7 @@ from planner.errors import InputError
 
 
 def register(app: typer.Typer) -> None:
+    """Register this module's command(s) on the ``planner`` typer app."""
     @app.command()
     def ingest(
         folder: Path = typer.Argument(..., help="Folder of harness results (summary.json files)."),

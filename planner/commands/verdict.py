@@ -28,6 +28,7 @@ def _floats(text: str, opt: str) -> list[float]:
 
 
 def register(app: typer.Typer) -> None:
+    """Register this module's command(s) on the ``planner`` typer app."""
     @app.command()
     def verdict(
         runs: Optional[Path] = typer.Argument(None, help="Runs table (CSV/JSON/JSONL). Omit for "

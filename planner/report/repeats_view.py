@@ -78,6 +78,7 @@ def footnotes(res: dict) -> list[str]:
 
 
 def headline(res: dict) -> list[str]:
+    """Lines describing the question of a repeats result (claim, noise prior, rule, ROPE)."""
     inp, eff = res["inputs"], res["effect"]
     rule = inp["rule"] + (f":{inp['level']:g}" if inp.get("level") else "")
     lines = []
@@ -106,6 +107,7 @@ def headline(res: dict) -> list[str]:
 
 
 def recommendation(res: dict) -> list[str]:
+    """Lines stating the recommended design (or why there is none) and the beyond-cap search."""
     rec = res.get("recommended")
     out = []
     if rec is not None:
@@ -129,6 +131,7 @@ def recommendation(res: dict) -> list[str]:
 
 
 def render_terminal(res: dict) -> None:
+    """Print a repeats result (schema ``spec-planner/repeats/1``) as a rich table with notes."""
     from rich.console import Console
     from rich.table import Table
 
@@ -154,6 +157,7 @@ def render_terminal(res: dict) -> None:
 
 
 def render_markdown(res: dict) -> str:
+    """A repeats result as a Markdown report: headline, designs table, recommendation, notes."""
     lines = ["# How many runs: `planner repeats`", ""]
     lines += [f"- {x}" for x in headline(res)]
     lines += ["", "| " + " | ".join(_HEAD) + " |",

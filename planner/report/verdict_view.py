@@ -54,6 +54,7 @@ _STYLE = {"B better": "bold green", "A better": "bold red", "equivalent": "bold 
 
 
 def render_terminal(r: dict) -> None:
+    """Print a verdict result (schema ``spec-planner/verdict/1``) as a rich table."""
     from rich.console import Console
     from rich.table import Table
 
@@ -70,6 +71,7 @@ def render_terminal(r: dict) -> None:
 
 
 def render_markdown(r: dict) -> str:
+    """A verdict result as a Markdown report (title, table of quantities, notes)."""
     lines = [f"# Verdict: **{r['label']}**", "", "| quantity | value |", "|---|---|"]
     esc = lambda x: x.replace("|", "\\|")  # noqa: E731  (a pipe would end the cell)
     lines += [f"| {esc(k)} | {esc(v)} |" for k, v in _rows(r)]
