@@ -34,8 +34,10 @@ def register(app: typer.Typer) -> None:
                                               "--baseline-tps, or % with --relative."),
         relative: bool = typer.Option(False, "--relative", help="--delta is in % of TPS."),
         baseline_tps: float = typer.Option(307.08, "--baseline-tps", help="TPS level of A."),
-        platform: str = typer.Option("hf-a10g-small", "--platform", help="hf-a10g-small | "
-                                     "local-a10g | published-n4 (noise prior and cost model)."),
+        platform: Optional[str] = typer.Option(None, "--platform", help="hf-a10g-small | "
+                                               "local-a10g | published-n4 (noise prior and cost "
+                                               "model); default: the platform of the --runs "
+                                               "rows, else hf-a10g-small."),
         prior: Optional[str] = typer.Option(None, "--prior", help="Override the noise prior: "
                                             "a platform name or a calibrate JSON file."),
         runs: Optional[Path] = typer.Option(None, "--runs", help="Runs already bought (CSV/JSON/"
@@ -84,6 +86,14 @@ def register(app: typer.Typer) -> None:
         _check_options(sims=sims, runs_per_instance=runs_per_instance,
                        pairs_per_instance=pairs_per_instance, batch=batch, runs=runs, a=a, b=b,
                        metric=metric, workload=workload)
+        guard_outputs([("--md", md)], [runs] + ([Path(prior)] if prior and Path(prior).exists()
+                                                else []))
+        if platform is None and runs is not None and a is not None and b is not None:
+            from planner.runs import read_runs
+
+            platform = read_runs(runs).filter(metric=metric, workload=workload).select(
+                [a, b]).platform() or None
+        platform = platform or "hf-a10g-small"
         if platform not in PLATFORM_ALIASES and platform not in PLATFORM_FLAVOR:
             raise InputError(f"unknown platform {platform!r} (known: "
                              f"{', '.join(known_platforms())})", field="--platform")
@@ -120,7 +130,8 @@ def register(app: typer.Typer) -> None:
                     raise InputError("--runs needs --a CONFIG and --b CONFIG", field="--a")
                 from planner.runs import read_runs
 
-                table = read_runs(runs).filter(metric=metric, workload=workload)
+                table = read_runs(runs).filter(metric=metric, workload=workload,
+                                               platform=platform)
                 if len(table) == 0:
                     raise InputError("no rows left after --metric/--workload filters",
                                      file=str(runs))
