@@ -21,6 +21,7 @@ the Normal noise model is for warm runs; the verdict models cold runs with a coe
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from models.noise import WEAK, NoisePrior, fit_inv_chi2_to_log_moments
 from models.tps_exact import noise_posterior
 from models.tps_model import TPSData
 from planner.errors import InputError
-from planner.runs import RunsTable
+from planner.runs import RunsTable, instance_key
 
 SCHEMA = "spec-planner/noise-prior/1"
 
@@ -99,7 +100,7 @@ def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
         rows = [runs[k] for k in idx]
         if len(rows) - len({r.config for r in rows}) <= 0:
             continue
-        inst = [r.instance or f"{r.config}#{k}" for k, r in enumerate(rows)]
+        inst = [r.instance for r in rows]
         datasets.append(TPSData.from_arrays([r.tps for r in rows], [r.config for r in rows],
                                             inst, use_cold=False))
         used += len(rows)

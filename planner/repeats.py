@@ -564,7 +564,7 @@ def plan_more_runs(table, a: str, b: str, *, prior: NoisePrior, rope: str | Rope
     data = build_data(table, a, b, use_cold=False)
     post = fit_exact(data, prior)
     existing = Existing.from_tpsdata(data)
-    level = float(np.exp(np.sum(post.w * post.mean[:, 0])))
+    level = post.level(0)
     rp = rope if isinstance(rope, Rope) else Rope.parse(rope)
     rope_log = rp.log_halfwidth(level)
     d = post.delta(0, 1, rope_log)

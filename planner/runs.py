@@ -154,6 +154,16 @@ class RunsTable:
         return plats.pop() if plats else ""
 
 
+def instance_key(run: Run, k: int) -> str:
+    """The model's instance label of a run (``k``: the run's index, for runs without one).
+
+    An instance re-used in another experiment (``run_group``) is a new draw of the instance
+    effect (local GPUs are re-used across days and server builds); a run with no ``instance``
+    is its own instance.
+    """
+    return f"{run.instance}|{run.run_group}" if run.instance else f"{run.config}#run{k}"
+
+
 def canonical_platform(name: str) -> str:
     """Platform label with aliases folded (``hf-job-a10g-small`` == ``hf-a10g-small``)."""
     from models.noise import PLATFORM_ALIASES

@@ -16,7 +16,8 @@ import numpy as np
 
 from models.noise import NoisePrior
 from models.tps_exact import fit_exact, mixture_quantile
-from planner.runs import RunsTable
+from models.tps_model import TPSData
+from planner.runs import RunsTable, instance_key
 from planner.verdict import build_data, classical_tests, fit, label_from, Rope
 
 
@@ -63,8 +64,7 @@ def aa_study(cells: list[RunsTable], prior: NoisePrior, *, splits: int = 40, see
             t = RunsTable(relab, cell.path)
             data = build_data(t, "A", "B")
             post, diag = fit(data, prior, engine)
-            level = float(np.exp(np.sum(post.w * post.mean[:, 0])))
-            d = post.delta(0, 1, rope_obj.log_halfwidth(level))
+            d = post.delta(0, 1, rope_obj.log_halfwidth(post.level(0)))
             lab = label_from(d, diag.get("ok", True))
             tps = np.exp(data.y)
             cl = classical_tests(tps[data.config == 0], tps[data.config == 1])
@@ -104,13 +104,11 @@ def loo_coverage(cells: list[RunsTable], prior: NoisePrior, *, prob: float = 0.9
                 continue
             rest = RunsTable([x for i, x in enumerate(cell.runs) if i != j], cell.path)
             rest_cold = cold[[i for i in range(len(cell.runs)) if i != j]]
-            from models.tps_model import TPSData
-
-            inst = [f"{x.instance}|{x.run_group}" for x in rest.runs]
+            inst = [instance_key(x, i) for i, x in enumerate(rest.runs)]
             data = TPSData.from_arrays([x.tps for x in rest.runs], [x.config for x in rest.runs],
                                        inst, rest_cold)
             post = fit_exact(data, prior)
-            key = f"{r.instance}|{r.run_group}"
+            key = instance_key(r, -1)  # a run without an instance is a new one
             if key in inst:
                 m, v = post.predictive(0, instance=int(data.instance[inst.index(key)]))
             else:

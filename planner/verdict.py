@@ -25,7 +25,7 @@ from scipy import stats
 from models.noise import WEAK, NoisePrior
 from models.tps_model import TPSData, pct
 from planner.errors import InputError
-from planner.runs import RunsTable
+from planner.runs import RunsTable, instance_key
 
 SCHEMA = "spec-planner/verdict/1"
 
@@ -105,10 +105,7 @@ def build_data(table: RunsTable, a: str, b: str, *, use_cold: bool | None = None
     order = [a, b]
     runs = sorted(sub.runs, key=lambda r: order.index(r.config))
     cold = sub.cold_flags()[[sub.runs.index(r) for r in runs]]
-    # an instance re-used in another experiment (run_group) is a new draw of the instance
-    # effect, as in ``planner calibrate`` (local GPUs are re-used across days and builds)
-    inst = [f"{r.instance}|{r.run_group}" if r.instance else f"{r.config}#run{k}"
-            for k, r in enumerate(runs)]
+    inst = [instance_key(r, k) for k, r in enumerate(runs)]
     sess = [f"{r.instance}/{r.session or r.run_group}" for r in runs]
     return TPSData.from_arrays([r.tps for r in runs], [r.config for r in runs], inst, cold,
                                sess, use_cold=use_cold)
@@ -232,8 +229,7 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
     post, diag = fit(data, prior, engine, seed=seed, likelihood=likelihood)
     tps = np.exp(data.y)
     tps_a, tps_b = tps[data.config == 0], tps[data.config == 1]
-    level_a = float(np.exp(np.sum(post.w * post.mean[:, 0]))) if engine == "exact" else \
-        float(post.level(0))
+    level_a = post.level(0)
     rope.check_level(level_a)
     rope_log = rope.log_halfwidth(level_a)
     d = post.delta(0, 1, rope_log, hdi_prob)
