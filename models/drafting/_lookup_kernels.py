@@ -69,9 +69,8 @@ def _lce(S, a, b, end, cap):
 
 
 @njit(cache=True)
-def pld_batch(seq, seq_off, plen, comp_off, n, D, acc, mlen, prop):
-    """Prompt lookup: most recent earlier occurrence of the last n tokens."""
-    R = plen.shape[0]
+def _table_size(seq_off, R):
+    """Power-of-two hash-table size holding every n-gram start of the longest sequence."""
     maxN = 1
     for r in range(R):
         L = seq_off[r + 1] - seq_off[r]
@@ -80,6 +79,14 @@ def pld_batch(seq, seq_off, plen, comp_off, n, D, acc, mlen, prop):
     size = 1
     while size < 2 * maxN + 2:
         size *= 2
+    return size
+
+
+@njit(cache=True)
+def pld_batch(seq, seq_off, plen, comp_off, n, D, acc, mlen, prop):
+    """Prompt lookup: most recent earlier occurrence of the last n tokens."""
+    R = plen.shape[0]
+    size = _table_size(seq_off, R)
     mask = np.uint64(size - 1)
     tab_pos = np.zeros(size, np.int64)
     tab_stamp = np.full(size, -1, np.int64)
@@ -118,14 +125,7 @@ def pld_batch(seq, seq_off, plen, comp_off, n, D, acc, mlen, prop):
 def ngram_batch(seq, seq_off, plen, comp_off, nmin, nmax, k, acc, mlen, prop):
     """vLLM NgramProposer: longest suffix n-gram in [nmin, nmax], earliest occurrence."""
     R = plen.shape[0]
-    maxN = 1
-    for r in range(R):
-        L = seq_off[r + 1] - seq_off[r]
-        if L > maxN:
-            maxN = L
-    size = 1
-    while size < 2 * maxN + 2:
-        size *= 2
+    size = _table_size(seq_off, R)
     mask = np.uint64(size - 1)
     nn = nmax - nmin + 1
     tab_pos = np.zeros((nn, size), np.int64)
