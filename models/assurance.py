@@ -728,68 +728,82 @@ def _py_label(w, mm, ss, iss, na, r, hps, act, level, rule, out, d, fast, tab):
         out[l, 4, d] = sdv
 
 
+def _py_any_active(act, d):
+    """Whether dataset d still needs a label at any HDI level."""
+    for l in range(act.shape[0]):
+        if act[l, d]:
+            return True
+    return False
+
+
+def _py_active(lw, cut, w, idx):
+    """Normalised weights of the grid points within ``cut`` of the best log weight.
+
+    Fills ``w[:na]`` and their grid indices ``idx[:na]``; returns ``na``.
+    """
+    G = lw.shape[0]
+    mx = -np.inf
+    for g in range(G):
+        if lw[g] > mx:
+            mx = lw[g]
+    na = 0
+    tot = 0.0
+    for g in range(G):
+        x = lw[g] - mx
+        if x > -cut:
+            e = math.exp(x)
+            w[na] = e
+            idx[na] = g
+            tot += e
+            na += 1
+    for j in range(na):
+        w[j] /= tot
+    return na
+
+
 def _py_kernel(lw, m, sd, r, hps, act, level, rule, cut, out, fast, tab):
     """Labels of D mixtures given their log weights and component means, each (D, G)."""
     D, G = lw.shape
-    L = hps.shape[0]
     isd = 1.0 / sd
     nblk = min(D, 256)
     bs = (D + nblk - 1) // nblk if D > 0 else 1
     for bk in _prange(nblk):
         w = np.empty(G)
+        idx = np.empty(G, np.int64)
         mm = np.empty(G)
         ss = np.empty(G)
         iss = np.empty(G)
         for d in range(bk * bs, min(D, (bk + 1) * bs)):
-            any_act = False
-            for l in range(L):
-                if act[l, d]:
-                    any_act = True
-            if not any_act:
+            if not _any_active(act, d):
                 continue
-            mx = -np.inf
-            for g in range(G):
-                if lw[d, g] > mx:
-                    mx = lw[d, g]
-            na = 0
-            tot = 0.0
-            for g in range(G):
-                x = lw[d, g] - mx
-                if x > -cut:
-                    e = math.exp(x)
-                    w[na] = e
-                    mm[na] = m[d, g]
-                    ss[na] = sd[g]
-                    iss[na] = isd[g]
-                    tot += e
-                    na += 1
+            na = _active(lw[d], cut, w, idx)
             for j in range(na):
-                w[j] /= tot
+                g = idx[j]
+                mm[j] = m[d, g]
+                ss[j] = sd[g]
+                iss[j] = isd[g]
             _label(w, mm, ss, iss, na, r, hps, act, level, rule, out, d, fast, tab)
 
 
 def _py_kernel_fused(phi, theta, z, WT, sd, r, hps, act, level, rule, cut, out, fast, tab):
     """As :func:`_py_kernel`, computing log weights (phi @ theta) and means (z @ WT.T) on the
-    fly, one dataset at a time (no (D, G) temporaries; work buffers per block of datasets)."""
+    fly, one dataset at a time (no (D, G) temporaries; work buffers per block of datasets;
+    means only for the active grid points)."""
     D, F = phi.shape
     G = theta.shape[1]
     J = z.shape[1]
-    L = hps.shape[0]
     isd = 1.0 / sd
     nblk = min(D, 256)
     bs = (D + nblk - 1) // nblk if D > 0 else 1
     for bk in _prange(nblk):
         lw = np.empty(G)
         w = np.empty(G)
+        idx = np.empty(G, np.int64)
         mm = np.empty(G)
         ss = np.empty(G)
         iss = np.empty(G)
         for d in range(bk * bs, min(D, (bk + 1) * bs)):
-            any_act = False
-            for l in range(L):
-                if act[l, d]:
-                    any_act = True
-            if not any_act:
+            if not _any_active(act, d):
                 continue
             for g in range(G):
                 lw[g] = 0.0
@@ -797,27 +811,15 @@ def _py_kernel_fused(phi, theta, z, WT, sd, r, hps, act, level, rule, cut, out, 
                 a = phi[d, f]
                 for g in range(G):
                     lw[g] += a * theta[f, g]
-            mx = -np.inf
-            for g in range(G):
-                if lw[g] > mx:
-                    mx = lw[g]
-            na = 0
-            tot = 0.0
-            for g in range(G):
-                x = lw[g] - mx
-                if x > -cut:
-                    e = math.exp(x)
-                    w[na] = e
-                    acc = 0.0
-                    for k in range(J):
-                        acc += z[d, k] * WT[g, k]
-                    mm[na] = acc
-                    ss[na] = sd[g]
-                    iss[na] = isd[g]
-                    tot += e
-                    na += 1
+            na = _active(lw, cut, w, idx)
             for j in range(na):
-                w[j] /= tot
+                g = idx[j]
+                acc = 0.0
+                for k in range(J):
+                    acc += z[d, k] * WT[g, k]
+                mm[j] = acc
+                ss[j] = sd[g]
+                iss[j] = isd[g]
             _label(w, mm, ss, iss, na, r, hps, act, level, rule, out, d, fast, tab)
 
 
@@ -873,6 +875,8 @@ if _nb is not None:
     _tab_label = _nb.njit(cache=True)(_py_tab_label)
     _exact_label = _nb.njit(cache=True)(_py_exact_label)
     _label = _nb.njit(cache=True)(_py_label)
+    _any_active = _nb.njit(cache=True)(_py_any_active)
+    _active = _nb.njit(cache=True)(_py_active)
     _kernel = _nb.njit(parallel=True, cache=True)(_py_kernel)
     _kernel_fused = _nb.njit(parallel=True, cache=True)(_py_kernel_fused)
 else:  # pragma: no cover
@@ -881,6 +885,7 @@ else:  # pragma: no cover
     _phi_tab = _py_phi_tab
     _tab_cmp, _tab_label = _py_tab_cmp, _py_tab_label
     _exact_label = _py_exact_label
+    _any_active, _active = _py_any_active, _py_active
     _kernel, _kernel_fused = _py_kernel, _py_kernel_fused
 
 
