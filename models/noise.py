@@ -24,10 +24,14 @@ import json
 import math
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Sequence
 
 import numpy as np
 from scipy import special, stats
+
+__all__ = [
+    "ScalePrior", "NoisePrior", "WEAK", "prior_from_summary", "fit_inv_chi2_to_log_moments",
+    "PLATFORM_ALIASES", "platform_prior", "known_platforms", "fit_scale_population",
+]
 
 _KINDS = ("inv_chi2", "half_normal")
 
@@ -151,26 +155,6 @@ WEAK = NoisePrior(tau=ScalePrior("half_normal", 0.02), sigma=ScalePrior("half_no
                   name="weak", source="weakly informative HalfNormal(2%) on both scales")
 
 
-def pooled_summary(groups: Sequence[tuple[int, float]]) -> tuple[float, float]:
-    """Pool summary measurements (n repeats, relative sample SD) into (df, pooled SD).
-
-    Parameters
-    ----------
-    groups : sequence of (n, sd)
-        Each: number of repeats n >= 2 and their sample SD (relative, log scale).
-
-    Returns
-    -------
-    df, sd : float
-        :math:`\\nu = \\sum (n_k - 1)`, :math:`s_0 = \\sqrt{\\sum (n_k-1) s_k^2 / \\nu}`.
-    """
-    df = sum(n - 1 for n, _ in groups)
-    if df <= 0:
-        raise ValueError("pooled_summary needs at least one group with n >= 2")
-    ss = sum((n - 1) * sd**2 for n, sd in groups)
-    return float(df), float(math.sqrt(ss / df))
-
-
 def prior_from_summary(n: int, sd: float, mean: float | None = None) -> ScalePrior:
     """Inv-chi2 scale prior from one summary measurement.
 
@@ -287,7 +271,8 @@ def fit_scale_population(s2: np.ndarray, df: np.ndarray) -> tuple[ScalePrior, di
     Raises
     ------
     ValueError
-        Fewer than 3 cells, or a non-positive variance.
+        Fewer than 3 cells. A variance of 0 (or below) is not refused: it is raised to
+        1e-16 (an SD of 1e-8, 0.000001 %) so that its F log-density stays finite.
     """
     from scipy import optimize
 

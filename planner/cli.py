@@ -11,7 +11,7 @@ import sys
 
 import typer
 
-from planner.errors import InputError
+from models.errors import ModelInputError
 
 _ABORT = typer.Abort
 try:  # typer >= 0.16 vendors click
@@ -67,8 +67,9 @@ _register_all()
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``planner`` console script.
 
-    Usage errors exit 2 (typer). :class:`planner.errors.InputError` and unreadable files
-    become one line on stderr and exit code 2, so bad input never prints a traceback.
+    Usage errors exit 2 (typer). Input errors of either layer
+    (:class:`models.errors.ModelInputError`, :class:`planner.errors.InputError`) and unreadable
+    files become one line on stderr and exit code 2, so bad input never prints a traceback.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     # `planner draft sweep ...` is the documented spelling of `planner draft-sweep ...`
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
         rv = app(args=args, standalone_mode=False)
         if isinstance(rv, int) and rv:
             sys.exit(rv)
-    except InputError as exc:
+    except ModelInputError as exc:  # planner.errors.InputError derives from it
         print(f"planner: error: {exc.one_line()}", file=sys.stderr)
         sys.exit(2)
     except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:

@@ -1,14 +1,24 @@
-"""User-facing input errors.
+"""User-facing input errors of the decision layer.
 
-Every problem with a user's input is raised as :class:`InputError`; the CLI turns it into
-one line on stderr and exit code 2 (never a traceback).
+Every problem with a user's input is raised as :class:`InputError`; the CLI turns it (and the
+model layer's :class:`models.errors.ModelInputError`, which it derives from) into one line on
+stderr and exit code 2 (never a traceback).
 """
 
 from __future__ import annotations
 
+from models.errors import ModelInputError
 
-class InputError(ValueError):
+__all__ = ["InputError"]
+
+
+class InputError(ModelInputError):
     """A problem with user input, rendered as one line naming the file, line and field.
+
+    The decision layer's error; it behaves exactly like the model layer's
+    :class:`~models.errors.ModelInputError` (same constructor, same
+    :meth:`~models.errors.ModelInputError.one_line`). Catch ``ModelInputError`` to handle the
+    errors of both layers.
 
     Parameters
     ----------
@@ -21,23 +31,3 @@ class InputError(ValueError):
     field : str, optional
         The column / JSON field / option concerned.
     """
-
-    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
-                 field: str | None = None):
-        self.message = message
-        self.file = file
-        self.line = line
-        self.field = field
-        super().__init__(self.one_line())
-
-    def one_line(self) -> str:
-        where = []
-        if self.file is not None:
-            where.append(str(self.file) + (f":{self.line}" if self.line is not None else ""))
-        elif self.line is not None:
-            where.append(f"line {self.line}")
-        if self.field is not None:
-            where.append(f"field '{self.field}'")
-        prefix = " ".join(where)
-        msg = " ".join(str(self.message).split())
-        return f"{prefix}: {msg}" if prefix else msg

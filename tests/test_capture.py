@@ -1,4 +1,4 @@
-"""Capture loading: good files, stop_at_eos, prompt-set hash, bad input -> InputError."""
+"""Capture loading: good files, stop_at_eos, prompt-set hash, bad input -> ModelInputError."""
 
 from pathlib import Path
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from models.drafting.capture import load_capture, prompt_set_hash
-from planner.errors import InputError
+from models.errors import ModelInputError
 
 FIX = Path(__file__).parent / "fixtures"
 EX = Path(__file__).resolve().parents[1] / "examples" / "captures"
@@ -63,7 +63,7 @@ def test_prompt_set_hash_matches_shared_readme():
 ])
 def test_bad_input_raises_input_error(name, line, field):
     path = FIX / name
-    with pytest.raises(InputError) as ei:
+    with pytest.raises(ModelInputError) as ei:
         load_capture(path)
     e = ei.value
     assert e.file == str(path)
@@ -76,6 +76,6 @@ def test_bad_input_raises_input_error(name, line, field):
 
 
 def test_missing_file():
-    with pytest.raises(InputError) as ei:
+    with pytest.raises(ModelInputError) as ei:
         load_capture(FIX / "capture_does_not_exist.jsonl")
     assert "capture_does_not_exist" in str(ei.value)

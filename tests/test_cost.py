@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from models.drafting.cost import load_cost_model
-from planner.errors import InputError
+from models.errors import ModelInputError
 
 
 def test_stack_f_cycle():
@@ -34,9 +34,9 @@ def test_overrides_and_file(tmp_path):
     p.write_text(json.dumps({"verify_base_ms": 7.0}))
     assert load_cost_model("F", p).verify_base_ms == 7.0
     p.write_text(json.dumps({"bogus": 1}))
-    with pytest.raises(InputError):
+    with pytest.raises(ModelInputError):
         load_cost_model("F", p)
-    with pytest.raises(InputError):
+    with pytest.raises(ModelInputError):
         load_cost_model("nope")
-    with pytest.raises(InputError):
+    with pytest.raises(ModelInputError):
         load_cost_model("F", verify_base_ms=-1.0)

@@ -8,7 +8,7 @@ from models.drafting.acceptance import (curve_from_histogram, default_model, loa
                                         per_prompt_counters, pmf_from_curve, record_model,
                                         scale_curve, validate_curve)
 from models.drafting.mtp import simulate_mtp, walk
-from planner.errors import InputError
+from models.errors import ModelInputError
 
 ROOT = Path(__file__).resolve().parents[1]
 K7 = ROOT / "examples" / "captures" / "mtp_spec_on_k7_int4_frontier.jsonl.gz"
@@ -33,16 +33,16 @@ def test_histogram_q6():
 
 @pytest.mark.parametrize("bad", [[0.5, 0.6], [0.0, 0.0], [1.2], [], [0.5] * 17, ["x"]])
 def test_bad_curves(bad):
-    with pytest.raises(InputError):
+    with pytest.raises(ModelInputError):
         validate_curve(bad)
 
 
 def test_bad_curve_file_and_fixture():
-    with pytest.raises(InputError):
+    with pytest.raises(ModelInputError):
         load_acceptance(ROOT / "tests" / "fixtures" / "draft_bad_curve.json")
     m = load_acceptance(ROOT / "tests" / "fixtures" / "draft_curve_k3.json")
     assert m.tokens_per_forward == pytest.approx(2.9)
-    with pytest.raises(InputError):
+    with pytest.raises(ModelInputError):
         load_acceptance(ROOT / "tests" / "fixtures" / "draft_curve_k3.json", k=5)
 
 
@@ -110,7 +110,7 @@ def test_per_prompt_spread_close_to_measured():
 
 def test_prompt_set_mismatch_is_input_error():
     m = load_acceptance(per_prompt="A")
-    with pytest.raises(InputError):
+    with pytest.raises(ModelInputError):
         m.curves_for(["not-a-prompt"])
 
 

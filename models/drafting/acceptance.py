@@ -16,8 +16,8 @@ Three kinds of input are supported:
 * per-prompt counters (``mtp_acceptance_per_prompt.jsonl``; frontier stack F, K=7, runs A
   and B x 128 prompts) giving every prompt its own curve (see :func:`per_prompt_curves`).
 
-Embedded defaults (``planner/data/mtp_acceptance.json`` and
-``planner/data/mtp_per_prompt_F7.json``) are copies of the shared measurement files with
+Embedded defaults (``models/data/mtp_acceptance.json`` and
+``models/data/mtp_per_prompt_F7.json``) are copies of the shared measurement files with
 their ``source`` fields; the record ``F7_P128_calib`` (curve 0.729/0.554/0.439/0.361/
 0.301/0.252/0.213, 3.849 tokens/forward, vLLM prometheus counters) is the default.
 
@@ -34,7 +34,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from planner.errors import InputError
+from models.errors import ModelInputError
 
 K_MIN, K_MAX = 1, 16
 DEFAULT_RECORD = "F7_P128_calib"
@@ -47,7 +47,7 @@ __all__ = [
 
 
 def _data_text(name: str) -> str:
-    return resources.files("planner").joinpath("data", name).read_text(encoding="utf-8")
+    return resources.files("models").joinpath("data", name).read_text(encoding="utf-8")
 
 
 def validate_k(k: int, *, field: str = "k", file: str | None = None) -> int:
@@ -64,17 +64,17 @@ def validate_k(k: int, *, field: str = "k", file: str | None = None) -> int:
 
     Raises
     ------
-    InputError
+    ModelInputError
         If ``k`` is not an integer in 1..16.
     """
     try:
         ki = int(k)
     except (TypeError, ValueError):
-        raise InputError(f"K must be an integer in {K_MIN}..{K_MAX}, got {k!r}", field=field,
-                         file=file) from None
+        raise ModelInputError(f"K must be an integer in {K_MIN}..{K_MAX}, got {k!r}", field=field,
+                              file=file) from None
     if ki != k or not K_MIN <= ki <= K_MAX:
-        raise InputError(f"K must be an integer in {K_MIN}..{K_MAX}, got {k!r}", field=field,
-                         file=file)
+        raise ModelInputError(f"K must be an integer in {K_MIN}..{K_MAX}, got {k!r}", field=field,
+                              file=file)
     return ki
 
 
@@ -96,27 +96,27 @@ def validate_curve(curve: Sequence[float], *, k: int | None = None, field: str =
 
     Raises
     ------
-    InputError
+    ModelInputError
         Not numeric, K outside 1..16, a value outside (0, 1], increasing anywhere, or length
         different from ``k``.
     """
     try:
         arr = np.asarray(curve, dtype=float).reshape(-1)
     except (TypeError, ValueError):
-        raise InputError("acceptance curve must be a list of numbers", field=field,
-                         file=file) from None
+        raise ModelInputError("acceptance curve must be a list of numbers", field=field,
+                              file=file) from None
     validate_k(arr.size, field=field, file=file)
     if k is not None and arr.size != k:
-        raise InputError(f"acceptance curve has {arr.size} positions but K={k}", field=field,
-                         file=file)
+        raise ModelInputError(f"acceptance curve has {arr.size} positions but K={k}", field=field,
+                              file=file)
     if not np.all(np.isfinite(arr)):
-        raise InputError("acceptance curve has a non-finite value", field=field, file=file)
+        raise ModelInputError("acceptance curve has a non-finite value", field=field, file=file)
     lo_ok = arr >= 0 if allow_zero else arr > 0
     if not np.all(lo_ok & (arr <= 1)):
-        raise InputError("acceptance curve values must lie in (0, 1]", field=field, file=file)
+        raise ModelInputError("acceptance curve values must lie in (0, 1]", field=field, file=file)
     if np.any(np.diff(arr) > 1e-12):
-        raise InputError("acceptance curve must be non-increasing (P(accepted >= i))",
-                         field=field, file=file)
+        raise ModelInputError("acceptance curve must be non-increasing (P(accepted >= i))",
+                              field=field, file=file)
     return arr
 
 
@@ -140,8 +140,8 @@ def pmf_from_curve(curve: np.ndarray) -> np.ndarray:
 
 
 def curve_from_histogram(hist: Mapping[int | str, float], k: int | None = None, *,
-                         field: str = "accept_len_histogram", file: str | None = None
-                         ) -> np.ndarray:
+                              field: str = "accept_len_histogram", file: str | None = None
+                              ) -> np.ndarray:
     """Survival curve from a per-step histogram of accepted draft lengths.
 
     Parameters
@@ -157,24 +157,24 @@ def curve_from_histogram(hist: Mapping[int | str, float], k: int | None = None, 
 
     Raises
     ------
-    InputError
+    ModelInputError
         Negative counts, keys outside 0..K, or zero total.
     """
     try:
         items = {int(a): float(n) for a, n in hist.items()}
     except (TypeError, ValueError, AttributeError):
-        raise InputError("histogram must map accepted length -> count", field=field,
-                         file=file) from None
+        raise ModelInputError("histogram must map accepted length -> count", field=field,
+                              file=file) from None
     kk = validate_k(k if k is not None else max(items), field=field, file=file)
     counts = np.zeros(kk + 1)
     for a, n in items.items():
         if not 0 <= a <= kk or n < 0:
-            raise InputError(f"histogram key {a} / count {n} outside 0..{kk} / >= 0",
+            raise ModelInputError(f"histogram key {a} / count {n} outside 0..{kk} / >= 0",
                              field=field, file=file)
         counts[a] = n
     tot = counts.sum()
     if tot <= 0:
-        raise InputError("histogram is empty", field=field, file=file)
+        raise ModelInputError("histogram is empty", field=field, file=file)
     surv = counts[::-1].cumsum()[::-1] / tot  # P(A >= a), a = 0..K
     return np.clip(surv[1:], 1e-9, 1.0)
 
@@ -226,7 +226,7 @@ class AcceptanceModel:
 
         Raises
         ------
-        InputError
+        ModelInputError
             If per-prompt curves exist but the prompt set differs from ``ids``.
         """
         ids = list(ids)
@@ -235,7 +235,7 @@ class AcceptanceModel:
         missing = [i for i in ids if i not in self.prompt_curves]
         extra = set(self.prompt_curves) - set(ids)
         if missing or extra:
-            raise InputError(
+            raise ModelInputError(
                 f"acceptance prompt set does not match the capture: {len(missing)} capture "
                 f"prompts without counters (e.g. {missing[:1]}), {len(extra)} counter prompts "
                 "not in the capture", file=file, field="id")
@@ -247,12 +247,12 @@ class AcceptanceModel:
 
         Raises
         ------
-        InputError
+        ModelInputError
             If ``k`` exceeds the model's depth.
         """
         k = validate_k(k)
         if k > self.k:
-            raise InputError(f"K={k} exceeds the acceptance curve depth {self.k}; give a "
+            raise ModelInputError(f"K={k} exceeds the acceptance curve depth {self.k}; give a "
                              "deeper --curve", field="k")
         pc = None if self.prompt_curves is None else {
             i: c[:k] for i, c in self.prompt_curves.items()}
@@ -278,7 +278,7 @@ def _record_curve(rec: dict, *, file: str | None = None) -> np.ndarray:
         return curve_from_histogram(rec["accept_len_histogram"], rec.get("k"), file=file)
     if rec.get("curve"):
         return validate_curve(rec["curve"], field="curve", file=file)
-    raise InputError("record has neither per_position_acceptance, curve nor "
+    raise ModelInputError("record has neither per_position_acceptance, curve nor "
                      "accept_len_histogram", file=file, field=str(rec.get("id", "record")))
 
 
@@ -288,7 +288,7 @@ def record_model(record_id: str = DEFAULT_RECORD) -> AcceptanceModel:
 
     Raises
     ------
-    InputError
+    ModelInputError
         Unknown record id.
     """
     for rec in load_records():
@@ -298,7 +298,7 @@ def record_model(record_id: str = DEFAULT_RECORD) -> AcceptanceModel:
                                          "measured_tokens_per_forward":
                                              rec.get("tokens_per_forward")})
     ids = ", ".join(r["id"] for r in load_records()[:6])
-    raise InputError(f"unknown acceptance record {record_id!r} (known e.g. {ids}, ...)",
+    raise ModelInputError(f"unknown acceptance record {record_id!r} (known e.g. {ids}, ...)",
                      field="curve")
 
 
@@ -353,7 +353,7 @@ def per_prompt_counters(run: str = "B") -> list[dict]:
     runs = [r.strip().upper() for r in run.split("+")]
     rows = [r for r in data["rows"] if r["run"] in runs]
     if not rows:
-        raise InputError(f"no per-prompt counters for run {run!r} (A, B or A+B)", field="run")
+        raise ModelInputError(f"no per-prompt counters for run {run!r} (A, B or A+B)", field="run")
     return rows
 
 
@@ -388,7 +388,7 @@ def per_prompt_curves(rows: Sequence[dict], base_curve: np.ndarray, *, mode: str
 
     Raises
     ------
-    InputError
+    ModelInputError
         Missing counters, non-positive drafts, or ``own`` without ``accepted_per_pos``.
     """
     k = base_curve.size
@@ -399,10 +399,10 @@ def per_prompt_curves(rows: Sequence[dict], base_curve: np.ndarray, *, mode: str
             nd, na = float(r["num_drafts"]), float(r["num_accepted"])
             pid = str(r["id"])
         except (KeyError, TypeError, ValueError):
-            raise InputError("per-prompt row needs id, num_drafts, num_accepted", file=file,
+            raise ModelInputError("per-prompt row needs id, num_drafts, num_accepted", file=file,
                              line=j) from None
         if nd <= 0 or na < 0 or na > k * nd:
-            raise InputError(f"bad counters num_drafts={nd} num_accepted={na} for K={k}",
+            raise ModelInputError(f"bad counters num_drafts={nd} num_accepted={na} for K={k}",
                              file=file, line=j, field="num_drafts")
         a = acc.setdefault(pid, [0.0, 0.0])
         a[0] += nd
@@ -410,7 +410,7 @@ def per_prompt_curves(rows: Sequence[dict], base_curve: np.ndarray, *, mode: str
         if r.get("accepted_per_pos") is not None:
             app = np.asarray(r["accepted_per_pos"], dtype=float)
             if app.size != k:
-                raise InputError(f"accepted_per_pos has {app.size} entries, K={k}", file=file,
+                raise ModelInputError(f"accepted_per_pos has {app.size} entries, K={k}", file=file,
                                  line=j, field="accepted_per_pos")
             pos[pid] = pos.get(pid, np.zeros(k)) + app
     ids = list(acc)
@@ -419,14 +419,14 @@ def per_prompt_curves(rows: Sequence[dict], base_curve: np.ndarray, *, mode: str
     info: dict = {"n_prompts": len(ids), "mode": mode, "shrink": shrink}
     if mode == "own":
         if set(pos) != set(ids):
-            raise InputError("mode 'own' needs accepted_per_pos for every prompt (run A)",
+            raise ModelInputError("mode 'own' needs accepted_per_pos for every prompt (run A)",
                              file=file, field="accepted_per_pos")
         curves = {i: np.clip(np.minimum.accumulate(pos[i] / acc[i][0]), 1e-6, 1.0)
                   for i in ids}
         info["shrink_factor"] = 1.0
         return curves, info
     if mode != "scaled":
-        raise InputError(f"unknown per-prompt mode {mode!r} (scaled, own)", field="mode")
+        raise ModelInputError(f"unknown per-prompt mode {mode!r} (scaled, own)", field="mode")
     raw = scale_curve(base_curve, tpf)
     w = nd / nd.sum()
     mean = float((w * tpf).sum())  # token-weighted-ish (draft-weighted) mean
@@ -470,7 +470,7 @@ def load_acceptance(path: str | Path | None = None, *, curve: Sequence[float] | 
 
     Raises
     ------
-    InputError
+    ModelInputError
         Invalid curve / histogram / counters, unreadable JSON, K out of range.
     """
     rows: list[dict] | None = None
@@ -495,7 +495,7 @@ def load_acceptance(path: str | Path | None = None, *, curve: Sequence[float] | 
                 try:
                     rows.append(json.loads(line))
                 except json.JSONDecodeError as exc:
-                    raise InputError(f"not JSON: {exc.msg}", file=fname, line=j) from None
+                    raise ModelInputError(f"not JSON: {exc.msg}", file=fname, line=j) from None
             rows = [r for r in rows if not r.get("_meta")]
         if isinstance(obj, dict) and "num_drafts" in obj:
             obj, rows = None, [obj]  # a one-line per-prompt JSONL file
@@ -503,20 +503,20 @@ def load_acceptance(path: str | Path | None = None, *, curve: Sequence[float] | 
             recs = obj if isinstance(obj, list) else obj.get("records", [obj]) \
                 if isinstance(obj, dict) else None
             if not recs or not isinstance(recs[0], dict):
-                raise InputError("expected a JSON object or list of records", file=fname)
+                raise ModelInputError("expected a JSON object or list of records", file=fname)
             rec = next((r for r in recs if r.get("method", "mtp_chain") == "mtp_chain"), None)
             if rec is None:
-                raise InputError("no mtp_chain record in file", file=fname)
+                raise ModelInputError("no mtp_chain record in file", file=fname)
             model = AcceptanceModel(_record_curve(rec, file=fname), f"{fname}:{rec.get('id', '')}")
         else:
             if not rows:
-                raise InputError("no per-prompt rows", file=fname)
+                raise ModelInputError("no per-prompt rows", file=fname)
             kk = validate_k(rows[0].get("k") or len(rows[0].get("accepted_per_pos") or []) or 7,
                             file=fname)
             base = default_model().curve if kk == 7 else None
             if base is None:
                 if not all(r.get("accepted_per_pos") for r in rows):
-                    raise InputError("per-prompt counters for K != 7 need accepted_per_pos",
+                    raise ModelInputError("per-prompt counters for K != 7 need accepted_per_pos",
                                      file=fname)
                 tot = np.sum([r["accepted_per_pos"] for r in rows], axis=0) / \
                     np.sum([r["num_drafts"] for r in rows])
@@ -535,7 +535,7 @@ def load_acceptance(path: str | Path | None = None, *, curve: Sequence[float] | 
             rows = None
     if per_prompt:
         if model.k != 7:
-            raise InputError("embedded per-prompt counters are K=7 (stack F); use a K=7 curve",
+            raise ModelInputError("embedded per-prompt counters are K=7 (stack F); use a K=7 curve",
                              field="per-prompt")
         rws = per_prompt_counters(per_prompt)
         pc, info = per_prompt_curves(rws, model.curve, mode=per_prompt_mode, shrink=shrink)

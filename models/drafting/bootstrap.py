@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from planner.errors import InputError
+from models.errors import ModelInputError
 
 __all__ = ["resample_indices", "bootstrap_ratios", "summarize", "DEFAULT_B"]
 
@@ -47,16 +47,16 @@ def resample_indices(n_prompts: int, n_boot: int, rng: np.random.Generator,
 
     Raises
     ------
-    InputError
+    ModelInputError
         ``groups`` length differs from ``n_prompts`` or ``n_boot < 1``.
     """
     if n_boot < 1:
-        raise InputError(f"bootstrap replicates must be >= 1, got {n_boot}", field="bootstrap")
+        raise ModelInputError(f"bootstrap replicates must be >= 1, got {n_boot}", field="bootstrap")
     if groups is None:
         return rng.integers(0, n_prompts, size=(n_boot, n_prompts))
     g = np.asarray(groups)
     if g.size != n_prompts:
-        raise InputError(f"{g.size} group labels for {n_prompts} prompts", field="groups")
+        raise ModelInputError(f"{g.size} group labels for {n_prompts} prompts", field="groups")
     cols = []
     for lab in sorted(set(g.tolist()), key=str):
         members = np.flatnonzero(g == lab)
@@ -90,7 +90,7 @@ def bootstrap_ratios(stats: Mapping[str, tuple[np.ndarray, np.ndarray]], *, n_bo
             for k, (n, d) in stats.items()}
     Ps = {a[0].shape[1] for a in arrs.values()}
     if len(Ps) != 1:
-        raise InputError("statistics have different prompt counts", field="bootstrap")
+        raise ModelInputError("statistics have different prompt counts", field="bootstrap")
     P = Ps.pop()
     idx = resample_indices(P, n_boot, rng, groups)
     out = {}

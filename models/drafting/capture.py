@@ -7,7 +7,7 @@ An optional ``group`` field (string) is kept; if absent, the group is derived fr
 as the part before the first ``-`` (e.g. ``mmlu_pro-006f3a2112`` -> ``mmlu_pro``), or
 from ``kind`` when present.
 
-Errors in the input raise :class:`planner.errors.InputError` naming file, line and field.
+Errors in the input raise :class:`models.errors.ModelInputError` naming file, line and field.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from planner.errors import InputError
+from models.errors import ModelInputError
 
 #: Gemma end-of-sequence ids: ``<eos>`` = 1, ``<end_of_turn>`` = 106 (decode/README.md).
 DEFAULT_EOS_IDS = (1, 106)
@@ -111,17 +111,17 @@ def prompt_set_hash(prompts: Iterable[Sequence[int]]) -> str:
 
 def _token_array(value, *, file, line, field_name, allow_empty):
     if not isinstance(value, list):
-        raise InputError(f"expected a list of token ids, got {type(value).__name__}",
-                         file=file, line=line, field=field_name)
+        raise ModelInputError(f"expected a list of token ids, got {type(value).__name__}",
+                              file=file, line=line, field=field_name)
     if not value and not allow_empty:
-        raise InputError("empty token list", file=file, line=line, field=field_name)
+        raise ModelInputError("empty token list", file=file, line=line, field=field_name)
     for i, x in enumerate(value):
         if isinstance(x, bool) or not isinstance(x, int):
-            raise InputError(f"token {i} is not an integer ({x!r})",
-                             file=file, line=line, field=field_name)
+            raise ModelInputError(f"token {i} is not an integer ({x!r})",
+                                  file=file, line=line, field=field_name)
         if x < 0 or x > _INT32_MAX:
-            raise InputError(f"token {i} out of range ({x}); ids must be 0..2^31-1",
-                             file=file, line=line, field=field_name)
+            raise ModelInputError(f"token {i} out of range ({x}); ids must be 0..2^31-1",
+                                  file=file, line=line, field=field_name)
     return np.asarray(value, dtype=np.int32)
 
 
@@ -142,6 +142,38 @@ def _group_of(rec: dict, rid: str):
     if "-" in rid:
         return rid.split("-", 1)[0]
     return None
+
+
+def _parse_line(text: str, lineno: int, fname: str):
+    """Parse and validate one line (``text`` as read in text mode, newline kept).
+
+    Returns ``(id, prompt, completion, group)`` or None for a blank line; raises
+    :class:`~models.errors.ModelInputError` naming file, line and field.
+    """
+    if not text.strip():
+        return None
+    try:
+        rec = json.loads(text)
+    except json.JSONDecodeError as e:
+        what = "truncated line" if not text.endswith("\n") else "invalid JSON"
+        raise ModelInputError(f"{what}: {e.msg} at column {e.colno}",
+                              file=fname, line=lineno) from None
+    if not isinstance(rec, dict):
+        raise ModelInputError("expected a JSON object per line", file=fname,
+                              line=lineno)
+    for key in ("id", "prompt_token_ids", "completion_token_ids"):
+        if key not in rec:
+            raise ModelInputError("missing field", file=fname, line=lineno, field=key)
+    rid = rec["id"]
+    if not isinstance(rid, (str, int)) or isinstance(rid, bool):
+        raise ModelInputError("id must be a string or integer",
+                              file=fname, line=lineno, field="id")
+    rid = str(rid)
+    pr = _token_array(rec["prompt_token_ids"], file=fname, line=lineno,
+                      field_name="prompt_token_ids", allow_empty=False)
+    co = _token_array(rec["completion_token_ids"], file=fname, line=lineno,
+                      field_name="completion_token_ids", allow_empty=False)
+    return rid, pr, co, _group_of(rec, rid)
 
 
 def load_capture(path, *, stop_at_eos: bool = False, eos_ids=DEFAULT_EOS_IDS) -> Capture:
@@ -167,7 +199,7 @@ def load_capture(path, *, stop_at_eos: bool = False, eos_ids=DEFAULT_EOS_IDS) ->
 
     Raises
     ------
-    planner.errors.InputError
+    models.errors.ModelInputError
         Unreadable / not gzip-decodable file, empty file, invalid or truncated JSON line,
         a line that is not an object, missing ``id`` / ``prompt_token_ids`` /
         ``completion_token_ids``, non-integer or negative token ids, empty prompt or
@@ -181,34 +213,16 @@ def load_capture(path, *, stop_at_eos: bool = False, eos_ids=DEFAULT_EOS_IDS) ->
         with open(p, "rb") as fh:
             magic = fh.read(2)
     except OSError as e:
-        raise InputError(f"cannot read capture: {e.strerror or e}", file=fname) from None
+        raise ModelInputError(f"cannot read capture: {e.strerror or e}", file=fname) from None
     lineno = 0
     try:
         raw = gzip.open(p, "rb") if magic == b"\x1f\x8b" else open(p, "rb")
         with raw, io.TextIOWrapper(raw, encoding="utf-8") as fh:
             for lineno, text in enumerate(fh, start=1):
-                if not text.strip():
+                parsed = _parse_line(text, lineno, fname)
+                if parsed is None:
                     continue
-                try:
-                    rec = json.loads(text)
-                except json.JSONDecodeError as e:
-                    what = "truncated line" if not text.endswith("\n") else "invalid JSON"
-                    raise InputError(f"{what}: {e.msg} at column {e.colno}",
-                                     file=fname, line=lineno) from None
-                if not isinstance(rec, dict):
-                    raise InputError("expected a JSON object per line", file=fname, line=lineno)
-                for key in ("id", "prompt_token_ids", "completion_token_ids"):
-                    if key not in rec:
-                        raise InputError("missing field", file=fname, line=lineno, field=key)
-                rid = rec["id"]
-                if not isinstance(rid, (str, int)) or isinstance(rid, bool):
-                    raise InputError("id must be a string or integer",
-                                     file=fname, line=lineno, field="id")
-                rid = str(rid)
-                pr = _token_array(rec["prompt_token_ids"], file=fname, line=lineno,
-                                  field_name="prompt_token_ids", allow_empty=False)
-                co = _token_array(rec["completion_token_ids"], file=fname, line=lineno,
-                                  field_name="completion_token_ids", allow_empty=False)
+                rid, pr, co, grp = parsed
                 if stop_at_eos:
                     cut = _cut_at_eos(co, eos_ids)
                     removed += len(co) - len(cut)
@@ -216,16 +230,16 @@ def load_capture(path, *, stop_at_eos: bool = False, eos_ids=DEFAULT_EOS_IDS) ->
                 ids.append(rid)
                 prompts.append(pr)
                 comps.append(co)
-                groups.append(_group_of(rec, rid))
-    except InputError:
+                groups.append(grp)
+    except ModelInputError:
         raise
     except (gzip.BadGzipFile, EOFError, zlib.error, UnicodeDecodeError, OSError) as e:
         where = f"after line {lineno}" if lineno else "at start"
         msg = " ".join(str(e).split()) or type(e).__name__
-        raise InputError(f"corrupt or truncated file ({where}): {msg}",
-                         file=fname, line=lineno + 1) from None
+        raise ModelInputError(f"corrupt or truncated file ({where}): {msg}",
+                              file=fname, line=lineno + 1) from None
     if not ids:
-        raise InputError("empty capture (no records)", file=fname, line=1)
+        raise ModelInputError("empty capture (no records)", file=fname, line=1)
     return Capture(ids=ids, prompts=prompts, completions=comps,
                    groups=groups if any(g is not None for g in groups) else None,
                    path=fname, eos_tokens_removed=removed)

@@ -13,7 +13,7 @@
 
 ``TPS = 1000 * tokens_per_forward / step_ms * harness_efficiency``.
 
-Calibrated profiles (``planner/data/forward_cost.json``; every constant cites its row of
+Calibrated profiles (``models/data/forward_cost.json``; every constant cites its row of
 forward_cost.md):
 
 ``F`` (frontier stack F, default)
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from planner.errors import InputError
+from models.errors import ModelInputError
 
 __all__ = ["CostModel", "load_cost_model", "PROFILES"]
 
@@ -83,12 +83,12 @@ class CostModel:
         for f in ("verify_base_ms", "harness_efficiency", "sync_factor"):
             v = getattr(self, f)
             if not (isinstance(v, (int, float)) and np.isfinite(v) and v > 0):
-                raise InputError(f"cost parameter must be a positive number, got {v!r}",
-                                 field=f)
+                raise ModelInputError(f"cost parameter must be a positive number, got {v!r}",
+                                      field=f)
         for f in ("verify_per_row_ms", "drafter_per_token_ms", "host_ms", "sync_add_ms"):
             v = getattr(self, f)
             if not (isinstance(v, (int, float)) and np.isfinite(v) and v >= 0):
-                raise InputError(f"cost parameter must be a number >= 0, got {v!r}", field=f)
+                raise ModelInputError(f"cost parameter must be a number >= 0, got {v!r}", field=f)
 
     def verify_ms(self, M: np.ndarray | int) -> np.ndarray:
         """Verify forward time (ms) for M rows; M shape (...), returns the same shape."""
@@ -133,7 +133,7 @@ class CostModel:
 
 
 def _profiles() -> dict:
-    txt = resources.files("planner").joinpath("data", "forward_cost.json").read_text("utf-8")
+    txt = resources.files("models").joinpath("data", "forward_cost.json").read_text("utf-8")
     return json.loads(txt)["profiles"]
 
 
@@ -156,13 +156,13 @@ def load_cost_model(profile: str = "F", path: str | Path | None = None, **overri
 
     Raises
     ------
-    InputError
+    ModelInputError
         Unknown profile, unknown field, bad JSON or a non-positive / negative value.
     """
     profs = _profiles()
     if profile not in profs:
-        raise InputError(f"unknown cost profile {profile!r} ({', '.join(profs)})",
-                         field="cost-profile")
+        raise ModelInputError(f"unknown cost profile {profile!r} ({', '.join(profs)})",
+                              field="cost-profile")
     names = {f.name for f in fields(CostModel)}
     vals = {k: v for k, v in profs[profile].items() if k in names}
     vals["name"] = profile
@@ -171,20 +171,20 @@ def load_cost_model(profile: str = "F", path: str | Path | None = None, **overri
         try:
             obj = json.loads(Path(path).read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
-            raise InputError(f"not JSON: {exc.msg}", file=str(path), line=exc.lineno) from None
+            raise ModelInputError(f"not JSON: {exc.msg}", file=str(path), line=exc.lineno) from None
         if not isinstance(obj, dict):
-            raise InputError("cost file must hold a JSON object", file=str(path))
+            raise ModelInputError("cost file must hold a JSON object", file=str(path))
         for k, v in obj.items():
             if k.startswith("_") or k == "description":
                 continue
             if k not in names:
-                raise InputError(f"unknown cost field {k!r}", file=str(path), field=k)
+                raise ModelInputError(f"unknown cost field {k!r}", file=str(path), field=k)
             vals[k] = v
         vals["name"] = f"{profile}+{Path(path).name}"
     for k, v in overrides.items():
         if v is None:
             continue
         if k not in names:
-            raise InputError(f"unknown cost field {k!r}", field=k)
+            raise ModelInputError(f"unknown cost field {k!r}", field=k)
         vals[k] = v
     return CostModel(**vals)

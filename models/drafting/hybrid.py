@@ -49,7 +49,7 @@ import numpy as np
 
 from models.drafting.acceptance import scale_curve
 from models.drafting.mtp import WalkResult, walk
-from planner.errors import InputError
+from models.errors import ModelInputError
 
 __all__ = ["easiness_state", "conditioned_curves", "fit_conditioned", "calibrate_gamma", "hybrid_max",
            "suffix_first", "tree", "run_hybrid", "HYBRIDS"]
@@ -181,14 +181,14 @@ def calibrate_gamma(measured_tpf: np.ndarray, easy_frac: np.ndarray, base_curve:
 
     Raises
     ------
-    InputError
+    ModelInputError
         Mismatched lengths or fewer than 3 prompts.
     """
     y = np.asarray(measured_tpf, float)
     x = np.asarray(easy_frac, float)
     if y.size != x.size or y.size < 3:
-        raise InputError("need matching per-prompt tokens/forward and easy fractions",
-                         field="correlation")
+        raise ModelInputError("need matching per-prompt tokens/forward and easy fractions",
+                              field="correlation")
     xm, ym = x.mean(), y.mean()
     sxx = ((x - xm) ** 2).sum()
     slope = float(((x - xm) * (y - ym)).sum() / sxx) if sxx > 0 else 0.0
@@ -245,11 +245,11 @@ def run_hybrid(kind: str, lengths: Sequence[int], curves: np.ndarray,
 
     Raises
     ------
-    InputError
+    ModelInputError
         Unknown kind.
     """
     if kind not in HYBRIDS:
-        raise InputError(f"unknown hybrid {kind!r} ({', '.join(HYBRIDS)})", field="policy")
+        raise ModelInputError(f"unknown hybrid {kind!r} ({', '.join(HYBRIDS)})", field="policy")
     acc, ml, prop = profile
     cv = np.asarray(curves, float)
     state = None

@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from planner.errors import InputError
+from models.errors import ModelInputError
 
 __all__ = ["WalkResult", "walk", "simulate_mtp", "MODES"]
 
@@ -146,11 +146,11 @@ def walk(lengths: Sequence[int] | np.ndarray, *, mode: str = "mtp", n_rep: int =
 
     Raises
     ------
-    InputError
+    ModelInputError
         Unknown mode, missing curves/lookup for the mode, or a state index outside 0..S-1.
     """
     if mode not in MODES:
-        raise InputError(f"unknown walk mode {mode!r} ({', '.join(MODES)})", field="policy")
+        raise ModelInputError(f"unknown walk mode {mode!r} ({', '.join(MODES)})", field="policy")
     L = np.asarray(lengths, dtype=np.int64)
     P = L.size
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
@@ -159,21 +159,22 @@ def walk(lengths: Sequence[int] | np.ndarray, *, mode: str = "mtp", n_rep: int =
     Lmax = int(L.max()) if P else 0
     if need_mtp:
         if curves is None:
-            raise InputError(f"mode {mode} needs MTP acceptance curves", field="curve")
+            raise ModelInputError(f"mode {mode} needs MTP acceptance curves", field="curve")
         cv = np.asarray(curves, dtype=float)
         if cv.ndim == 2:
             cv = cv[:, None, :]
         if cv.shape[0] != P:
-            raise InputError(f"curves for {cv.shape[0]} prompts, capture has {P}", field="curve")
+            raise ModelInputError(f"curves for {cv.shape[0]} prompts, capture has {P}",
+                                  field="curve")
         S, K = cv.shape[1], cv.shape[2]
         st = _pad(state, Lmax + 1) if state is not None else np.zeros((P, Lmax + 1), np.int64)
         if st.size and (st.min() < 0 or st.max() >= S):
-            raise InputError(f"easiness state outside 0..{S - 1}", field="state")
+            raise ModelInputError(f"easiness state outside 0..{S - 1}", field="state")
     else:
         K = 0
     if need_lookup:
         if lookup is None:
-            raise InputError(f"mode {mode} needs a lookup draft profile", field="policy")
+            raise ModelInputError(f"mode {mode} needs a lookup draft profile", field="policy")
         acc_l = _pad(lookup[0], Lmax + 1)
         ml = _pad(lookup[1], Lmax + 1)
         prop = _pad(lookup[2], Lmax + 1)

@@ -1,0 +1,109 @@
+"""The layer rule: ``models`` stands alone (NumPy / SciPy / numba, PyMC lazily), never ``planner``.
+
+Two checks: every ``models`` module imports, and its embedded data loads, in a fresh interpreter
+where ``planner`` cannot be imported at all; and no import statement anywhere under
+``models/`` (also inside functions, where lazy imports live) names ``planner``.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from models.errors import ModelInputError
+from planner.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ROOT / "models"
+
+# Run in a child interpreter: `planner` is made unimportable before anything else loads, then
+# every models module is imported and the data files each layer-owned loader reads are read.
+_CHILD = r"""
+import importlib, pkgutil, sys
+
+class _NoPlanner:
+    def find_spec(self, name, path=None, target=None):
+        if name == "planner" or name.startswith("planner."):
+            raise ImportError(f"models imported {name}")
+        return None
+
+sys.meta_path.insert(0, _NoPlanner())
+import models
+names = sorted(m.name for m in pkgutil.walk_packages(models.__path__, "models."))
+for name in names:
+    importlib.import_module(name)
+
+from models.drafting.acceptance import default_model, load_records, per_prompt_counters
+from models.drafting.cost import load_cost_model
+from models.noise import known_platforms, platform_prior
+assert len(load_records()) > 0
+assert default_model().k == 7
+assert len(per_prompt_counters("B")) == 128
+assert load_cost_model("F").step_ms(1, 1) > 0
+for p in known_platforms():
+    platform_prior(p)
+assert not any(m == "planner" or m.startswith("planner.") for m in sys.modules)
+print(len(names))
+"""
+
+
+def test_models_import_and_load_their_data_without_planner():
+    proc = subprocess.run([sys.executable, "-c", _CHILD], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    # every module was reached (errors, noise, assurance, tps_*, drafting/*: at least 15)
+    assert int(proc.stdout.split()[-1]) >= 15
+
+
+def _imported_modules(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.append((node.lineno, node.module))
+    return out
+
+
+def test_no_models_source_imports_planner():
+    files = sorted(MODELS.rglob("*.py"))
+    assert len(files) >= 15
+    bad = [f"{f.relative_to(ROOT)}:{line} imports {mod}" for f in files
+           for line, mod in _imported_modules(f)
+           if mod == "planner" or mod.startswith("planner.")]
+    assert bad == []
+
+
+def test_import_scan_would_see_a_lazy_planner_import(tmp_path):
+    # the scan above is only worth something if it finds an import hidden in a function body
+    src = tmp_path / "m.py"
+    src.write_text("def f():\n    from planner.errors import InputError\n    import planner\n")
+    assert _imported_modules(src) == [(2, "planner.errors"), (3, "planner")]
+
+
+def test_planner_input_error_is_a_model_input_error():
+    # the CLI catches ModelInputError, so both layers' errors become exit 2 with one line
+    err = InputError("bad value\n  here", file="plan.toml", line=3, field="rule")
+    assert isinstance(err, ModelInputError)
+    assert str(err) == err.one_line() == "plan.toml:3 field 'rule': bad value here"
+    assert ModelInputError("x", line=4).one_line() == "line 4: x"
+    with pytest.raises(ModelInputError):
+        raise InputError("caught through the base class")
+
+
+def test_a_model_error_reaches_the_cli_as_exit_2(tmp_path, capsys):
+    from planner.cli import main
+
+    bad = tmp_path / "c.jsonl"
+    bad.write_text("[1, 2]\n")
+    with pytest.raises(SystemExit) as ei:
+        main(["draft", str(bad), "--json"])
+    assert ei.value.code == 2
+    err = capsys.readouterr().err.strip()
+    # raised by models.drafting.capture, reported by the CLI as one line
+    assert err == f"planner: error: {bad}:1: expected a JSON object per line"
