@@ -183,7 +183,22 @@ def fit_inv_chi2_to_log_moments(mean_log_var: float, var_log_var: float) -> Scal
 
     For :math:`\\sigma^2 \\sim` Scaled-Inv-chi2(:math:`\\nu, s_0^2`):
     :math:`E[\\log\\sigma^2] = \\log(\\nu s_0^2/2) - \\psi(\\nu/2)` and
-    :math:`\\mathrm{Var}[\\log\\sigma^2] = \\psi'(\\nu/2)`. Used by ``planner calibrate``.
+    :math:`\\mathrm{Var}[\\log\\sigma^2] = \\psi'(\\nu/2)`. Used to turn a posterior of
+    a log-variance back into a prior.
+
+    Parameters
+    ----------
+    mean_log_var : float
+        Posterior mean of :math:`\\log\\sigma^2` (:math:`\\sigma` relative, log-TPS scale).
+    var_log_var : float
+        Its posterior variance; values below 1e-8 are raised to 1e-8.
+
+    Returns
+    -------
+    ScalePrior
+        ``inv_chi2`` with the matched (df, scale). When no df in (0.001, 1e7) matches (a
+        variance below about 2e-7, or above about 4e6), df is 1e7: the scale is taken as
+        known.
     """
     from scipy.optimize import brentq
 
