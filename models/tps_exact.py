@@ -191,6 +191,9 @@ class GridPosterior:
         log p(y) (up to the grid quadrature), for model comparison.
     edge_mass : float
         Posterior mass in the outermost upper grid cells (should be ~0).
+
+    Satisfies :class:`models.posterior.Posterior` (with a closed-form
+    :meth:`delta_density`).
     """
 
     tau: np.ndarray
@@ -235,7 +238,8 @@ class GridPosterior:
         return float(np.exp(np.sum(self.w * self.mean[:, k])))
 
     def delta_density(self, a: int, b: int, x: np.ndarray) -> np.ndarray:
-        """Posterior density of mu_b - mu_a (log scale) at points x, shape of x."""
+        """Posterior density of mu_b - mu_a (log scale, per log unit) at points x, shape of x:
+        the Normal mixture over the grid (:meth:`models.posterior.Posterior.delta_density`)."""
         c = np.zeros(self.mean.shape[-1])
         c[b], c[a] = 1.0, -1.0
         m, v = self.contrast(c)

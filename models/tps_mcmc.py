@@ -239,6 +239,9 @@ class McmcPosterior:
         Session SD when the session term is in the model.
     likelihood : str
     seed : int
+
+    Satisfies :class:`models.posterior.Posterior`; :meth:`delta_density` is ``None`` (draws
+    only).
     """
 
     idata: object
@@ -290,6 +293,12 @@ class McmcPosterior:
         return DeltaSummary(float(np.mean(d)), float(np.std(d, ddof=1)), lo, hi,
                             float(np.mean(d > 0)), p_gt, p_lt, max(0.0, 1.0 - p_gt - p_lt),
                             float(rope), hdi_prob)
+
+    def delta_density(self, a: int, b: int, x: np.ndarray) -> None:
+        """No closed-form density of Δ from draws: ``None`` (see
+        :meth:`models.posterior.Posterior.delta_density`; callers fall back to
+        ``delta(...).mean`` / ``sd``)."""
+        return None
 
     def scale_summary(self, which: str, hdi_prob: float = 0.95) -> dict:
         """Posterior mean, median and HDI of ``tau``, ``sigma`` or ``sigma_session``.

@@ -17,25 +17,26 @@ calibrated model makes a wrong decisive call on an A/A comparison at most 5 % of
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 from scipy import stats
 
 from models.noise import WEAK, NoisePrior
+from models.posterior import Posterior
 from models.tps_model import TPSData, pct
+from planner.defaults import DEFAULT_ROPE, ZTEST_SIGMA_TPS
 from planner.errors import InputError
 from planner.runs import RunsTable, instance_key
 
+__all__ = ["SCHEMA", "DEFAULT_ROPE", "ZTEST_SIGMA", "LABELS", "Rope", "Verdict", "label_from",
+           "build_data", "check_identifiable", "fit", "classical_tests", "verdict",
+           "more_runs_needed"]
+
 SCHEMA = "spec-planner/verdict/1"
 
-#: Default ROPE: 0.1 % of TPS, the smallest delta the reference A/B runner calls REAL at
-#: n >= 3 (``examples/runs/tps_runs.md``, "Paired designs and A/B claims").
-DEFAULT_ROPE = "0.1%"
-
-#: The reference script's noise: SD 1.16 TPS per run from N = 4 repeats of one submission
-#: on HF a10g-small (mean 307.08, range 2.48).
-ZTEST_SIGMA = 1.16
+#: The reference script's noise, SD 1.16 TPS per run (:data:`planner.defaults.ZTEST_SIGMA_TPS`).
+ZTEST_SIGMA = ZTEST_SIGMA_TPS
 
 LABELS = ("B better", "A better", "equivalent", "undecided")
 
@@ -122,8 +123,12 @@ def check_identifiable(data: TPSData, prior: NoisePrior, prior_given: bool, path
 
 
 def fit(data: TPSData, prior: NoisePrior, engine: str, *, seed: int = 0,
-        likelihood: str = "normal", draws: int = 1000, chains: int = 2):
-    """Fit with the chosen engine; return (posterior, diagnostics dict)."""
+        likelihood: str = "normal", draws: int = 1000, chains: int = 2
+        ) -> tuple[Posterior, dict]:
+    """Fit with the chosen engine; return (posterior, diagnostics dict).
+
+    Both engines return a :class:`models.posterior.Posterior`.
+    """
     if engine == "exact":
         if likelihood != "normal":
             raise InputError("the exact engine has the Normal likelihood only; use --engine mcmc "
@@ -161,7 +166,8 @@ def more_runs_needed(delta_mean: float, rope: float, sd_run_total: float, n_a: i
 
 
 def classical_tests(tps_a: np.ndarray, tps_b: np.ndarray, sigma: float = ZTEST_SIGMA) -> dict:
-    """The reference script's z-test (z = Δ / (σ √(1/n_A + 1/n_B)), σ = 1.16 TPS) and Welch's t.
+    """The reference script's z-test (z = Δ / (σ √(1/n_A + 1/n_B)), σ =
+    :data:`ZTEST_SIGMA` TPS) and Welch's t.
 
     Both call "significant" at two-sided p < 0.05.
     """
@@ -184,11 +190,116 @@ def _interval(mean: float, lo: float, hi: float, f) -> dict:
     return {"mean": f(mean), "hdi_low": f(lo), "hdi_high": f(hi)}
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """The posterior verdict on B vs A (schema ``spec-planner/verdict/1``).
+
+    One field per key of the JSON result, in its order; nested JSON objects stay plain dicts
+    of floats (``{mean, hdi_low, hdi_high}`` and the like). :meth:`to_dict` writes the JSON
+    object, :meth:`from_dict` reads one back, so every renderer works from a saved result.
+
+    Attributes
+    ----------
+    a, b : str
+        Config labels; Δ = B − A.
+    n_a, n_b : int
+        Runs used per config.
+    mean_tps_a, mean_tps_b : float
+        Sample means (TPS).
+    label : str
+        One of :data:`LABELS`.
+    p_b_gt_a, p_equivalent, p_b_gt_a_beyond_rope, p_a_gt_b_beyond_rope : float
+        Posterior probabilities of Δ > 0, |Δ| < ROPE, Δ > +ROPE, Δ < −ROPE.
+    delta_pct, delta_tps : dict
+        ``{mean, hdi_low, hdi_high}`` of Δ in % of A and in TPS at A's level.
+    delta_log : dict
+        ``{mean, sd, hdi_low, hdi_high}`` of Δ on the log scale.
+    hdi_prob : float
+        HDI mass.
+    rope : dict
+        ``{value, unit ("%" or "TPS"), pct, tps}``: the ROPE as given and converted.
+    level_tps_a : float
+        Posterior mean TPS of A.
+    sigma_instance, sigma_run : dict
+        ``{"pct": {...}, "tps": {...}}`` summaries (mean, median, HDI) of τ and σ.
+    engine, likelihood : str
+    prior : dict
+        The noise prior (``label`` plus :meth:`models.noise.NoisePrior.to_dict`).
+    diagnostics : dict
+        Engine diagnostics (``ok``, ``messages``, ...).
+    more_runs_per_arm : int or None
+        Runs per arm to add to settle an undecided verdict ("to settle" advice).
+    more_runs_note : str or None
+        That advice in words (None when the verdict is decisive).
+    classical : dict
+        z-test (``z_test.sigma_tps`` is its σ) and Welch's t.
+    delta_curve : dict or None
+        ``{delta_pct, density}`` (lists) of the Δ posterior when the engine has a closed-form
+        density; ``None`` otherwise (the plots then use ``delta_log.mean/sd``).
+    notes : list of str
+        Display notes (nothing branches on them).
+    seed : int
+    """
+
+    a: str
+    b: str
+    n_a: int
+    n_b: int
+    mean_tps_a: float
+    mean_tps_b: float
+    label: str
+    p_b_gt_a: float
+    p_equivalent: float
+    p_b_gt_a_beyond_rope: float
+    p_a_gt_b_beyond_rope: float
+    delta_pct: dict
+    delta_tps: dict
+    delta_log: dict
+    hdi_prob: float
+    rope: dict
+    level_tps_a: float
+    sigma_instance: dict
+    sigma_run: dict
+    engine: str
+    likelihood: str
+    prior: dict
+    diagnostics: dict
+    more_runs_per_arm: int | None
+    more_runs_note: str | None
+    classical: dict
+    delta_curve: dict | None
+    notes: list = field(default_factory=list)
+    seed: int = 0
+
+    def to_dict(self) -> dict:
+        """The JSON object (``schema``, ``command``, then the fields in order)."""
+        return {"schema": SCHEMA, "command": "verdict",
+                **{f.name: getattr(self, f.name) for f in fields(self)}}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Verdict":
+        """Read a saved verdict JSON object.
+
+        Raises
+        ------
+        InputError
+            Not a ``spec-planner/verdict/`` result, or a field missing.
+        """
+        schema = str(d.get("schema", ""))
+        if not schema.startswith("spec-planner/verdict/"):
+            raise InputError(f"not a verdict result (schema {schema or '?'!r})", field="schema")
+        names = [f.name for f in fields(cls)]
+        missing = [n for n in names if n not in d and n not in ("notes", "seed")]
+        if missing:
+            raise InputError(f"verdict result lacks {', '.join(missing)}", field=missing[0])
+        return cls(**{n: d[n] for n in names if n in d})
+
+
 def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE,
             prior: NoisePrior | None = None, prior_label: str = "weak", engine: str = "exact",
             seed: int = 0, likelihood: str = "normal", use_cold: bool | None = None,
-            hdi_prob: float = 0.95) -> dict:
-    """Posterior verdict on B vs A as a JSON-ready dict (schema ``spec-planner/verdict/1``).
+            hdi_prob: float = 0.95) -> Verdict:
+    """Posterior verdict on B vs A (schema ``spec-planner/verdict/1``).
 
     Parameters
     ----------
@@ -211,11 +322,12 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
 
     Returns
     -------
-    dict
+    Verdict
         ``label``, ``p_b_gt_a``, ``p_equivalent``, ``p_b_gt_a_beyond_rope``,
         ``p_a_gt_b_beyond_rope``, ``delta_tps`` / ``delta_pct`` (each ``{mean, hdi_low,
         hdi_high}``), ``sigma_instance`` / ``sigma_run`` (relative % and TPS), ``engine``,
-        ``diagnostics``, ``more_runs_per_arm``, ``classical`` and the inputs.
+        ``diagnostics``, ``more_runs_per_arm``, ``classical`` and the inputs;
+        :meth:`Verdict.to_dict` is the JSON.
 
     Raises
     ------
@@ -263,43 +375,39 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
     if not diag.get("ok", True):
         notes.append("the fit failed its diagnostics: no decisive label is given")
     curve = None
-    if hasattr(post, "delta_density"):
-        x = np.linspace(d.hdi_low - 0.6 * (d.hdi_high - d.hdi_low),
-                        d.hdi_high + 0.6 * (d.hdi_high - d.hdi_low), 200)
-        dens = post.delta_density(0, 1, x)
+    x = np.linspace(d.hdi_low - 0.6 * (d.hdi_high - d.hdi_low),
+                    d.hdi_high + 0.6 * (d.hdi_high - d.hdi_low), 200)
+    dens = post.delta_density(0, 1, x)  # None: the engine has draws only (MCMC)
+    if dens is not None:
         # change of variables to percent: p_pct(100(e^x - 1)) = p(x) / (100 e^x)
         curve = {"delta_pct": [pct(v) for v in x],
                  "density": (dens / (100.0 * np.exp(x))).tolist()}
-    res = {
-        "schema": SCHEMA,
-        "command": "verdict",
-        "a": a, "b": b,
-        "n_a": int(len(tps_a)), "n_b": int(len(tps_b)),
-        "mean_tps_a": float(np.mean(tps_a)), "mean_tps_b": float(np.mean(tps_b)),
-        "label": label,
-        "p_b_gt_a": d.p_gt0,
-        "p_equivalent": d.p_in_rope,
-        "p_b_gt_a_beyond_rope": d.p_gt_rope,
-        "p_a_gt_b_beyond_rope": d.p_lt_neg_rope,
-        "delta_pct": _interval(d.mean, d.hdi_low, d.hdi_high, pct),
-        "delta_tps": _interval(d.mean, d.hdi_low, d.hdi_high,
-                               lambda x: level_a * math.expm1(x)),
-        "delta_log": {"mean": d.mean, "sd": d.sd, "hdi_low": d.hdi_low, "hdi_high": d.hdi_high},
-        "hdi_prob": hdi_prob,
-        "rope": {"value": rope.value, "unit": "%" if rope.relative else "TPS",
-                 "pct": pct(rope_log), "tps": level_a * math.expm1(rope_log)},
-        "level_tps_a": level_a,
-        "sigma_instance": scale_out(tau),
-        "sigma_run": scale_out(sig),
-        "engine": engine,
-        "likelihood": likelihood,
-        "prior": {"label": prior_label, **prior.to_dict()},
-        "diagnostics": diag,
-        "more_runs_per_arm": more,
-        "more_runs_note": more_note,
-        "classical": classical_tests(tps_a, tps_b),
-        "delta_curve": curve,
-        "notes": notes,
-        "seed": seed,
-    }
-    return res
+    return Verdict(
+        a=a, b=b,
+        n_a=int(len(tps_a)), n_b=int(len(tps_b)),
+        mean_tps_a=float(np.mean(tps_a)), mean_tps_b=float(np.mean(tps_b)),
+        label=label,
+        p_b_gt_a=d.p_gt0,
+        p_equivalent=d.p_in_rope,
+        p_b_gt_a_beyond_rope=d.p_gt_rope,
+        p_a_gt_b_beyond_rope=d.p_lt_neg_rope,
+        delta_pct=_interval(d.mean, d.hdi_low, d.hdi_high, pct),
+        delta_tps=_interval(d.mean, d.hdi_low, d.hdi_high, lambda x: level_a * math.expm1(x)),
+        delta_log={"mean": d.mean, "sd": d.sd, "hdi_low": d.hdi_low, "hdi_high": d.hdi_high},
+        hdi_prob=hdi_prob,
+        rope={"value": rope.value, "unit": "%" if rope.relative else "TPS",
+              "pct": pct(rope_log), "tps": level_a * math.expm1(rope_log)},
+        level_tps_a=level_a,
+        sigma_instance=scale_out(tau),
+        sigma_run=scale_out(sig),
+        engine=engine,
+        likelihood=likelihood,
+        prior={"label": prior_label, **prior.to_dict()},
+        diagnostics=diag,
+        more_runs_per_arm=more,
+        more_runs_note=more_note,
+        classical=classical_tests(tps_a, tps_b),
+        delta_curve=curve,
+        notes=notes,
+        seed=seed,
+    )

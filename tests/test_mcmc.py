@@ -74,6 +74,25 @@ def test_api_shapes_and_keys():
     assert "idata" in dir(p) and "posterior" in p.idata.groups()
 
 
+def test_both_engines_satisfy_the_posterior_protocol():
+    from models.posterior import Posterior
+    from models.tps_exact import fit_exact
+
+    d = _paired(n=4)
+    ex = fit_exact(d, WEAK)
+    mc = fit_mcmc(d, WEAK, draws=200, tune=200, seed=3, extend=False)
+    assert isinstance(ex, Posterior) and isinstance(mc, Posterior)
+    assert not isinstance(object(), Posterior)
+    # the one optional capability: a closed-form density of delta (exact) or None (draws)
+    x = np.linspace(-0.01, 0.01, 5)
+    dens = ex.delta_density(0, 1, x)
+    assert dens.shape == (5,) and np.all(dens > 0)
+    assert mc.delta_density(0, 1, x) is None
+    # same interface, same readings on one data set (log scale; level in TPS)
+    assert mc.level(0) == pytest.approx(ex.level(0), rel=1e-3)
+    assert mc.delta(0, 1, 0.001).mean == pytest.approx(ex.delta(0, 1, 0.001).mean, abs=5e-4)
+
+
 def test_bad_fit_is_flagged():
     d = _paired(n=4)
     p = fit_mcmc(d, platform_prior("local-a10g"), draws=20, tune=5, seed=0)
@@ -89,7 +108,7 @@ def test_bad_fit_makes_verdict_undecided(monkeypatch):
     a, b = "fa2sw_precache_agentI", "fa2sw_precache_agentI+SDPA_NUM_STAGES_AB=2"
     prior = platform_prior("local-a10g")
     good = verdict(table, a, b, prior=prior, engine="mcmc", rope="0.1%")
-    assert good["diagnostics"]["ok"] and good["label"] == "B better"
+    assert good.diagnostics["ok"] and good.label == "B better"
 
     real = tm.fit_mcmc
 
@@ -99,8 +118,8 @@ def test_bad_fit_makes_verdict_undecided(monkeypatch):
 
     monkeypatch.setattr(tm, "fit_mcmc", starved)
     bad = verdict(table, a, b, prior=prior, engine="mcmc", rope="0.1%")
-    assert bad["diagnostics"]["ok"] is False
-    assert bad["label"] == "undecided"
+    assert bad.diagnostics["ok"] is False
+    assert bad.label == "undecided" and bad.delta_curve is None
 
 
 def test_student_t_resists_a_cold_outlier():

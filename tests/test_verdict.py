@@ -44,7 +44,8 @@ def test_exact_engine_matches_the_analytic_t_posterior():
 def test_single_runs_with_published_prior_are_student_t3():
     """Two single runs with the N=4 measurement as prior: Δ ~ t3(d, sqrt(2) * 0.378 %)."""
     s0 = 1.16 / 307.08
-    r = verdict(runs_from_values([308.0], [302.18]), "A", "B", prior=platform_prior("published-n4"))
+    r = verdict(runs_from_values([308.0], [302.18]), "A", "B",
+                prior=platform_prior("published-n4")).to_dict()
     d = math.log(302.18 / 308.0)
     half = stats.t.ppf(0.975, 3) * math.sqrt(2) * s0
     assert r["delta_log"]["hdi_low"] == pytest.approx(d - half, abs=5e-6)
@@ -55,7 +56,7 @@ def test_single_runs_with_published_prior_are_student_t3():
 @pytest.mark.parametrize("name,delta", CLAIMS.items())
 def test_published_claims_with_the_n4_prior(name, delta):
     r = verdict(runs_from_values([BASE], [BASE + delta]), "A", "B",
-                prior=platform_prior("published-n4"))
+                prior=platform_prior("published-n4")).to_dict()
     if name == "spec8":
         assert r["label"] == "A better"
         assert r["p_a_gt_b_beyond_rope"] >= 0.975
@@ -69,7 +70,7 @@ def test_published_claims_with_the_official_prior_are_all_undecided(name, delta)
     """The embedded HF prior pools 8 df of allocation spread (0.80 %), twice the N=4 SD:
     even spec8 (-1.9 %) is then within the noise of two single allocations."""
     r = verdict(runs_from_values([BASE], [BASE + delta]), "A", "B",
-                prior=platform_prior("hf-a10g-small"))
+                prior=platform_prior("hf-a10g-small")).to_dict()
     assert r["label"] == "undecided"
     if name == "spec8":
         assert 0.90 < 1 - r["p_b_gt_a"] < 0.975
@@ -143,10 +144,37 @@ def test_exact_verdict_is_deterministic():
     t = runs_from_values([308.1, 307.9], [309.0, 309.4])
     r1 = verdict(t, "A", "B", prior=platform_prior("hf-a10g-small"))
     r2 = verdict(t, "A", "B", prior=platform_prior("hf-a10g-small"))
-    assert r1["p_b_gt_a"] == r2["p_b_gt_a"] and r1["delta_tps"] == r2["delta_tps"]
+    assert r1.p_b_gt_a == r2.p_b_gt_a and r1.delta_tps == r2.delta_tps
 
 
 def test_absurd_ropes_are_refused(cli):
     for rope in ("150%", "1000"):
         code, out, err = cli("verdict", "--a", "300", "--b", "301", "--rope", rope)
         assert code == 2 and "--rope" in err
+
+
+def test_verdict_result_round_trips_through_saved_json(tmp_path):
+    """Typed result -> JSON text -> Verdict again; every renderer works from the saved JSON."""
+    from planner.report.html import render_html
+    from planner.report.output import to_json
+    from planner.report.verdict_view import render_markdown
+    from planner.verdict import Verdict
+
+    v = verdict(runs_from_values([308.1, 307.9], [309.0, 309.4]), "A", "B",
+                prior=platform_prior("hf-a10g-small"))
+    assert isinstance(v, Verdict) and v.label == "undecided"
+    text = to_json(v.to_dict())
+    saved = json.loads(text)
+    assert list(saved)[:3] == ["schema", "command", "a"]
+    assert saved["schema"] == "spec-planner/verdict/1"
+    back = Verdict.from_dict(saved)
+    assert to_json(back.to_dict()) == text
+    md = render_markdown(saved)
+    # the z-test row names the sigma the test assumed (from the result, not a literal)
+    assert "z-test (σ=1.16 TPS)" in md and "**undecided**" in md
+    assert saved["classical"]["z_test"]["sigma_tps"] == pytest.approx(1.16)
+    assert "<img" in render_html(saved)
+    from planner.errors import InputError
+
+    with pytest.raises(InputError):
+        Verdict.from_dict({"schema": "spec-planner/repeats/1"})

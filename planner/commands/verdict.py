@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from planner.defaults import DEFAULT_ROPE
 from planner.errors import InputError
 
 
@@ -41,7 +42,8 @@ def register(app: typer.Typer) -> None:
         b_runs: Optional[str] = typer.Option(None, "--b-runs", help="Comma-separated TPS of B."),
         paired: bool = typer.Option(False, "--paired", help="Quick forms: the k-th runs of A and B "
                                     "share an instance."),
-        rope: str = typer.Option("0.1%", "--rope", help="ROPE half-width: '0.5%' or TPS '1.5'."),
+        rope: str = typer.Option(DEFAULT_ROPE, "--rope", help="ROPE half-width: '0.5%' or TPS "
+                                 "'1.5'."),
         engine: str = typer.Option("exact", "--engine", help="exact | mcmc"),
         likelihood: str = typer.Option("normal", "--likelihood", help="normal | student-t (mcmc)"),
         prior: Optional[str] = typer.Option(None, "--prior", help="auto (platform default), weak, "
@@ -55,6 +57,12 @@ def register(app: typer.Typer) -> None:
                                                "workload."),
         run_group: Optional[str] = typer.Option(None, "--run-group", help="Keep rows of this "
                                                 "run_group (experiment)."),
+        format: Optional[str] = typer.Option(None, "--format", help="RUNS format: table, vllm, "
+                                             "sglang, pyperf, hyperfine (default: detected)."),
+        tps_column: Optional[str] = typer.Option(None, "--tps-column", help="Runs table column "
+                                                 "of the values (default tps or an alias)."),
+        instance: Optional[str] = typer.Option(None, "--instance", help="Instance of every run "
+                                               "of a tool's result file (it cannot say)."),
         cold: Optional[bool] = typer.Option(None, "--cold/--no-cold", help="Model the cold-start "
                                             "indicator (default: when a run is flagged)."),
         seed: int = typer.Option(0, "--seed", min=0, help="Random seed (MCMC), >= 0."),
@@ -107,7 +115,8 @@ def register(app: typer.Typer) -> None:
         else:
             if a is None or b is None:
                 raise InputError("give --a CONFIG and --b CONFIG", field="--a")
-            table = read_runs(runs).filter(platform=platform, metric=metric, workload=workload,
+            table = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
+                              instance=instance).filter(platform=platform, metric=metric, workload=workload,
                                           run_group=run_group)
             if len(table) == 0:
                 raise InputError("no rows left after --platform/--metric/--workload/--run-group filters",
@@ -122,5 +131,5 @@ def register(app: typer.Typer) -> None:
                           engine=engine, seed=seed, likelihood=likelihood, use_cold=cold)
         from planner.report.html import render_html
 
-        emit(res, as_json=as_json, terminal=render_terminal, md=md, md_renderer=render_markdown,
+        emit(res.to_dict(), as_json=as_json, terminal=render_terminal, md=md, md_renderer=render_markdown,
              html=html, html_renderer=render_html, inputs=[runs, prior_path])

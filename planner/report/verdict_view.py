@@ -1,6 +1,12 @@
-"""Renderers of the verdict result: rich terminal table and Markdown."""
+"""Renderers of the verdict result: rich terminal table and Markdown.
+
+Both take the JSON object of a verdict (:meth:`planner.verdict.Verdict.to_dict`, or a saved
+``--json`` output read back), never the live fit.
+"""
 
 from __future__ import annotations
+
+__all__ = ["render_terminal", "render_markdown"]
 
 
 def _fmt_iv(d: dict, unit: str, nd: int = 2) -> str:
@@ -27,7 +33,7 @@ def _rows(r: dict) -> list[tuple[str, str]]:
                                 f"{sr['pct']['hdi_high']:.3f}]  ≈ {sr['tps']['median']:.2f} TPS"),
         ("engine / prior", f"{r['engine']} ({r['likelihood']}) / {r['prior']['label']}"),
         ("diagnostics", _diag(r["diagnostics"])),
-        ("z-test (σ=1.16 TPS)", f"z={cl['z_test']['z']:+.2f}, p={cl['z_test']['p']:.3g} → "
+        (_ztest_name(cl["z_test"]), f"z={cl['z_test']['z']:+.2f}, p={cl['z_test']['p']:.3g} → "
                                 f"{'significant' if cl['z_test']['significant'] else 'not significant'}"),
         ("Welch t", "n/a (" + cl["welch"].get("note", "") + ")" if cl["welch"]["p"] is None else
          f"t={cl['welch']['t']:+.2f}, df={cl['welch']['df']:.1f}, p={cl['welch']['p']:.3g} → "
@@ -36,6 +42,12 @@ def _rows(r: dict) -> list[tuple[str, str]]:
     if r.get("more_runs_note"):
         rows.append(("to settle", r["more_runs_note"]))
     return rows
+
+
+def _ztest_name(z: dict) -> str:
+    """Row name of the z-test, with the σ it assumed (``z_test.sigma_tps`` of the result)."""
+    sd = z.get("sigma_tps")
+    return "z-test" if sd is None else f"z-test (σ={sd:g} TPS)"
 
 
 def _diag(d: dict) -> str:
