@@ -1,6 +1,19 @@
-"""``planner ingest``: build a runs table from benchmark-harness result folders.
+"""``planner ingest``: build a runs table from folders of benchmark results.
 
-Walks ``DIR`` for ``summary.json`` files (fields ``tps``, ``job_id``, ``ppl``, ``duration_s``,
+Two kinds of folder are read.
+
+Benchmark tools' result files (vLLM ``bench serve`` / throughput / latency, SGLang
+``bench_serving``, pyperf, hyperfine; see :mod:`planner.readers`), one folder per config:
+``DIR/<config>/.../*.json[l]``. The config of a run is the one its file names (vLLM's
+``config`` metadata or ``label``, SGLang's ``tag``, hyperfine's command), else the first folder
+under ``DIR``, else the file name; for pyperf the folder wins and the benchmark name is the
+workload. Files of no known format are skipped and counted. Instances: as each reader says
+(a pyperf file is one machine), or the ``instance`` given; otherwise unset, so every run is
+its own instance. ``rep`` counts a config's runs on one instance across files, in file-name
+order.
+
+The benchmark harness's result folders, when ``DIR`` holds ``summary.json`` files: walks
+``DIR`` for ``summary.json`` files (fields ``tps``, ``job_id``, ``ppl``, ``duration_s``,
 ``completed``, ``model``). The config of a run is the ``name`` of the nearest
 ``manifest.json`` (the submission's) in the summary's folder or above it (up to ``DIR``);
 without one, the first folder under ``DIR`` (``DIR/<config>/.../summary.json``), or the
@@ -15,7 +28,12 @@ import json
 from pathlib import Path
 
 from planner.errors import InputError
-from planner.runs import Run
+from planner.runs import Run, canonical_platform
+
+__all__ = ["ingest"]
+
+#: Defaults of the harness's runs (official HF jobs, bench_serving client, 128x512 prompts).
+_HARNESS = {"platform": "hf-a10g-small", "metric": "bench_serving", "workload": "128x512"}
 
 
 def _read_json(path: Path) -> dict:
@@ -49,36 +67,54 @@ def _config_for(summary: Path, root: Path) -> str:
     return rel.parts[0] if rel.parts else root.name
 
 
-def ingest(root: str | Path, *, platform: str = "hf-job-a10g-small",
-           metric: str = "bench_serving", workload: str = "128x512") -> tuple[list[Run], dict]:
-    """Collect runs from harness result folders.
+def ingest(root: str | Path, *, platform: str | None = None, metric: str | None = None,
+           workload: str | None = None, format: str | None = None,
+           instance: str | None = None) -> tuple[list[Run], dict]:
+    """Collect runs from result folders (harness summaries or benchmark tools' files).
 
     Parameters
     ----------
     root : str or Path
         Folder to walk.
-    platform, metric, workload : str
-        Values for the columns of every run (the harness's ``tps`` is the benchmark client's
-        output throughput, i.e. ``bench_serving``).
+    platform, workload : str, optional
+        Values for these columns of every run. Harness folders default to ``hf-a10g-small``
+        and ``128x512``; tools' files to '' (unknown).
+    metric : str, optional
+        Harness folders: the metric label of every run (default ``bench_serving``, the
+        benchmark client's output throughput). Tools' files: the field to read (default the
+        format's output-token throughput).
+    format : str, optional
+        Read every ``*.json``/``*.jsonl`` file as this format (:data:`planner.readers.FORMATS`)
+        instead of detecting each; the harness's ``summary.json`` folders are read only when
+        no format is given.
+    instance : str, optional
+        Tools' files: the instance of every run whose file cannot say.
 
     Returns
     -------
     runs : list of Run
     stats : dict
-        ``found``, ``skipped_incomplete``.
+        ``found``, ``skipped_incomplete`` (harness) or ``skipped_unrecognised`` (tools' files).
 
     Raises
     ------
     InputError
-        ``root`` is not a folder, holds no ``summary.json``, or one is unreadable / lacks a
-        valid ``tps``.
+        ``root`` is not a folder, holds no result file, or one is unreadable / lacks a valid
+        value.
     """
     root = Path(root)
     if not root.is_dir():
         raise InputError("not a folder", file=str(root))
     files = sorted(root.rglob("summary.json"))
-    if not files:
-        raise InputError("no summary.json found below this folder", file=str(root))
+    if format is not None or not files:
+        return _ingest_results(root, platform=platform, metric=metric, workload=workload,
+                               format=format, instance=instance)
+    if instance is not None:
+        raise InputError("harness results name their instance (job_id)", file=str(root),
+                         field="instance")
+    platform = canonical_platform(platform or _HARNESS["platform"])
+    metric = metric or _HARNESS["metric"]
+    workload = workload or _HARNESS["workload"]
     runs, skipped = [], 0
     seen_jobs: dict[str, str] = {}
     counts: dict[str, int] = {}
@@ -109,3 +145,41 @@ def ingest(root: str | Path, *, platform: str = "hf-job-a10g-small",
                         run_group=str(root.name), line=0,
                         extra={"source": str(f), "model": d.get("model", "")}))
     return runs, {"found": len(files), "skipped_incomplete": skipped}
+
+
+def _ingest_results(root: Path, *, platform, metric, workload, format, instance):
+    """Runs of every tool result file below ``root`` (see the module docstring)."""
+    from planner.readers import detect_format, read_results
+
+    files = sorted(p for p in root.rglob("*") if p.is_file()
+                   and p.suffix.lower() in (".json", ".jsonl"))
+    runs, skipped = [], 0
+    for f in files:
+        try:
+            text = f.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError:
+            raise InputError("not UTF-8 text", file=str(f)) from None
+        except OSError as exc:
+            raise InputError(f"unreadable: {exc.strerror}", file=str(f)) from None
+        fmt = format or detect_format(text)
+        if fmt == "table":
+            skipped += 1
+            continue
+        rel = f.parent.relative_to(root)
+        runs.extend(read_results(text, path=str(f), format=fmt, metric=metric,
+                                 config=rel.parts[0] if rel.parts else None,
+                                 instance=instance))
+    if not runs:
+        raise InputError(f"no benchmark result files (vLLM, SGLang, pyperf, hyperfine JSON) "
+                         f"or summary.json below this folder ({skipped} other JSON files)",
+                         file=str(root))
+    counts: dict[tuple, int] = {}
+    plat = canonical_platform(platform) if platform else ""
+    for r in runs:
+        key = (r.config, r.instance)
+        r.rep = counts.get(key, 0)
+        counts[key] = r.rep + 1
+        r.platform = plat
+        r.workload = workload or r.workload
+        r.run_group = root.name
+    return runs, {"found": len(files), "skipped_unrecognised": skipped}

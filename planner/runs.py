@@ -3,7 +3,14 @@
 A run has a ``config`` and a ``tps`` (tokens per second, > 0) and optionally ``instance``
 (the machine or HF job allocation), ``session`` (one server start), ``rep``, ``platform``,
 ``metric``, ``workload``, ``phase``, ``server``, ``ppl``, ``timestamp``, ``run_group`` and
-``cold``. CSV, JSON (a list of objects, or ``{"runs": [...]}``) and JSONL are read.
+``cold``. CSV, JSON (a list of objects, or ``{"runs": [...]}``) and JSONL are read; the rate
+column may also be named by one of :data:`RATE_ALIASES` (or any name the caller gives).
+Benchmark tools' own result files (vLLM, SGLang, pyperf, hyperfine) are read through
+:mod:`planner.readers`, detected by content.
+
+A run's value is higher-is-better (a rate) unless its metric is a latency or a duration
+(:func:`metric_lower_is_better`); the direction travels with each run
+(``Run.lower_is_better``) and is never inverted silently.
 
 Validation is strict: every problem is an :class:`planner.errors.InputError` naming the file,
 the row (1-based line number in the file for CSV/JSONL, element index + 1 for JSON) and the
@@ -15,6 +22,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -24,9 +32,33 @@ import numpy as np
 from planner._parse import parse_number
 from planner.errors import InputError
 
+__all__ = ["KNOWN_COLUMNS", "RATE_ALIASES", "MAX_TPS", "Run", "RunsTable", "read_runs",
+           "runs_from_values", "write_runs_csv", "instance_key", "canonical_platform",
+           "metric_lower_is_better"]
+
 #: Columns a runs table may carry (others are kept as strings in ``extra``).
 KNOWN_COLUMNS = ("config", "tps", "instance", "session", "rep", "platform", "metric",
                  "workload", "phase", "server", "ppl", "timestamp", "run_group", "cold")
+
+#: Other names of the rate column, read as ``tps`` when the table has no ``tps`` column
+#: (two of them in one table is ambiguous and refused).
+RATE_ALIASES = ("throughput", "output_throughput", "tokens_per_s", "tok/s")
+
+#: Metric names that are lower-is-better: latencies and durations (``mean_tpot_ms``,
+#: ``median_itl_ms``, ``mean_ttft_ms``, ``wall_time_s``, ``latency_s``, ``bytes``), not rates
+#: (``tokens_per_s``).
+_LOWER_IS_BETTER = re.compile(r"(_ms$|(?<!per)_s$|latency|^bytes$|^time_s$)")
+
+
+def metric_lower_is_better(metric: str) -> bool:
+    """True when smaller values of ``metric`` are better (a latency or a duration).
+
+    Parameters
+    ----------
+    metric : str
+        A metric (or rate-column) name; '' (unknown) counts as a rate.
+    """
+    return bool(_LOWER_IS_BETTER.search(metric or ""))
 
 
 #: Upper bound on a plausible TPS value (a single-stream decode at 1e6 tokens/s is far beyond
@@ -54,6 +86,9 @@ class Run:
     cold: bool | None = None
     line: int = 0
     extra: dict = field(default_factory=dict)
+    #: Smaller values are better (a latency or duration metric, see
+    #: :func:`metric_lower_is_better`).
+    lower_is_better: bool = False
 
 
 @dataclass
@@ -145,6 +180,21 @@ class RunsTable:
                 out[k] = groups[(r.config, r.instance, r.session or r.run_group)] > 1
         return out
 
+    @property
+    def lower_is_better(self) -> bool:
+        """True when these rows' values are latencies or durations (smaller is better).
+
+        Raises
+        ------
+        InputError
+            Rows of both directions (a rate and a latency cannot be compared).
+        """
+        dirs = {r.lower_is_better for r in self.runs}
+        if len(dirs) > 1:
+            raise InputError("rows mix rates (higher is better) and latencies or durations "
+                             "(lower is better)", file=self.path, field="metric")
+        return dirs.pop() if dirs else False
+
     def platform(self) -> str:
         """The single platform of these rows ('' if none given). Errors if mixed."""
         plats = {canonical_platform(r.platform) for r in self.runs if r.platform}
@@ -196,14 +246,14 @@ def _parse_bool(v, *, path, line, fld):
     raise InputError(f"not a boolean: {v!r}", file=path, line=line, field=fld)
 
 
-def _row_to_run(row: dict, *, path: str, line: int) -> Run:
+def _row_to_run(row: dict, *, path: str, line: int, rate: str = "tps") -> Run:
     cfg = row.get("config")
     if cfg is None or str(cfg).strip() == "":
         raise InputError("missing config label", file=path, line=line, field="config")
-    tps = _parse_float(row.get("tps"), path=path, line=line, fld="tps", positive=True)
+    tps = _parse_float(row.get(rate), path=path, line=line, fld=rate, positive=True)
     if tps > MAX_TPS:
         raise InputError(f"implausible TPS {tps:g} (> {MAX_TPS:g}); is the column in tokens/s?",
-                         file=path, line=line, field="tps")
+                         file=path, line=line, field=rate)
     rep_raw = row.get("rep")
     rep = None
     if rep_raw is not None and str(rep_raw).strip() != "":
@@ -216,7 +266,8 @@ def _row_to_run(row: dict, *, path: str, line: int) -> Run:
                              f"{rep_raw!r}", file=path, line=line, field="rep")
         rep = int(repf)
     ppl = _parse_float(row.get("ppl"), path=path, line=line, fld="ppl", optional=True)
-    extra = {k: v for k, v in row.items() if k not in KNOWN_COLUMNS and k is not None}
+    extra = {k: v for k, v in row.items()
+             if k not in KNOWN_COLUMNS and k != rate and k is not None}
 
     def s(k):
         v = row.get(k)
@@ -227,26 +278,57 @@ def _row_to_run(row: dict, *, path: str, line: int) -> Run:
                phase=s("phase"), server=s("server"), ppl=ppl, timestamp=s("timestamp"),
                run_group=s("run_group"),
                cold=_parse_bool(row.get("cold"), path=path, line=line, fld="cold"),
-               line=line, extra=extra)
+               line=line, extra=extra,
+               lower_is_better=metric_lower_is_better(s("metric") or rate))
 
 
-def _check_columns(cols: Iterable[str], path: str) -> None:
+def _check_columns(cols: Iterable[str], path: str, tps_column: str | None = None) -> str:
+    """Check the required columns; return the name of the rate column."""
     cols = set(cols)
-    for need in ("config", "tps"):
-        if need not in cols:
-            raise InputError(f"missing required column '{need}' (columns: "
-                             f"{', '.join(sorted(c for c in cols if c)) or 'none'})",
-                             file=path, line=1, field=need)
+    listing = ", ".join(sorted(c for c in cols if c)) or "none"
+    if "config" not in cols:
+        raise InputError(f"missing required column 'config' (columns: {listing})",
+                         file=path, line=1, field="config")
+    if tps_column:
+        if tps_column not in cols:
+            raise InputError(f"no column '{tps_column}' (columns: {listing})", file=path, line=1,
+                             field=tps_column)
+        return tps_column
+    if "tps" in cols:
+        return "tps"
+    aliases = [a for a in RATE_ALIASES if a in cols]
+    if len(aliases) > 1:
+        raise InputError(f"ambiguous rate column: both '{aliases[0]}' and '{aliases[1]}' could "
+                         "be the TPS; name one (tps_column)", file=path, line=1,
+                         field=aliases[0])
+    if aliases:
+        return aliases[0]
+    raise InputError(f"missing required column 'tps' (or one of {', '.join(RATE_ALIASES)}; "
+                     f"columns: {listing})", file=path, line=1, field="tps")
 
 
-def read_runs(path: str | Path) -> RunsTable:
-    """Read a runs table from CSV, JSON or JSONL.
+def read_runs(path: str | Path, *, format: str | None = None, metric: str | None = None,
+              tps_column: str | None = None, instance: str | None = None) -> RunsTable:
+    """Read a runs table (CSV, JSON or JSONL) or a benchmark tool's result file.
 
     Parameters
     ----------
     path : str or Path
         ``.csv`` (header row), ``.json`` (list of objects or ``{"runs": [...]}``) or
         ``.jsonl`` (one object per line). Other suffixes are sniffed from the first byte.
+        A vLLM, SGLang, pyperf or hyperfine result file is recognised by its content and read
+        by :mod:`planner.readers`.
+    format : str, optional
+        Force a format (one of :data:`planner.readers.FORMATS`) instead of detecting it.
+    metric : str, optional
+        For a tool's result file, the field to read (default: its output-token throughput).
+        Ignored for a runs table, whose ``metric`` column callers filter on.
+    tps_column : str, optional
+        For a runs table, the column holding the values (default ``tps``, else one of
+        :data:`RATE_ALIASES`).
+    instance : str, optional
+        For a tool's result file, the instance of every run (the files cannot say which
+        machine ran them; without it each run is its own instance).
 
     Returns
     -------
@@ -277,24 +359,35 @@ def read_runs(path: str | Path) -> RunsTable:
         raise InputError("empty file", file=name)
     suffix = p.suffix.lower()
     first = text.lstrip()[:1]
-    if suffix == ".jsonl" or (suffix not in (".csv", ".json") and first == "{"
-                              and "\n{" in text.strip()):
-        runs = _read_jsonl(text, name)
+    from planner.readers import detect_format, read_results
+
+    fmt = format or ("table" if suffix == ".csv" else detect_format(text))
+    if fmt != "table":
+        if tps_column:
+            raise InputError(f"a {fmt} result has no columns; choose its field with metric",
+                             file=name, field="tps_column")
+        runs = read_results(text, path=name, format=fmt, metric=metric, instance=instance)
+    elif instance:
+        raise InputError("a runs table names its instances in its 'instance' column",
+                         file=name, field="instance")
+    elif suffix == ".jsonl" or (suffix not in (".csv", ".json") and first == "{"
+                                and "\n{" in text.strip()):
+        runs = _read_jsonl(text, name, tps_column)
     elif suffix == ".json" or first in "[{":
-        runs = _read_json(text, name)
+        runs = _read_json(text, name, tps_column)
     else:
-        runs = _read_csv(text, name)
+        runs = _read_csv(text, name, tps_column)
     if not runs:
         raise InputError("no runs in file (header only?)", file=name)
     _check_duplicates(runs, name)
     return RunsTable(runs, name)
 
 
-def _read_csv(text: str, path: str) -> list[Run]:
+def _read_csv(text: str, path: str, tps_column: str | None = None) -> list[Run]:
     reader = csv.DictReader(io.StringIO(text))
     if reader.fieldnames is None:
         raise InputError("empty file", file=path)
-    _check_columns([c.strip() for c in reader.fieldnames if c], path)
+    rate = _check_columns([c.strip() for c in reader.fieldnames if c], path, tps_column)
     runs = []
     for row in reader:
         line = reader.line_num
@@ -303,11 +396,11 @@ def _read_csv(text: str, path: str) -> list[Run]:
         row = {k.strip(): v for k, v in row.items() if k}
         if all((v or "").strip() == "" for v in row.values()):
             continue
-        runs.append(_row_to_run(row, path=path, line=line))
+        runs.append(_row_to_run(row, path=path, line=line, rate=rate))
     return runs
 
 
-def _read_json(text: str, path: str) -> list[Run]:
+def _read_json(text: str, path: str, tps_column: str | None = None) -> list[Run]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -316,17 +409,18 @@ def _read_json(text: str, path: str) -> list[Run]:
         data = data["runs"]
     if not isinstance(data, list):
         raise InputError("expected a list of run objects or {\"runs\": [...]}", file=path)
+    rate = tps_column or "tps"
     if data and all(isinstance(d, dict) for d in data):
-        _check_columns(set().union(*[d.keys() for d in data]), path)
+        rate = _check_columns(set().union(*[d.keys() for d in data]), path, tps_column)
     runs = []
     for k, d in enumerate(data, start=1):
         if not isinstance(d, dict):
             raise InputError("expected an object", file=path, line=k)
-        runs.append(_row_to_run(d, path=path, line=k))
+        runs.append(_row_to_run(d, path=path, line=k, rate=rate))
     return runs
 
 
-def _read_jsonl(text: str, path: str) -> list[Run]:
+def _read_jsonl(text: str, path: str, tps_column: str | None = None) -> list[Run]:
     runs = []
     cols: set = set()
     for k, line in enumerate(text.splitlines(), start=1):
@@ -340,9 +434,8 @@ def _read_jsonl(text: str, path: str) -> list[Run]:
             raise InputError("expected a JSON object", file=path, line=k)
         cols |= d.keys()
         runs.append((k, d))
-    if runs:
-        _check_columns(cols, path)
-    return [_row_to_run(d, path=path, line=k) for k, d in runs]
+    rate = _check_columns(cols, path, tps_column) if runs else "tps"
+    return [_row_to_run(d, path=path, line=k, rate=rate) for k, d in runs]
 
 
 def _check_duplicates(runs: list[Run], path: str) -> None:

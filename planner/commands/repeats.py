@@ -91,8 +91,8 @@ def register(app: typer.Typer) -> None:
         if platform is None and runs is not None and a is not None and b is not None:
             from planner.runs import read_runs
 
-            platform = read_runs(runs).filter(metric=metric, workload=workload).select(
-                [a, b]).platform() or None
+            platform = read_runs(runs, metric=metric).filter(
+                metric=metric, workload=workload).select([a, b]).platform() or None
         platform = platform or "hf-a10g-small"
         if platform not in PLATFORM_ALIASES and platform not in PLATFORM_FLAVOR:
             raise InputError(f"unknown platform {platform!r} (known: "
@@ -130,7 +130,7 @@ def register(app: typer.Typer) -> None:
                     raise InputError("--runs needs --a CONFIG and --b CONFIG", field="--a")
                 from planner.runs import read_runs
 
-                table = read_runs(runs).filter(metric=metric, workload=workload,
+                table = read_runs(runs, metric=metric).filter(metric=metric, workload=workload,
                                                platform=platform)
                 if len(table) == 0:
                     raise InputError("no rows left after --metric/--workload filters",

@@ -11,40 +11,66 @@ import typer
 
 from planner.errors import InputError
 
+_FORMAT_HELP = ("Input format: table, vllm (vllm-serve, vllm-throughput, vllm-latency), sglang, "
+                "pyperf, hyperfine (default: detected from the content).")
+_INSTANCE_HELP = ("Instance (machine) of every run read from a tool's result file, which cannot "
+                  "say; without it each run is its own instance.")
+_TPS_COLUMN_HELP = ("Runs table column holding the values (default: tps, else throughput, "
+                    "output_throughput, tokens_per_s or tok/s).")
+
 
 def register(app: typer.Typer) -> None:
     """Register this module's command(s) on the ``planner`` typer app."""
     @app.command()
     def ingest(
-        folder: Path = typer.Argument(..., help="Folder of harness results (summary.json files)."),
+        folder: Path = typer.Argument(..., help="Folder of results: one sub-folder per config of "
+                                      "vLLM / SGLang / pyperf / hyperfine result files, or "
+                                      "harness summary.json folders."),
         output: Path = typer.Option(..., "-o", "--output", help="Runs CSV to write."),
-        platform: str = typer.Option("hf-job-a10g-small", "--platform"),
-        metric: str = typer.Option("bench_serving", "--metric"),
-        workload: str = typer.Option("128x512", "--workload"),
+        platform: Optional[str] = typer.Option(None, "--platform", help="Platform of every run "
+                                               "(harness default hf-a10g-small)."),
+        metric: Optional[str] = typer.Option(None, "--metric", help="Field of the result files "
+                                             "to read (default: output-token throughput; "
+                                             "latencies such as mean_tpot_ms are "
+                                             "lower-is-better). Harness: the metric label "
+                                             "(default bench_serving)."),
+        workload: Optional[str] = typer.Option(None, "--workload", help="Workload of every run "
+                                               "(harness default 128x512)."),
+        format: Optional[str] = typer.Option(None, "--format", help=_FORMAT_HELP),
+        instance: Optional[str] = typer.Option(None, "--instance", help=_INSTANCE_HELP),
     ) -> None:
-        """Walk harness result folders and write a runs table (one row per summary.json)."""
+        """Walk result folders and write a runs table (one row per run)."""
         from planner.ingest import ingest as do_ingest
         from planner.runs import write_runs_csv
 
         from planner.report.output import guard_outputs
 
         guard_outputs([("--output", output)], [folder])
-        runs, stats = do_ingest(folder, platform=platform, metric=metric, workload=workload)
+        runs, stats = do_ingest(folder, platform=platform, metric=metric, workload=workload,
+                                format=format, instance=instance)
         if not runs:
             raise InputError(f"all {stats['found']} runs are marked completed: false; nothing "
                              "to write", file=str(folder), field="completed")
         write_runs_csv(runs, output)
+        skipped = (f"{stats['skipped_incomplete']} incomplete skipped"
+                   if "skipped_incomplete" in stats
+                   else f"{stats['skipped_unrecognised']} unrecognised files skipped")
         print(f"wrote {len(runs)} runs of {len({r.config for r in runs})} configs to {output} "
-              f"({stats['skipped_incomplete']} incomplete skipped)", file=sys.stderr)
+              f"({skipped})", file=sys.stderr)
 
     @app.command()
     def calibrate(
-        runs: Path = typer.Argument(..., help="Runs table with repeated runs."),
+        runs: Path = typer.Argument(..., help="Runs table with repeated runs, or a vLLM / "
+                                    "SGLang / pyperf / hyperfine result file."),
         output: Optional[Path] = typer.Option(None, "-o", "--output",
                                               help="Write the noise prior JSON here."),
         platform: Optional[str] = typer.Option(None, "--platform"),
-        metric: Optional[str] = typer.Option(None, "--metric"),
+        metric: Optional[str] = typer.Option(None, "--metric", help="Keep rows of this metric; "
+                                             "of a tool's result file, the field to read."),
         workload: Optional[str] = typer.Option(None, "--workload"),
+        format: Optional[str] = typer.Option(None, "--format", help=_FORMAT_HELP),
+        tps_column: Optional[str] = typer.Option(None, "--tps-column", help=_TPS_COLUMN_HELP),
+        instance: Optional[str] = typer.Option(None, "--instance", help=_INSTANCE_HELP),
         keep_cold: bool = typer.Option(False, "--keep-cold", help="Keep cold first runs."),
         max_df: float = typer.Option(10.0, "--max-df", help="Cap on the prior's degrees of "
                                      "freedom."),
@@ -57,7 +83,9 @@ def register(app: typer.Typer) -> None:
 
         if not (0 < max_df < float("inf")):
             raise InputError(f"must be a finite number > 0, got {max_df!r}", field="--max-df")
-        table = read_runs(runs).filter(platform=platform, metric=metric, workload=workload)
+        table = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
+                          instance=instance).filter(platform=platform, metric=metric,
+                                                    workload=workload)
         if len(table) == 0:
             raise InputError("no rows left after --platform/--metric/--workload filters",
                              file=str(runs))

@@ -1,0 +1,76 @@
+"""Shared helpers of the result-file readers: numbers, labels and metric choice."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from planner.errors import InputError
+from planner.runs import MAX_TPS, Run, metric_lower_is_better
+
+__all__ = ["value", "pick_metric", "refuse_metric", "fallback_config", "make_run", "text_field"]
+
+
+def value(v, *, path: str, line: int | None, field: str) -> float:
+    """A positive finite number from a result file, or an error naming ``field``."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise InputError(f"not a number: {v!r}", file=path, line=line, field=field)
+    x = float(v)
+    if not math.isfinite(x):
+        raise InputError(f"not a finite number: {v!r}", file=path, line=line, field=field)
+    if x <= 0:
+        raise InputError(f"must be > 0 (the model works on the log scale), got {v!r}",
+                         file=path, line=line, field=field)
+    if x > MAX_TPS:
+        raise InputError(f"implausible value {x:g} (> {MAX_TPS:g})", file=path, line=line,
+                         field=field)
+    return x
+
+
+def pick_metric(record: dict, metric: str | None, default: str, *, path: str,
+                line: int | None, what: str) -> tuple[str, float]:
+    """The chosen metric's name and value in one result record.
+
+    ``metric`` (the user's choice) or ``default`` must be a top-level numeric field; the error
+    for a missing one lists the numeric fields the record has.
+    """
+    name = metric or default
+    if name not in record:
+        have = sorted(k for k, v in record.items()
+                      if isinstance(v, (int, float)) and not isinstance(v, bool))
+        raise InputError(f"no field '{name}' in this {what} result (numeric fields: "
+                         f"{', '.join(have) or 'none'})", file=path, line=line, field=name)
+    return name, value(record[name], path=path, line=line, field=name)
+
+
+def refuse_metric(metric: str, path: str, have: tuple[str, ...], what: str) -> None:
+    """Refuse a metric this format does not record (the error names the metric)."""
+    raise InputError(f"a {what} file records only {', '.join(have)}; no '{metric}'",
+                     file=path, field=metric)
+
+
+def text_field(record: dict, key: str) -> str:
+    """A non-empty string field of a record, else ''."""
+    v = record.get(key)
+    return v.strip() if isinstance(v, str) and v.strip() else ""
+
+
+def fallback_config(path: str, config: str | None) -> str:
+    """The config label when the file does not name one: the caller's (folder) or the stem."""
+    if config:
+        return config
+    name = Path(path).name
+    for suffix in (".jsonl", ".json"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)] or name
+    return name
+
+
+def make_run(*, config: str, tps: float, metric: str, path: str, line: int, rep: int,
+             instance: str = "", workload: str = "", cold: bool | None = None,
+             timestamp: str = "", extra: dict | None = None) -> Run:
+    """A :class:`planner.runs.Run` from a result file, its direction set by its metric."""
+    return Run(config=config, tps=tps, instance=instance, rep=rep, metric=metric,
+               workload=workload, phase="measure", timestamp=timestamp, cold=cold, line=line,
+               extra={"source": path, **(extra or {})},
+               lower_is_better=metric_lower_is_better(metric))
