@@ -535,8 +535,8 @@ def load_acceptance(path: str | Path | None = None, *, curve: Sequence[float] | 
             rows = None
     if per_prompt:
         if model.k != 7:
-            raise ModelInputError("embedded per-prompt counters are K=7 (stack F); use a K=7 curve",
-                             field="per-prompt")
+            raise ModelInputError("embedded per-prompt counters are K=7 (stack F); use a K=7 "
+                                  "curve", field="per_prompt")
         rws = per_prompt_counters(per_prompt)
         pc, info = per_prompt_curves(rws, model.curve, mode=per_prompt_mode, shrink=shrink)
         model = AcceptanceModel(model.curve, model.source + f" + per-prompt run {per_prompt}",
