@@ -1,8 +1,9 @@
 """The layer rule: ``models`` stands alone (NumPy / SciPy / numba, PyMC lazily), never ``planner``.
 
 Two checks: every ``models`` module imports, and its embedded data loads, in a fresh interpreter
-where ``planner`` cannot be imported at all; and no import statement anywhere under
-``models/`` (also inside functions, where lazy imports live) names ``planner``.
+where ``planner`` cannot be imported at all; and nothing under ``models/`` names ``planner``
+in an import statement (also inside functions, where lazy imports live) or as a package to
+load from (``importlib.import_module``, ``importlib.resources.files``).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def test_models_import_and_load_their_data_without_planner():
     assert int(proc.stdout.split()[-1]) >= 15
 
 
-def _imported_modules(path: Path) -> list[tuple[int, str]]:
+def _loaded_modules(path: Path) -> list[tuple[int, str]]:
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     out = []
     for node in ast.walk(tree):
@@ -67,6 +68,10 @@ def _imported_modules(path: Path) -> list[tuple[int, str]]:
             out += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             out.append((node.lineno, node.module))
+        elif isinstance(node, ast.Call):  # importlib.import_module("x"), resources.files("x")
+            out += [(node.lineno, a.value) for a in node.args
+                    if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                    and (a.value == "planner" or a.value.startswith("planner."))]
     return out
 
 
@@ -74,7 +79,7 @@ def test_no_models_source_imports_planner():
     files = sorted(MODELS.rglob("*.py"))
     assert len(files) >= 15
     bad = [f"{f.relative_to(ROOT)}:{line} imports {mod}" for f in files
-           for line, mod in _imported_modules(f)
+           for line, mod in _loaded_modules(f)
            if mod == "planner" or mod.startswith("planner.")]
     assert bad == []
 
@@ -82,8 +87,9 @@ def test_no_models_source_imports_planner():
 def test_import_scan_would_see_a_lazy_planner_import(tmp_path):
     # the scan above is only worth something if it finds an import hidden in a function body
     src = tmp_path / "m.py"
-    src.write_text("def f():\n    from planner.errors import InputError\n    import planner\n")
-    assert _imported_modules(src) == [(2, "planner.errors"), (3, "planner")]
+    src.write_text("def f():\n    from planner.errors import InputError\n    import planner\n"
+                   "    return resources.files('planner').joinpath('data')\n")
+    assert _loaded_modules(src) == [(2, "planner.errors"), (3, "planner"), (4, "planner")]
 
 
 def test_planner_input_error_is_a_model_input_error():
