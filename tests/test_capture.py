@@ -79,3 +79,89 @@ def test_missing_file():
     with pytest.raises(ModelInputError) as ei:
         load_capture(FIX / "capture_does_not_exist.jsonl")
     assert "capture_does_not_exist" in str(ei.value)
+
+
+# --- fast path (msgspec + numba) against the line-by-line reader ------------------------
+
+import models.drafting.capture as capture_mod  # noqa: E402
+
+_EDGE = {
+    # CRLF, blank and whitespace lines, "-0", spaces in arrays, int id, non-string group,
+    # a NaN in an ignored field (msgspec refuses it, the line-by-line reader accepts it)
+    "mixed.jsonl": b'{"id":"a-1","prompt_token_ids":[1,2],"completion_token_ids":[3,-0, 106, 5]}'
+                   b'\r\n\n  \n{"id":7,"group":5,"kind":"k","prompt_token_ids":[ 1 ],'
+                   b'"completion_token_ids":[2147483647],"x":NaN}\r\n'
+                   b'{"id":"g-2","prompt_token_ids":[4],"completion_token_ids":[1,1]}',
+    "dup_key.jsonl": b'{"id":"a","prompt_token_ids":[1],"completion_token_ids":[3],"id":"b-1"}\n',
+    "big_id.jsonl": b'{"id":123456789012345678901234567890,"prompt_token_ids":[1],'
+                    b'"completion_token_ids":[3]}\n{"id":"x","prompt_token_ids":[1],'
+                    b'"completion_token_ids":[3]}\n',
+    "lone_cr.jsonl": b'{"id":"a","prompt_token_ids":[1],"completion_token_ids":[3]}\r'
+                     b'{"id":"b","prompt_token_ids":[1],"completion_token_ids":[3, 2.0]}\n',
+    "bom.jsonl": b'\xef\xbb\xbf{"id":"a","prompt_token_ids":[1],"completion_token_ids":[3]}\n',
+    "bad_utf8.jsonl": b'{"id":"a","prompt_token_ids":[1],"completion_token_ids":[3],"t":"\xff"}\n',
+    "two_values.jsonl": b'{"id":"a","prompt_token_ids":[1],"completion_token_ids":[3]} {}\n',
+    "too_big.jsonl": b'{"id":"a","prompt_token_ids":[1],"completion_token_ids":[3]}\n'
+                     b'{"id":"b","prompt_token_ids":[1],"completion_token_ids":[2147483648]}\n',
+    "nested.jsonl": b'{"id":"a","prompt_token_ids":[[1]],"completion_token_ids":[3]}\n',
+    "bool_token.jsonl": b'{"id":"a","prompt_token_ids":[1],"completion_token_ids":[3,true]}\n',
+    "no_newline_truncated.jsonl": b'{"id":"a","prompt_token_ids":[1],"completion_token_ids":[3]}'
+                                  b'\n{"id":"b","prompt_token_ids":[1],"completion_token_ids":[3',
+}
+
+
+def _outcome(path, **kw):
+    try:
+        c = load_capture(path, **kw)
+    except ModelInputError as e:
+        return ("error", str(e), e.file, e.line, e.field)
+    assert all(a.dtype == np.int32 for a in c.prompts + c.completions)
+    return ("ok", c.ids, c.groups, [p.tolist() for p in c.prompts],
+            [x.tolist() for x in c.completions], c.eos_tokens_removed)
+
+
+def _slow_outcome(monkeypatch, path, **kw):
+    with monkeypatch.context() as m:
+        def refuse(*a, **k):
+            raise capture_mod._SlowPath
+        m.setattr(capture_mod, "_load_fast", refuse)
+        return _outcome(path, **kw)
+
+
+@pytest.mark.parametrize("chunk", [None, 16, 100])
+def test_fast_path_matches_line_by_line(tmp_path, monkeypatch, chunk):
+    if chunk is not None:  # several chunks: line numbers and records across chunk edges
+        monkeypatch.setattr(capture_mod, "_CHUNK_BYTES", chunk)
+    files = [FIX / n for n in ("capture_small.jsonl", "capture_small.jsonl.gz")]
+    files += sorted(FIX.glob("bad_capture_*"))
+    for name, data in _EDGE.items():
+        (tmp_path / name).write_bytes(data)
+        files.append(tmp_path / name)
+    for f in files:
+        for kw in ({}, {"stop_at_eos": True}):
+            assert _outcome(f, **kw) == _slow_outcome(monkeypatch, f, **kw), (f.name, kw)
+
+
+def test_fast_path_edge_values(tmp_path):
+    f = tmp_path / "mixed.jsonl"
+    f.write_bytes(_EDGE["mixed.jsonl"])
+    c = load_capture(f, stop_at_eos=True)
+    assert c.ids == ["a-1", "7", "g-2"]
+    assert c.groups == ["a", "k", "g"]
+    assert [x.tolist() for x in c.completions] == [[3, 0, 106], [2147483647], [1]]
+    assert c.eos_tokens_removed == 1 + 0 + 1
+    f2 = tmp_path / "too_big.jsonl"
+    f2.write_bytes(_EDGE["too_big.jsonl"])
+    with pytest.raises(ModelInputError) as ei:
+        load_capture(f2)
+    assert (ei.value.line, ei.value.field) == (2, "completion_token_ids")
+    assert "out of range (2147483648)" in str(ei.value)
+
+
+def test_valid_capture_never_needs_the_slow_parser(monkeypatch):
+    def slow(*a, **k):
+        raise AssertionError("line-by-line parser used on a valid capture")
+    monkeypatch.setattr(capture_mod, "_parse_line", slow)
+    c = load_capture(EX / "ar_reference_bf16.jsonl.gz", stop_at_eos=True)
+    assert len(c) == 128 and c.eos_tokens_removed == 1000
+    assert c.n_completion_tokens == 65536 - 1000

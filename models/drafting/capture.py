@@ -19,9 +19,11 @@ import json
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence, Union
 
+import msgspec
 import numpy as np
+from numba import njit
 
 from models.errors import ModelInputError
 
@@ -133,15 +135,205 @@ def _cut_at_eos(c: np.ndarray, eos_ids) -> np.ndarray:
 
 
 def _group_of(rec: dict, rid: str):
-    g = rec.get("group")
+    return _group_from(rec.get("group"), rec.get("kind"), rid)
+
+
+def _group_from(g, k, rid: str):
     if isinstance(g, str) and g:
         return g
-    k = rec.get("kind")
     if isinstance(k, str) and k:
         return k
     if "-" in rid:
         return rid.split("-", 1)[0]
     return None
+
+
+# ---------------------------------------------------------------------------------------
+# Fast path: msgspec checks each line's JSON and record shape in C and hands back the two
+# token arrays as raw text; one numba pass parses and range-checks all token ids of a
+# chunk into one int32 array. Records become views into that array, so no Python int is
+# ever made per token and memory stays at the int32 data plus one chunk of text. Anything
+# the fast path cannot vouch for is handled by the line-by-line parser above (_parse_line):
+# a line it rejects is re-parsed slowly (values it cannot represent, e.g. ``-0``), and any
+# input error, read error or undecodable byte re-reads the whole file slowly, so errors
+# (file, line, field, wording) are exactly those of the line-by-line reader.
+# ---------------------------------------------------------------------------------------
+
+#: Bytes of text decoded per step of the fast path (bounds its transient memory).
+_CHUNK_BYTES = 1 << 26
+
+
+class _SlowPath(Exception):
+    """The fast reader cannot vouch for this file: read it line by line instead."""
+
+
+class _Record(msgspec.Struct):
+    id: Union[str, int]
+    prompt_token_ids: msgspec.Raw
+    completion_token_ids: msgspec.Raw
+    group: Any = None
+    kind: Any = None
+
+
+_DECODER = msgspec.json.Decoder(_Record)
+
+
+@njit(cache=True, nogil=True)
+def _parse_token_arrays(buf, bounds, out, counts):  # pragma: no cover - numba
+    """Parse JSON arrays of non-negative int32 ids.
+
+    ``buf[bounds[m]:bounds[m + 1]]`` is array m's text, already valid JSON (msgspec);
+    its ids are appended to ``out`` and ``counts[m]`` set to how many, or -1 (nothing
+    appended) when it is not a non-empty array of integers in 0..2^31-1.
+    """
+    k = 0
+    for m in range(bounds.shape[0] - 1):
+        a = bounds[m]
+        b = bounds[m + 1]
+        counts[m] = -1
+        if b - a < 3 or buf[a] != 91 or buf[b - 1] != 93:  # '[' ... ']'
+            continue
+        k0 = k
+        val = 0
+        nd = 0
+        ok = True
+        for i in range(a + 1, b):
+            c = buf[i]
+            if 48 <= c <= 57:
+                val = val * 10 + (c - 48)
+                nd += 1
+                if nd > 10:
+                    ok = False
+                    break
+            elif c == 44 or c == 93:  # ',' or the closing ']'
+                if nd == 0 or val > 2147483647:
+                    ok = False
+                    break
+                out[k] = val
+                k += 1
+                val = 0
+                nd = 0
+            elif not (c == 32 or c == 9 or c == 10 or c == 13):
+                ok = False
+                break
+        if ok:
+            counts[m] = k - k0
+        else:
+            k = k0
+    return k
+
+
+def _read_chunks(p: Path, gz: bool):
+    """Yield the file's bytes in pieces of about ``_CHUNK_BYTES`` ending at a newline
+    (only the last piece may lack one)."""
+    with (gzip.open(p, "rb") if gz else open(p, "rb")) as fh:
+        rest = b""
+        while True:
+            block = fh.read(_CHUNK_BYTES)
+            if not block:
+                if rest:
+                    yield rest
+                return
+            buf = rest + block if rest else block
+            cut = buf.rfind(b"\n") + 1
+            if cut == 0:
+                rest = buf
+                continue
+            rest = buf[cut:]
+            yield buf[:cut] if rest else buf
+
+
+def _first_eos(out, starts, lengths, eos_ids):
+    """Per completion (``out[starts[i]:starts[i] + lengths[i]]``), the length up to and
+    including its first EOS id (``lengths[i]`` when it has none)."""
+    hits = np.flatnonzero(np.isin(out, np.asarray(eos_ids, dtype=np.int32)))
+    keep = lengths.copy()
+    if hits.size:
+        j = np.searchsorted(hits, starts)
+        first = hits[np.minimum(j, hits.size - 1)]
+        cut = (j < hits.size) & (first < starts + lengths)
+        keep[cut] = first[cut] - starts[cut] + 1
+    return keep
+
+
+def _load_fast(p: Path, fname: str, gz: bool, stop_at_eos: bool, eos_ids) -> Capture:
+    ids, prompts, comps, groups = [], [], [], []
+    removed = 0
+    line0 = 1  # file line number of the chunk's first line
+    for buf in _read_chunks(p, gz):
+        if not buf.isascii():
+            buf.decode("utf-8")  # UnicodeDecodeError -> slow path (its exact message)
+        n_lines = buf.count(b"\n")
+        if b"\r" in buf and buf.count(b"\r") != buf.count(b"\r\n"):
+            raise _SlowPath  # a lone CR ends a line in text mode: leave numbering to it
+        lines = buf.split(b"\n")
+        if buf.endswith(b"\n"):
+            lines.pop()
+        recs = []  # (line number, line, _Record or None)
+        raws = []
+        for i, line in enumerate(lines):
+            if not line.strip():
+                continue
+            try:
+                rec = _DECODER.decode(line)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                recs.append((line0 + i, line, None))
+                continue
+            recs.append((line0 + i, line, rec))
+            raws.append(rec.prompt_token_ids)
+            raws.append(rec.completion_token_ids)
+        if raws:
+            text = np.frombuffer(b"".join(raws), dtype=np.uint8)
+            bounds = np.zeros(len(raws) + 1, np.int64)
+            bounds[1:] = np.cumsum(np.fromiter(map(len, raws), np.int64, len(raws)))
+            out = np.empty(int(np.count_nonzero(text == 44)) + len(raws), np.int32)
+            counts = np.empty(len(raws), np.int64)
+            used = _parse_token_arrays(text, bounds, out, counts)
+            del text
+            if used < out.size // 2:
+                out = out[:used].copy()
+            starts = np.zeros(len(raws), np.int64)
+            np.cumsum(np.maximum(counts[:-1], 0), out=starts[1:])
+            c_start, c_len = starts[1::2], counts[1::2]
+            keep = (_first_eos(out, c_start, np.maximum(c_len, 0), eos_ids) if stop_at_eos
+                    else c_len)
+            starts, counts, c_end = starts.tolist(), counts.tolist(), (c_start + keep).tolist()
+        j = 0  # index of the record's prompt array in raws
+        for lineno, line, rec in recs:
+            if rec is not None and counts[j] > 0 and counts[j + 1] > 0:
+                rid = rec.id if isinstance(rec.id, str) else str(rec.id)
+                pa, ca = starts[j], starts[j + 1]
+                pr, co = out[pa:pa + counts[j]], out[ca:c_end[j // 2]]
+                removed += counts[j + 1] - (c_end[j // 2] - ca)
+                grp = _group_from(rec.group, rec.kind, rid)
+            else:
+                text = line[:-1] if line.endswith(b"\r") else line
+                text = text.decode("utf-8") + ("\n" if lineno < line0 + n_lines else "")
+                try:
+                    parsed = _parse_line(text, lineno, fname)
+                except ModelInputError:
+                    raise _SlowPath from None
+                if parsed is None:
+                    if rec is not None:
+                        j += 2
+                    continue
+                rid, pr, co, grp = parsed
+                if stop_at_eos:
+                    cut = _cut_at_eos(co, eos_ids)
+                    removed += len(co) - len(cut)
+                    co = cut
+            if rec is not None:
+                j += 2
+            ids.append(rid)
+            prompts.append(pr)
+            comps.append(co)
+            groups.append(grp)
+        line0 += n_lines
+    if not ids:
+        raise _SlowPath
+    return Capture(ids=ids, prompts=prompts, completions=comps,
+                   groups=groups if any(g is not None for g in groups) else None,
+                   path=fname, eos_tokens_removed=removed)
 
 
 def _parse_line(text: str, lineno: int, fname: str):
@@ -214,6 +406,10 @@ def load_capture(path, *, stop_at_eos: bool = False, eos_ids=DEFAULT_EOS_IDS) ->
             magic = fh.read(2)
     except OSError as e:
         raise ModelInputError(f"cannot read capture: {e.strerror or e}", file=fname) from None
+    try:
+        return _load_fast(p, fname, magic == b"\x1f\x8b", stop_at_eos, eos_ids)
+    except (_SlowPath, gzip.BadGzipFile, EOFError, zlib.error, UnicodeDecodeError, OSError):
+        pass  # the line-by-line reader below decides, with its exact error
     lineno = 0
     try:
         raw = gzip.open(p, "rb") if magic == b"\x1f\x8b" else open(p, "rb")
