@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 import numpy as np
-from scipy import special, stats
 
 __all__ = [
     "ScalePrior", "NoisePrior", "WEAK", "prior_from_summary", "fit_inv_chi2_to_log_moments",
@@ -63,6 +62,8 @@ class ScalePrior:
 
     def logpdf(self, s: np.ndarray) -> np.ndarray:
         """Log density of the *scale* s (> 0), shape of ``s``."""
+        from scipy import stats
+
         s = np.asarray(s, dtype=float)
         if self.kind == "half_normal":
             return stats.halfnorm.logpdf(s, scale=self.scale)
@@ -73,6 +74,8 @@ class ScalePrior:
 
     def ppf(self, q: float | np.ndarray) -> np.ndarray:
         """Quantiles of the scale."""
+        from scipy import stats
+
         q = np.asarray(q, dtype=float)
         if self.kind == "half_normal":
             return stats.halfnorm.ppf(q, scale=self.scale)
@@ -200,6 +203,7 @@ def fit_inv_chi2_to_log_moments(mean_log_var: float, var_log_var: float) -> Scal
         variance below about 2e-7, or above about 4e6), df is 1e7: the scale is taken as
         known.
     """
+    from scipy import special
     from scipy.optimize import brentq
 
     v = max(var_log_var, 1e-8)
@@ -289,7 +293,7 @@ def fit_scale_population(s2: np.ndarray, df: np.ndarray) -> tuple[ScalePrior, di
         Fewer than 3 cells. A variance of 0 (or below) is not refused: it is raised to
         1e-16 (an SD of 1e-8, 0.000001 %) so that its F log-density stays finite.
     """
-    from scipy import optimize
+    from scipy import optimize, stats
 
     s2 = np.asarray(s2, float)
     df = np.asarray(df, float)
