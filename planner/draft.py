@@ -34,7 +34,8 @@ from scipy.stats import norm
 from planner.errors import InputError
 
 __all__ = ["PolicySpec", "parse_policy", "NoiseSpec", "worth_a_run", "run_draft", "run_sweep",
-           "default_capture_path", "DEFAULT_POLICIES", "POLICY_NAMES"]
+           "DraftResult", "SweepResult", "default_capture_path", "DEFAULT_POLICIES",
+           "POLICY_NAMES"]
 
 POLICY_NAMES = ("ar", "pld", "ngram", "suffix", "mtp", "hybrid-max", "suffix-first", "tree")
 _ALIASES = {"hybrid-suffix-first": "suffix-first", "hybrid-tree": "tree", "max": "hybrid-max",
@@ -151,6 +152,127 @@ def worth_a_run(gain: np.ndarray, sigma: float, *, point: float | None = None,
             "over_run_cap": n_needed is None and pt > 0,
             "minutes_per_run": minutes, "price_per_hour": price_per_hour,
             "cost_usd": cost, "worth": bool(worth), "verdict": verdict}
+
+
+# ----------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class DraftResult:
+    """Result of :func:`run_draft` (``command`` ``draft``).
+
+    One field per key of the JSON object, in its order; nested objects stay plain dicts and
+    lists (see docs/drafting.md "JSON"). :meth:`to_dict` writes the JSON object,
+    :meth:`from_dict` reads a saved one back (without ``samples``).
+
+    Attributes
+    ----------
+    capture : dict
+        ``path``, ``n_prompts``, ``n_tokens``, ``stop_at_eos``, ``eos_tokens_removed``,
+        ``stratified_groups``, ``walk_start``.
+    settings : dict
+        Bootstrap, seed, baseline, TPS anchor, noise (``sigma_tps`` in TPS per run), run cap,
+        cost model.
+    acceptance : dict
+        MTP acceptance curve used.
+    correlation : dict
+        Lookup/MTP easiness correlation mode and calibrations.
+    policies : list of dict
+        Per policy: tokens/forward, projected TPS, speed-up (each ``{point, ci_low, ci_high,
+        ...}``), ``worth_a_run`` (None for the baseline), ...
+    worth_a_run : dict or None
+        Best runnable policy and its one-line verdict (None when there is no candidate).
+    samples : dict of str to ndarray, shape (B,)
+        Bootstrap draws of tokens/forward per policy label (for the plot); not serialised,
+        empty after :meth:`from_dict`.
+    """
+
+    capture: dict
+    settings: dict
+    acceptance: dict
+    correlation: dict
+    policies: list
+    worth_a_run: dict | None
+    samples: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def to_dict(self) -> dict:
+        """The JSON object (``samples`` left out)."""
+        return {"command": "draft", "capture": self.capture, "settings": self.settings,
+                "acceptance": self.acceptance, "correlation": self.correlation,
+                "policies": self.policies, "worth_a_run": self.worth_a_run}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "DraftResult":
+        """Read a saved ``planner draft --json`` object.
+
+        Raises
+        ------
+        InputError
+            Not a draft result, or a key missing.
+        """
+        _check_saved(d, "draft", ("capture", "settings", "acceptance", "correlation",
+                                  "policies", "worth_a_run"))
+        return cls(d["capture"], d["settings"], d["acceptance"], d["correlation"],
+                   d["policies"], d["worth_a_run"])
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """Result of :func:`run_sweep` (``command`` ``draft-sweep``).
+
+    Attributes
+    ----------
+    capture : str
+        Capture path.
+    n_prompts : int
+    baseline_tps : float or None
+        Measured baseline TPS the projections are anchored to (None: the cost model's).
+    cost_model : str
+        Cost-model name.
+    seed, mc_replicates : int
+    acceptance : str
+        Source of the MTP acceptance curve.
+    rows : list of dict
+        ``policy``, ``params``, ``tokens_per_forward``, ``step_ms`` (ms), ``speedup_vs_ar``,
+        ``projected_tps`` (TPS), sorted by projected TPS, descending.
+    """
+
+    capture: str
+    n_prompts: int
+    baseline_tps: float | None
+    cost_model: str
+    seed: int
+    mc_replicates: int
+    acceptance: str
+    rows: list
+
+    def to_dict(self) -> dict:
+        """The JSON object."""
+        return {"command": "draft-sweep", "capture": self.capture, "n_prompts": self.n_prompts,
+                "baseline_tps": self.baseline_tps, "cost_model": self.cost_model,
+                "seed": self.seed, "mc_replicates": self.mc_replicates,
+                "acceptance": self.acceptance, "rows": self.rows}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SweepResult":
+        """Read a saved ``planner draft-sweep --json`` object.
+
+        Raises
+        ------
+        InputError
+            Not a sweep result, or a key missing.
+        """
+        keys = ("capture", "n_prompts", "baseline_tps", "cost_model", "seed", "mc_replicates",
+                "acceptance", "rows")
+        _check_saved(d, "draft-sweep", keys)
+        return cls(**{k: d[k] for k in keys})
+
+
+def _check_saved(d: dict, command: str, keys: Sequence[str]) -> None:
+    if d.get("command") != command:
+        raise InputError(f"not a {command} result (command {d.get('command')!r})",
+                         field="command")
+    missing = [k for k in keys if k not in d]
+    if missing:
+        raise InputError(f"{command} result lacks {', '.join(missing)}", field=missing[0])
 
 
 # ----------------------------------------------------------------------------- policies
@@ -366,7 +488,7 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
               cost_profile: str = "F", cost_file: str | None = None,
               cost_overrides: dict | None = None, noise: NoiseSpec | None = None,
               run_cap: int = 40, minutes_per_run: float = 10.0, price_per_hour: float = 1.0,
-              start: int = 0, progress: Callable | None = None) -> dict:
+              start: int = 0, progress: Callable | None = None) -> DraftResult:
     """Simulate drafting policies on a capture and decide which are worth a run.
 
     Parameters
@@ -409,8 +531,8 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
 
     Returns
     -------
-    dict
-        JSON-ready result (see docs/drafting.md "JSON").
+    DraftResult
+        :meth:`DraftResult.to_dict` is the JSON (see docs/drafting.md "JSON").
 
     Raises
     ------
@@ -577,31 +699,29 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
         samples[r.spec.label] = boot[f"tpf{i}"]
     cands = [p for p in out_pols if not p["is_baseline"] and not p["upper_bound"]]
     best = max(cands, key=lambda p: p["projected_tps"]["point"]) if cands else None
-    result = {
-        "command": "draft",
-        "capture": {"path": str(path), "n_prompts": len(cap), "n_tokens": int(lengths.sum()),
-                    "stop_at_eos": stop_at_eos, "eos_tokens_removed": cap.eos_tokens_removed,
-                    "stratified_groups": sorted(set(groups)) if groups else None,
-                    "walk_start": start},
-        "settings": {"bootstrap": n_boot, "seed": seed, "mc_replicates": mc_reps,
-                     "baseline": baseline.label, "baseline_tps": baseline_tps,
-                     "baseline_tps_model": base_model_tps,
-                     "tps_anchor": "baseline_tps" if baseline_tps is not None else "cost model",
-                     "noise": {"sigma_tps": sigma, "cv": noise.cv, "source": noise.source},
-                     "run_cap": run_cap, "minutes_per_run": minutes_per_run,
-                     "price_per_hour": price_per_hour, "cost_model": cost.to_dict()},
-        "acceptance": {"source": model.source, "k": model.k, "curve": model.curve,
-                       "tokens_per_forward_curve": model.tokens_per_forward,
-                       "per_prompt": model.meta.get("per_prompt"), "note": pp_note},
-        "correlation": corr_info,
-        "policies": out_pols,
-        "worth_a_run": None if best is None else {
+    return DraftResult(
+        capture={"path": str(path), "n_prompts": len(cap), "n_tokens": int(lengths.sum()),
+                 "stop_at_eos": stop_at_eos, "eos_tokens_removed": cap.eos_tokens_removed,
+                 "stratified_groups": sorted(set(groups)) if groups else None,
+                 "walk_start": start},
+        settings={"bootstrap": n_boot, "seed": seed, "mc_replicates": mc_reps,
+                  "baseline": baseline.label, "baseline_tps": baseline_tps,
+                  "baseline_tps_model": base_model_tps,
+                  "tps_anchor": "baseline_tps" if baseline_tps is not None else "cost model",
+                  "noise": {"sigma_tps": sigma, "cv": noise.cv, "source": noise.source},
+                  "run_cap": run_cap, "minutes_per_run": minutes_per_run,
+                  "price_per_hour": price_per_hour, "cost_model": cost.to_dict()},
+        acceptance={"source": model.source, "k": model.k, "curve": model.curve,
+                    "tokens_per_forward_curve": model.tokens_per_forward,
+                    "per_prompt": model.meta.get("per_prompt"), "note": pp_note},
+        correlation=corr_info,
+        policies=out_pols,
+        worth_a_run=None if best is None else {
             "best_policy": best["label"], "worth": best["worth_a_run"]["worth"],
             "verdict": best["worth_a_run"]["verdict"],
             "worth_policies": [p["label"] for p in cands if p["worth_a_run"]["worth"]]},
-    }
-    result["_samples"] = samples  # dropped by the CLI before JSON output (plots only)
-    return result
+        samples=samples,
+    )
 
 
 def _runs_over_cap(res) -> float | None:
@@ -614,12 +734,12 @@ def run_sweep(capture_path: str | Path | None = None, *, n_values=range(1, 6),
               seed: int = 0, mc_reps: int = 50, cost_profile: str = "F",
               cost_file: str | None = None, cost_overrides: dict | None = None,
               baseline_tps: float | None = None, start: int = 0,
-              progress: Callable | None = None) -> dict:
+              progress: Callable | None = None) -> SweepResult:
     """Grid sweep: pld over n x D and mtp over K, ranked by projected TPS (point estimates).
 
     Returns
     -------
-    dict
+    SweepResult
         ``rows``: list of {policy, params, tokens_per_forward, step_ms, projected_tps,
         speedup_vs_ar}, sorted by projected TPS (descending).
 
@@ -676,6 +796,6 @@ def run_sweep(capture_path: str | Path | None = None, *, n_values=range(1, 6),
                               else float(cost.tps(r.pop("rate"), 1.0)))
         r.pop("rate", None)
     rows.sort(key=lambda r: -r["projected_tps"])
-    return {"command": "draft-sweep", "capture": str(path), "n_prompts": len(cap),
-            "baseline_tps": baseline_tps, "cost_model": cost.name, "seed": seed,
-            "mc_replicates": mc_reps, "acceptance": model.source, "rows": rows}
+    return SweepResult(capture=str(path), n_prompts=len(cap), baseline_tps=baseline_tps,
+                       cost_model=cost.name, seed=seed, mc_replicates=mc_reps,
+                       acceptance=model.source, rows=rows)

@@ -105,3 +105,30 @@ def test_draft_sweep_spelled_as_in_the_docs(cli):
     """`planner draft sweep` is an alias of `planner draft-sweep`."""
     code, out, err = cli("draft", "sweep", "--help")
     assert code == 0 and "Grid over pld" in out
+
+
+def test_typed_results_round_trip_and_render_from_saved_json(tmp_path):
+    """DraftResult / SweepResult -> JSON -> from_dict; the views and the plot work from the
+    saved JSON (no bootstrap draws), the live result carries them as a typed field."""
+    from planner.commands.draft import _markdown, _plot
+    from planner.draft import DraftResult, SweepResult, parse_policy, run_draft, run_sweep
+    from planner.errors import InputError
+    from planner.report.output import to_json
+
+    r = run_draft(SMALL, [parse_policy("pld")], n_boot=100, mc_reps=5, seed=1)
+    assert isinstance(r, DraftResult)
+    assert set(r.samples) == {"ar", "pld"} and r.samples["pld"].shape == (100,)
+    text = to_json(r.to_dict())
+    saved = json.loads(text)
+    assert "samples" not in saved and "_samples" not in saved
+    back = DraftResult.from_dict(saved)
+    assert back.samples == {} and to_json(back.to_dict()) == text
+    assert "| pld | " in _markdown(saved, None)
+    png = tmp_path / "saved.png"
+    _plot(saved, back.samples, png)
+    assert png.stat().st_size > 1000
+    s = run_sweep(SMALL, n_values=[2], d_values=[8], k_values=[2], mc_reps=5)
+    assert isinstance(s, SweepResult) and [x["policy"] for x in s.rows].count("pld") == 1
+    assert SweepResult.from_dict(json.loads(to_json(s.to_dict()))) == s
+    with pytest.raises(InputError):
+        DraftResult.from_dict(s.to_dict())

@@ -74,21 +74,32 @@ def _terminal(result: dict) -> None:
         c.print(result["worth_a_run"]["verdict"])
 
 
-def _plot(result: dict, png: Path) -> None:
+def _plot(result: dict, samples: dict, png: Path) -> None:
+    """Tokens/forward per policy: histograms of the bootstrap draws (``samples``, label ->
+    array of shape (B,)) when the live result has them, else, for a saved JSON, each
+    policy's point and 95 % interval (``tokens_per_forward``)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    samples = result.get("_samples", {})
     fig, ax = plt.subplots(figsize=(7, 3.5))
-    for lab, s in samples.items():
-        if float(s.max() - s.min()) > 0:
-            ax.hist(s, bins=50, alpha=0.55, label=lab, density=True)
-        else:
-            ax.axvline(float(s[0]), ls="--", color="k", lw=1)
+    if samples:
+        for lab, s in samples.items():
+            if float(s.max() - s.min()) > 0:
+                ax.hist(s, bins=50, alpha=0.55, label=lab, density=True)
+            else:
+                ax.axvline(float(s[0]), ls="--", color="k", lw=1)
+        ax.set_ylabel("density")
+    else:
+        pols = result["policies"]
+        for y, p in enumerate(pols):
+            t = p["tokens_per_forward"]
+            ax.errorbar([t["point"]], [y], xerr=[[t["point"] - t["ci_low"]],
+                                                 [t["ci_high"] - t["point"]]],
+                        fmt="o", capsize=3, label=p["label"])
+        ax.set_yticks(range(len(pols)), [p["label"] for p in pols], fontsize=7)
     ax.set_xlabel("tokens / forward (bootstrap over prompts)")
-    ax.set_ylabel("density")
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
@@ -124,21 +135,20 @@ def _markdown(result: dict, png_name: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _emit(result: dict, as_json: bool, md: Optional[Path], inputs=()) -> None:
+def _emit(result, as_json: bool, md: Optional[Path], inputs=()) -> None:
+    """Render a :class:`planner.draft.DraftResult`: every view reads its JSON object; only the
+    plot also uses the (non-serialised) bootstrap draws."""
     from planner.report.output import emit, guard_outputs
 
     png_name = None
+    d = result.to_dict()
     if md is not None:
         png = Path(md).with_suffix(".png")
         guard_outputs([("--md", md), ("--md", png)], inputs)
-        _plot(result, png)
+        _plot(d, result.samples, png)
         png_name = png.name
-    samples = result.pop("_samples", None)
-    result_md = dict(result)
-    emit(result, as_json=as_json, terminal=_terminal, md=md,
-         md_renderer=lambda r: _markdown(result_md, png_name), inputs=inputs)
-    if samples is not None:
-        result["_samples"] = samples
+    emit(d, as_json=as_json, terminal=_terminal, md=md,
+         md_renderer=lambda r: _markdown(r, png_name), inputs=inputs)
 
 
 def _policy_specs(policy: List[str], n, depth, min_n, max_n, k, lookup_k, threshold,
@@ -333,4 +343,4 @@ def register(app: typer.Typer) -> None:
             con = Console()
             (con if con.is_terminal else Console(width=150)).print(t)
 
-        emit(result, as_json=as_json, terminal=term)
+        emit(result.to_dict(), as_json=as_json, terminal=term)
