@@ -151,6 +151,9 @@ def test_ingest(cli, tmp_path):
     assert sorted(t.configs) == ["subA", "submission-B"]
     assert {r.instance for r in t.runs} == {"j1", "j2", "j3"}
     assert all(r.metric == "bench_serving" for r in t.runs)
+    # the canonical platform name, the one every other command prints
+    assert {r.platform for r in t.runs} == {"hf-a10g-small"}
+    assert {r.workload for r in t.runs} == {"128x512"}
     assert "1 incomplete skipped" in err
 
 
