@@ -1,61 +1,419 @@
-"""Resolve the ``--prior`` option: a platform name, ``weak``, or a noise JSON file."""
+r"""Which noise prior a comparison uses, and the noise a user states.
+
+Resolution order (:func:`resolve_prior`):
+
+1. Stated noise wins: ``cv`` (run-to-run CV), ``cv_instance`` (between instances),
+   ``aa_runs`` (an A/A sample of one config) -- see :func:`stated_prior`.
+2. ``spec`` (the ``prior`` option): ``weak``/``none`` (weakly informative, the data must carry
+   the noise), a platform name (that platform's embedded prior, by the user's explicit choice),
+   or a JSON file (:data:`PRIOR_FILE_FORMAT`).
+3. ``auto`` / none: the hierarchy (:mod:`models.noise_hierarchy`) for the runs' platform,
+   metric and workload -- the cell's own prior, or a known platform's prior borrowed with fewer
+   degrees of freedom for an unseen metric or workload, or, for an unknown platform (quick forms
+   without a platform, tables without a platform column), the wide prior
+   :data:`models.noise_hierarchy.WIDE` (0.03 %-20 %). One platform's prior is never applied to
+   another.
+
+Stated noise, the maths
+-----------------------
+* ``cv = c`` (relative, e.g. ``2%``): :math:`\sigma^2 \sim` Scaled-Inv-:math:`\chi^2(\nu_c,
+  \log(1+c)^2)` with :math:`\nu_c =` :data:`STATED_DF` unless given as ``2%:df``: a stated CV is
+  taken as known to about :math:`\pm 1/\sqrt{2\nu_c}` = 10 % of itself.
+* ``aa_runs = x_1..x_n`` (n >= 2 runs of one config): :math:`\sigma^2 \sim`
+  Scaled-Inv-:math:`\chi^2(n-1, s^2)` with :math:`s` the sample SD of :math:`\log x_i`
+  (the posterior of a variance under :math:`p(\sigma^2) \propto 1/\sigma^2`).
+* ``cv_instance``: the same conversion for :math:`\tau`. When it is not given, :math:`\tau` is
+  the platform's (known platform) or, for an unknown platform, taken as included in the stated
+  run-to-run noise: :math:`\tau \sim` Scaled-Inv-:math:`\chi^2(100, \max(c/20, 0.002\,\%))`,
+  i.e. 0.25 % of the variance.
+
+The log scale: a CV :math:`c` is a log-SD of :math:`\log(1+c)` (2 % -> 0.0198).
+
+Commands spell these options ``--cv``, ``--cv-instance``, ``--aa-runs``, ``--prior``; this
+module names the plain fields (``cv`` ...), so :class:`planner.errors.InputError` says
+``field="cv"`` and the command layer adds ``--``.
+"""
 
 from __future__ import annotations
 
 import json
+import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
 
-from models.noise import WEAK, NoisePrior, known_platforms, platform_prior
+if TYPE_CHECKING:
+    from models.noise import NoisePrior
+
 from planner.errors import InputError
 
+__all__ = ["PriorChoice", "resolve_prior", "stated_prior", "parse_cv", "parse_runs_list",
+           "build_hierarchy", "PRIOR_FILE_FORMAT", "STATED_DF", "PRIOR_HELP", "CV_HELP",
+           "CV_INSTANCE_HELP", "AA_RUNS_HELP"]
+# the model imports (SciPy) are inside the functions: the command modules import the help texts
+# below at start-up
 
-def resolve_prior(spec: str | None, platform: str | None) -> tuple[NoisePrior | None, str]:
-    """Return (prior or None, label).
+#: Degrees of freedom of a stated CV: +-10 % on the scale (1/sqrt(2 * 50) = 0.1).
+STATED_DF = 50.0
+#: Degrees of freedom of tau when only the run-to-run noise is stated (tau negligible).
+_ABSORBED_DF = 100.0
+#: Floor of that absorbed tau: 0.002 % (the exact engine's grid starts at 0.001 %).
+_ABSORBED_FLOOR = 2e-5
 
-    Parameters
+#: The ``--prior FILE`` format, for ``--help`` and docs/model.md.
+PRIOR_FILE_FORMAT = (
+    'JSON {"tau": {"kind": "inv_chi2", "scale": 0.008, "df": 8}, "sigma": {"kind": '
+    '"inv_chi2", "scale": 0.001, "df": 2}} (scales are relative SDs on the log scale, '
+    '0.008 = 0.8 %; kind inv_chi2 (Scaled-Inv-chi2, df > 0) or half_normal (no df); '
+    '"planner calibrate --json" output is accepted as is)')
+
+#: Help texts of the options, shared by ``verdict``, ``repeats`` and ``budget``.
+PRIOR_HELP = ("Noise prior: auto (default: the noise hierarchy for the runs' platform, metric "
+              "and workload; an unknown platform gets a weak 0.03%-20% prior), weak, a platform "
+              "(hf-a10g-small, local-a10g, published-n4) or a FILE: " + PRIOR_FILE_FORMAT)
+CV_HELP = ("Your run-to-run noise as a CV, e.g. 2% (or 0.02; '2%:20' gives its df, default 50). "
+           "Overrides the prior's run-to-run scale.")
+CV_INSTANCE_HELP = ("Your between-instance (allocation/machine) noise as a CV, same syntax. "
+                    "Without it: the platform's, or included in --cv for an unknown platform.")
+AA_RUNS_HELP = ("TPS of repeated runs of ONE config (an A/A sample), comma-separated: the "
+                "run-to-run noise is learned from them (n-1 df).")
+
+
+@dataclass(frozen=True)
+class PriorChoice:
+    """The resolved noise prior and its description (what the verdict JSON puts under ``prior``).
+
+    Unpacks as ``prior, label`` (``prior`` None means weakly informative with the data carrying
+    the noise), as :func:`resolve_prior` returned before the hierarchy.
+
+    Attributes
     ----------
-    spec : str or None
-        ``None``/``auto``: the platform's embedded prior when the platform is known, else none
-        (weakly informative, data must carry the noise). ``weak``/``none``: weakly informative.
-        A platform name (``hf-a10g-small``, ``local-a10g``, ``published-n4``). Otherwise a path
-        to a JSON file written by ``planner calibrate``.
-    platform : str or None
-        Platform of the runs (column ``platform`` or ``--platform``).
+    prior : NoisePrior or None
+    level : str
+        ``cell``, ``family``, ``platform``, ``unknown-platform``, ``stated``, ``file``,
+        ``named`` (a platform named by the user) or ``weak``.
+    cell : str
+        ``platform/metric/workload`` the prior was chosen for (``*`` = not given).
+    n_runs, n_cells, n_groups : int
+        Runs, replicate cells and run groups behind it (0 when not from data).
+    source : str
+        Where the numbers come from.
+    label : str
+        Short label (``platform:local-a10g``, ``hierarchy:local-a10g/probe_wall/...``, ``weak``).
+    notes : tuple of str
+        What a report should say about the choice (e.g. the unknown-platform warning).
+    """
+
+    prior: NoisePrior | None
+    level: str
+    cell: str
+    n_runs: int = 0
+    n_cells: int = 0
+    n_groups: int = 0
+    source: str = ""
+    label: str = ""
+    notes: tuple = ()
+
+    def __iter__(self):
+        return iter((self.prior, self.label))
+
+    def to_dict(self) -> dict:
+        """JSON fields added to the verdict's ``prior`` (beside the prior's own dict)."""
+        return {"level": self.level, "cell": self.cell, "n_runs": self.n_runs,
+                "n_cells": self.n_cells, "n_groups": self.n_groups,
+                "description": self.describe()}
+
+    def describe(self) -> str:
+        """One line for reports: which prior, for which cell, from how many runs."""
+        what = {"cell": "fitted on this cell", "family": "borrowed from the metric family",
+                "platform": "the platform's prior", "unknown-platform":
+                "unknown platform: weak prior (0.03 %-20 %)", "stated": "stated by the user",
+                "file": "from a file", "named": "named by the user",
+                "weak": "weakly informative"}.get(self.level, self.level)
+        n = (f", from {self.n_runs} runs in {self.n_cells} repeated cells"
+             f" ({self.n_groups} run groups)" if self.n_runs else "")
+        return f"{self.label} ({what}; {self.cell}{n})"
+
+
+def _canon(platform: str | None) -> str:
+    from models.noise import PLATFORM_ALIASES
+
+    return PLATFORM_ALIASES.get(platform or "", platform or "")
+
+
+_HIERARCHY = None
+
+
+def _hierarchy():
+    global _HIERARCHY
+    from models.noise_hierarchy import load_hierarchy
+
+    if _HIERARCHY is None:
+        _HIERARCHY = load_hierarchy()
+    return _HIERARCHY
+
+
+def parse_cv(text: str | float, *, field: str = "cv") -> tuple[float, float]:
+    """Parse a stated CV: ``2%``, ``0.02`` (a fraction) or ``2%:30`` (with its df).
+
+    Returns
+    -------
+    log_sd, df : float
+        :math:`\\log(1 + c)` and the degrees of freedom (:data:`STATED_DF` by default).
 
     Raises
     ------
     InputError
-        Unreadable or malformed prior file, unknown platform name.
+        Not a number, <= 0, >= 100 %, or df <= 0.
     """
-    if spec is None or spec == "auto":
-        if platform:
-            try:
-                return platform_prior(platform), f"platform:{platform}"
-            except KeyError:
-                return None, "weak"
-        return None, "weak"
-    if spec in ("weak", "none"):
-        return None, "weak"
+    s = str(text).strip()
+    df = STATED_DF
+    if ":" in s:
+        s, d = s.split(":", 1)
+        try:
+            df = float(d)
+        except ValueError:
+            raise InputError(f"df after ':' is not a number: {text!r}", field=field) from None
+        if not (math.isfinite(df) and df > 0):
+            raise InputError(f"df must be > 0, got {text!r}", field=field)
+    pct = s.endswith("%")
     try:
-        return platform_prior(spec), f"platform:{spec}"
-    except KeyError:
-        pass
+        v = float(s[:-1] if pct else s)
+    except ValueError:
+        raise InputError(f"not a CV such as '2%' or '0.02': {text!r}", field=field) from None
+    c = v / 100.0 if pct else v
+    if not (math.isfinite(c) and 0 < c < 1):
+        raise InputError(f"a CV must be > 0 and < 100%, got {text!r}", field=field)
+    return math.log1p(c), df
+
+
+def parse_runs_list(text: str, *, field: str = "aa_runs") -> list[float]:
+    """Comma-separated positive TPS values (an A/A sample)."""
+    out = []
+    for k, tok in enumerate(str(text).replace(";", ",").split(",")):
+        try:
+            x = float(tok)
+        except ValueError:
+            raise InputError(f"not a number at position {k + 1}: {tok.strip()!r}",
+                             field=field) from None
+        if not (math.isfinite(x) and x > 0):
+            raise InputError(f"TPS must be > 0, got {tok.strip()!r} at position {k + 1}",
+                             field=field)
+        out.append(x)
+    if len(out) < 2:
+        raise InputError("an A/A sample needs at least 2 runs of one config", field=field)
+    return out
+
+
+def stated_prior(*, cv: str | None = None, cv_instance: str | None = None,
+                 aa_runs: str | Sequence[float] | None = None,
+                 base: NoisePrior | None = None) -> NoisePrior | None:
+    """The noise prior a user states (None when nothing is stated).
+
+    Parameters
+    ----------
+    cv : str, optional
+        Run-to-run CV (``2%``, ``0.02``, ``2%:df``).
+    cv_instance : str, optional
+        Between-instance CV, same syntax.
+    aa_runs : str or sequence of float, optional
+        TPS of repeated runs of one config (one instance): sigma ~ Scaled-Inv-chi2(n-1, s).
+    base : NoisePrior, optional
+        The platform's prior: supplies tau when only the run-to-run noise is stated.
+
+    Raises
+    ------
+    InputError
+        Bad values, or both ``cv`` and ``aa_runs`` (two statements of one scale).
+    """
+    import numpy as np
+
+    from models.noise import NoisePrior, ScalePrior
+    from models.noise_hierarchy import WIDE
+
+    if cv is None and cv_instance is None and aa_runs is None:
+        return None
+    if cv is not None and aa_runs is not None:
+        raise InputError("give either cv or aa_runs (both state the run-to-run noise)",
+                         field="aa_runs")
+    parts = []
+    sigma = None
+    if cv is not None:
+        s, df = parse_cv(cv, field="cv")
+        sigma = ScalePrior("inv_chi2", s, df)
+        parts.append(f"run-to-run CV {100 * math.expm1(s):.3g}% (df {df:g})")
+    elif aa_runs is not None:
+        x = parse_runs_list(aa_runs) if isinstance(aa_runs, str) else [float(v) for v in aa_runs]
+        sd = float(np.std(np.log(x), ddof=1))
+        if sd <= 0:
+            raise InputError("the A/A runs are all equal: no spread to learn the noise from",
+                             field="aa_runs")
+        sigma = ScalePrior("inv_chi2", sd, float(len(x) - 1))
+        parts.append(f"A/A sample of {len(x)} runs: log-SD {100 * sd:.3g}% (df {len(x) - 1})")
+    if cv_instance is not None:
+        s, df = parse_cv(cv_instance, field="cv_instance")
+        tau = ScalePrior("inv_chi2", s, df)
+        parts.append(f"between-instance CV {100 * math.expm1(s):.3g}% (df {df:g})")
+    elif base is not None:
+        tau = base.tau
+        parts.append(f"tau from {base.name}")
+    else:
+        ref = sigma.scale if sigma is not None else 0.0
+        tau = ScalePrior("inv_chi2", max(ref / 20.0, _ABSORBED_FLOOR), _ABSORBED_DF)
+        parts.append("between-instance noise taken as included in the stated run-to-run noise")
+    if sigma is None:  # only cv_instance stated
+        sigma = base.sigma if base is not None else WIDE.sigma
+        parts.append(f"sigma from {base.name if base is not None else 'the wide prior'}")
+    return NoisePrior(tau=tau, sigma=sigma, name="stated", source="; ".join(parts))
+
+
+def _read_prior_file(spec: str) -> NoisePrior:
+    from models.noise import NoisePrior
+
     p = Path(spec)
-    if not p.exists():
-        raise InputError(f"not a platform ({', '.join(known_platforms())}, weak) nor an existing "
-                         "file", file=spec, field="--prior")
     try:
         d = json.loads(p.read_text(encoding="utf-8"))
-        if "prior" in d:
+        if isinstance(d, dict) and "prior" in d:
             d = d["prior"]
-        prior = NoisePrior.from_dict(d)
+        return NoisePrior.from_dict(d)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", file=spec, line=exc.lineno,
-                         field="--prior") from None
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"not a noise prior (needs tau and sigma with kind/scale[/df]): {exc}",
-                         file=spec, field="--prior") from None
-    return prior, f"file:{spec}"
+                         field="prior") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise InputError(f"not a noise prior ({exc}); expected {PRIOR_FILE_FORMAT}",
+                         file=spec, field="prior") from None
 
 
-__all__ = ["resolve_prior", "WEAK"]
+def resolve_prior(spec: str | None, platform: str | None, metric: str | None = None,
+                  workload: str | None = None, *, cv: str | None = None,
+                  cv_instance: str | None = None,
+                  aa_runs: str | Sequence[float] | None = None) -> PriorChoice:
+    """Resolve the noise prior of a comparison (see the module docstring for the order).
+
+    Parameters
+    ----------
+    spec : str or None
+        ``None``/``auto``, ``weak``/``none``, a platform name or a prior JSON file.
+    platform : str or None
+        Platform of the runs (column or option); blank/None = unknown.
+    metric, workload : str, optional
+        The runs' metric and workload; with them ``auto`` picks the hierarchy cell. Without
+        them a known platform gets its embedded prior (the behaviour before the hierarchy).
+    cv, cv_instance, aa_runs : optional
+        Stated noise (:func:`stated_prior`).
+
+    Returns
+    -------
+    PriorChoice
+        Unpacks as ``(prior or None, label)``.
+
+    Raises
+    ------
+    InputError
+        Unreadable or malformed prior file, unknown platform name, bad stated noise, or stated
+        noise together with a ``spec`` other than auto.
+    """
+    from models.noise import WEAK, known_platforms, platform_prior
+
+    plat = _canon(platform)
+    cell = "/".join([plat or "?", metric or "*", workload or "*"])
+    stated_given = cv is not None or cv_instance is not None or aa_runs is not None
+    if stated_given:
+        if spec not in (None, "auto"):
+            raise InputError("give either a prior or stated noise (cv, cv_instance, aa_runs)",
+                             field="prior")
+        base = None
+        if plat in known_platforms():
+            base = _auto(plat, metric, workload).prior
+        pr = stated_prior(cv=cv, cv_instance=cv_instance, aa_runs=aa_runs, base=base)
+        return PriorChoice(pr, "stated", cell, source=pr.source, label="stated")
+    if spec is None or spec == "auto":
+        return _auto(plat, metric, workload)
+    if spec in ("weak", "none"):
+        return PriorChoice(None, "weak", cell, source=WEAK.source, label="weak")
+    try:
+        pr = platform_prior(spec)
+        return PriorChoice(pr, "named", f"{_canon(spec)}/*/*", source=pr.source,
+                           label=f"platform:{spec}")
+    except KeyError:
+        pass
+    if not Path(spec).exists():
+        raise InputError(f"not a platform ({', '.join(known_platforms())}, weak) nor an existing "
+                         "file", file=spec, field="prior")
+    pr = _read_prior_file(spec)
+    return PriorChoice(pr, "file", cell, source=pr.source or spec, label=f"file:{spec}")
+
+
+def _auto(plat: str, metric: str | None, workload: str | None) -> PriorChoice:
+    from models.noise import platform_prior
+
+    cell = "/".join([plat or "?", metric or "*", workload or "*"])
+    if plat == "published-n4":
+        pr = platform_prior(plat)
+        return PriorChoice(pr, "platform", cell, 4, 1, 1, pr.source, f"platform:{plat}")
+    h = _hierarchy()
+    if plat not in h.platforms():
+        ch = h.choose(plat, metric, workload)
+        note = (f"unknown platform '{plat}'" if plat else "no platform given") + (
+            ": weak noise prior (0.03 %-20 % run to run); state your noise with --cv, "
+            "--aa-runs or --prior, or give --platform")
+        return PriorChoice(ch.prior, ch.level, cell, 0, 0, 0, ch.source, "unknown-platform",
+                           (note,))
+    if metric is None:
+        # no metric known: the platform's embedded prior, exactly as before the hierarchy
+        pr = platform_prior(plat)
+        t = h.tau.get(plat, {})
+        return PriorChoice(pr, "platform", cell, t.get("n_runs", 0), t.get("n_cells", 0),
+                           t.get("n_groups", 0), pr.source, f"platform:{plat}")
+    ch = h.choose(plat, metric, workload)
+    notes = ()
+    if ch.level in ("family", "platform"):
+        notes = (f"no repeated runs of {metric}/{workload} on {plat} in the shipped data: the "
+                 f"noise prior is borrowed from the {ch.level} with fewer degrees of freedom",)
+    return PriorChoice(ch.prior, ch.level, cell, ch.n_runs, ch.n_cells, ch.n_groups, ch.source,
+                       f"hierarchy:{cell}", notes)
+
+
+def build_hierarchy(table, *, exclude_groups: Sequence[str] = (), source: str | None = None):
+    """Fit the noise hierarchy from a runs table (warm runs; cold first runs dropped).
+
+    Parameters
+    ----------
+    table : planner.runs.RunsTable
+    exclude_groups : sequence of str
+        Run groups left out (the leave-one-group-out check).
+    source : str, optional
+        Provenance recorded in the fit (default: the table's path as given).
+
+    Returns
+    -------
+    models.noise_hierarchy.NoiseHierarchy
+        Tau per platform from the embedded platform priors (``models/data/noise_priors.json``).
+    """
+    from models.noise import _load_embedded
+    from models.noise_hierarchy import fit_hierarchy, replicate_cells
+
+    t = table.measured()
+    cold = t.cold_flags()
+    ex = set(exclude_groups)
+    keep = [k for k, r in enumerate(t.runs) if r.run_group not in ex]
+    rs = [t.runs[k] for k in keep]
+    cells = replicate_cells([_canon(r.platform) for r in rs], [r.metric for r in rs],
+                            [r.workload for r in rs], [r.run_group for r in rs],
+                            [r.config for r in rs], [r.instance for r in rs],
+                            [r.tps for r in rs], cold[keep])
+    emb = _load_embedded()
+    tau = {
+        "hf-a10g-small": {**{k: emb["hf-a10g-small"][k] for k in ("tau", "sigma", "source")},
+                          "measured_on": {"metric": "bench_serving",
+                                          "workload": "128x512 public"},
+                          "n_runs": 12, "n_cells": 4, "n_groups": 4},
+        "local-a10g": {**{k: emb["local-a10g"][k] for k in ("tau", "sigma", "source")},
+                       "measured_on": {"metric": "decode_wall", "workload": "128x512"},
+                       "n_runs": 268, "n_cells": 88, "n_groups": 38},
+    }
+    return fit_hierarchy(cells, tau, sources={
+        "runs": source or table.path,
+        "method": "replicate cells = warm runs of one config on one instance in one run group; "
+                  "cold first runs dropped (RunsTable.cold_flags); top-down empirical Bayes",
+        "excluded_groups": sorted(ex)})

@@ -165,17 +165,30 @@ def more_runs_needed(delta_mean: float, rope: float, sd_run_total: float, n_a: i
     return None
 
 
-def classical_tests(tps_a: np.ndarray, tps_b: np.ndarray, sigma: float = ZTEST_SIGMA) -> dict:
-    """The reference script's z-test (z = Δ / (σ √(1/n_A + 1/n_B)), σ =
-    :data:`ZTEST_SIGMA` TPS) and Welch's t.
+def classical_tests(tps_a: np.ndarray, tps_b: np.ndarray, sigma: float | None = None, *,
+                    platform: str | None = "hf-a10g-small") -> dict:
+    """The reference script's z-test (z = Δ / (σ √(1/n_A + 1/n_B))) and Welch's t.
 
-    Both call "significant" at two-sided p < 0.05.
+    σ defaults to the reference noise as a CV, ``planner.defaults.ZTEST_CV`` (0.378 %, i.e.
+    1.16 TPS at 307.08) times A's mean TPS. It was measured on HF a10g-small only, so for
+    another known or unknown ``platform`` the z-test is left out (``z`` None, with a note);
+    ``platform=None`` always computes it (the A/A study). Both call "significant" at two-sided
+    p < 0.05.
     """
+    from planner.defaults import ZTEST_CV
+    from planner.runs import canonical_platform
+
     d = float(np.mean(tps_b) - np.mean(tps_a))
-    se = sigma * math.sqrt(1.0 / len(tps_a) + 1.0 / len(tps_b))
-    z = d / se
-    pz = float(2 * stats.norm.sf(abs(z)))
-    out = {"delta_tps": d, "z_test": {"sigma_tps": sigma, "z": z, "p": pz, "significant": pz < 0.05}}
+    if platform is not None and canonical_platform(platform) != "hf-a10g-small":
+        zt = {"sigma_tps": None, "z": None, "p": None, "significant": None,
+              "note": "its σ (0.378 %) was measured on hf-a10g-small only"}
+    else:
+        sigma = ZTEST_CV * float(np.mean(tps_a)) if sigma is None else sigma
+        se = sigma * math.sqrt(1.0 / len(tps_a) + 1.0 / len(tps_b))
+        z = d / se
+        pz = float(2 * stats.norm.sf(abs(z)))
+        zt = {"sigma_tps": sigma, "z": z, "p": pz, "significant": pz < 0.05}
+    out = {"delta_tps": d, "z_test": zt}
     if len(tps_a) >= 2 and len(tps_b) >= 2 and (np.var(tps_a) > 0 or np.var(tps_b) > 0):
         t = stats.ttest_ind(tps_b, tps_a, equal_var=False)
         out["welch"] = {"t": float(t.statistic), "df": float(t.df), "p": float(t.pvalue),
@@ -298,7 +311,7 @@ class Verdict:
 def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE,
             prior: NoisePrior | None = None, prior_label: str = "weak", engine: str = "exact",
             seed: int = 0, likelihood: str = "normal", use_cold: bool | None = None,
-            hdi_prob: float = 0.95) -> Verdict:
+            hdi_prob: float = 0.95, prior_info: dict | None = None) -> Verdict:
     """Posterior verdict on B vs A (schema ``spec-planner/verdict/1``).
 
     Parameters
@@ -312,6 +325,9 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
     prior : NoisePrior, optional
         Noise prior; ``None`` means weakly informative (then each config's noise must be
         learnable from the data).
+    prior_info : dict, optional
+        Where the prior comes from (:meth:`planner.priors.PriorChoice.to_dict` plus ``notes``):
+        merged into the result's ``prior``; its ``notes`` are added to the verdict's notes.
     engine : {"exact", "mcmc"}
     seed : int
         MCMC seed (the exact engine is deterministic).
@@ -365,7 +381,7 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         return {"pct": {k: 100 * v for k, v in s.items()},
                 "tps": {k: level_a * v for k, v in s.items()}}
 
-    notes = []
+    notes = list((prior_info or {}).get("notes", []))
     if data.one_run_per_instance():
         notes.append("every run is on its own instance: the data learn only "
                      "sqrt(sigma_instance^2 + sigma_run^2); the split comes from the prior")
@@ -402,11 +418,11 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         sigma_run=scale_out(sig),
         engine=engine,
         likelihood=likelihood,
-        prior={"label": prior_label, **prior.to_dict()},
+        prior={"label": prior_label, **prior.to_dict(), **(prior_info or {})},
         diagnostics=diag,
         more_runs_per_arm=more,
         more_runs_note=more_note,
-        classical=classical_tests(tps_a, tps_b),
+        classical=classical_tests(tps_a, tps_b, platform=table.select([a, b]).platform()),
         delta_curve=curve,
         notes=notes,
         seed=seed,

@@ -123,13 +123,16 @@ def test_real_ab_on_shipped_runs(cli, runs_csv):
 
 
 def test_quick_form_cli(cli):
-    code, out, err = cli("verdict", "--a", "308.49", "--b", "308.05", "--json")
+    code, out, err = cli("verdict", "--a", "308.49", "--b", "308.05", "--platform",
+                         "hf-a10g-small", "--json")
     assert code == 0, err
     r = json.loads(out)
     assert r["label"] == "undecided" and r["prior"]["label"] == "platform:hf-a10g-small"
-    assert r["classical"]["z_test"]["z"] == pytest.approx(-0.44 / (1.16 * math.sqrt(2)), abs=1e-3)
+    # the z-test's sigma is a CV (1.16 / 307.08) at A's level
+    assert r["classical"]["z_test"]["z"] == pytest.approx(
+        -0.44 / (1.16 / 307.08 * 308.49 * math.sqrt(2)), abs=1e-3)
     code, out, err = cli("verdict", "--a-runs", "308.1,307.9,308.4", "--b-runs",
-                         "301.2,302.0,301.5", "--json")
+                         "301.2,302.0,301.5", "--platform", "hf-a10g-small", "--json")
     r = json.loads(out)
     assert code == 0 and r["label"] == "A better" and r["n_a"] == 3
 
@@ -160,8 +163,8 @@ def test_verdict_result_round_trips_through_saved_json(tmp_path):
     from planner.report.verdict_view import render_markdown
     from planner.verdict import Verdict
 
-    v = verdict(runs_from_values([308.1, 307.9], [309.0, 309.4]), "A", "B",
-                prior=platform_prior("hf-a10g-small"))
+    v = verdict(runs_from_values([308.1, 307.9], [309.0, 309.4], platform="hf-a10g-small"),
+                "A", "B", prior=platform_prior("hf-a10g-small"))
     assert isinstance(v, Verdict) and v.label == "undecided"
     text = to_json(v.to_dict())
     saved = json.loads(text)
@@ -171,8 +174,8 @@ def test_verdict_result_round_trips_through_saved_json(tmp_path):
     assert to_json(back.to_dict()) == text
     md = render_markdown(saved)
     # the z-test row names the sigma the test assumed (from the result, not a literal)
-    assert "z-test (σ=1.16 TPS)" in md and "**undecided**" in md
-    assert saved["classical"]["z_test"]["sigma_tps"] == pytest.approx(1.16)
+    assert "z-test (σ=1.16" in md and "**undecided**" in md
+    assert saved["classical"]["z_test"]["sigma_tps"] == pytest.approx(1.16 / 307.08 * 308.0)
     assert "<img" in render_html(saved)
     from planner.errors import InputError
 

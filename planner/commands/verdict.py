@@ -9,6 +9,7 @@ import typer
 
 from planner.defaults import DEFAULT_ROPE
 from planner.errors import InputError
+from planner.priors import AA_RUNS_HELP, CV_HELP, CV_INSTANCE_HELP, PRIOR_HELP
 
 
 def _floats(text: str, opt: str) -> list[float]:
@@ -46,12 +47,13 @@ def register(app: typer.Typer) -> None:
                                  "'1.5'."),
         engine: str = typer.Option("exact", "--engine", help="exact | mcmc"),
         likelihood: str = typer.Option("normal", "--likelihood", help="normal | student-t (mcmc)"),
-        prior: Optional[str] = typer.Option(None, "--prior", help="auto (platform default), weak, "
-                                            "a platform (hf-a10g-small, local-a10g, published-n4) "
-                                            "or a calibrate JSON file."),
+        prior: Optional[str] = typer.Option(None, "--prior", help=PRIOR_HELP),
+        cv: Optional[str] = typer.Option(None, "--cv", help=CV_HELP),
+        cv_instance: Optional[str] = typer.Option(None, "--cv-instance", help=CV_INSTANCE_HELP),
+        aa_runs: Optional[str] = typer.Option(None, "--aa-runs", help=AA_RUNS_HELP),
         platform: Optional[str] = typer.Option(None, "--platform", help="Platform of the runs "
-                                               "(filters a table; quick forms default to "
-                                               "hf-a10g-small)."),
+                                               "(filters a table). Quick forms without it: "
+                                               "unknown platform, weak noise prior."),
         metric: Optional[str] = typer.Option(None, "--metric", help="Keep rows of this metric."),
         workload: Optional[str] = typer.Option(None, "--workload", help="Keep rows of this "
                                                "workload."),
@@ -100,17 +102,20 @@ def register(app: typer.Typer) -> None:
                 raise InputError("give a RUNS file with --a/--b configs, or TPS values: "
                                  "--a 308.49 --b 308.05, or --a-runs ... --b-runs ...",
                                  field="--a")
-            plat = platform or "hf-a10g-small"
-            from models.noise import PLATFORM_ALIASES, known_platforms
-
-            if plat not in PLATFORM_ALIASES and prior is None:
-                raise InputError(f"unknown platform {plat!r} (known: "
-                                 f"{', '.join(known_platforms())}); or give --prior",
-                                 field="--platform")
+            plat = platform or ""
             if paired and len(va) != len(vb):
                 raise InputError(f"--paired needs as many runs of A as of B ({len(va)} vs "
                                  f"{len(vb)})", field="--paired")
             table = runs_from_values(va, vb, platform=plat, paired=paired)
+            if not plat and not paired:
+                # unknown platform: how runs map to machines is unknown; each arm's runs are
+                # taken as one session, so the A-B session offset is noise the spread cannot show
+                from dataclasses import replace
+
+                from planner.runs import RunsTable
+
+                table = RunsTable([replace(r, instance=f"{r.config}-session")
+                                   for r in table.runs], table.path)
             a_name, b_name = "A", "B"
         else:
             if a is None or b is None:
@@ -126,8 +131,16 @@ def register(app: typer.Typer) -> None:
             if plat is None:
                 sub = table.select([a, b])
                 plat = sub.platform() or None
-        pr, label = resolve_prior(prior, plat)
+        cell = table.select([a_name, b_name]).runs[0]
+        choice = resolve_prior(prior, plat, cell.metric or None, cell.workload or None, cv=cv,
+                               cv_instance=cv_instance, aa_runs=aa_runs)
+        pr, label = choice
         res = run_verdict(table, a_name, b_name, rope=rope, prior=pr, prior_label=label,
+                          prior_info={**choice.to_dict(), "notes": list(choice.notes) + (
+                              ["each arm's runs are taken as one session: the offset between "
+                               "A's and B's sessions is noise their spread cannot measure "
+                               "(give --platform, --paired or --cv-instance)"]
+                              if runs is None and not plat and not paired else [])},
                           engine=engine, seed=seed, likelihood=likelihood, use_cold=cold)
         from planner.report.html import render_html
 

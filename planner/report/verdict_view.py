@@ -33,7 +33,8 @@ def _rows(r: dict) -> list[tuple[str, str]]:
                                 f"{sr['pct']['hdi_high']:.3f}]  ≈ {sr['tps']['median']:.2f} TPS"),
         ("engine / prior", f"{r['engine']} ({r['likelihood']}) / {r['prior']['label']}"),
         ("diagnostics", _diag(r["diagnostics"])),
-        (_ztest_name(cl["z_test"]), f"z={cl['z_test']['z']:+.2f}, p={cl['z_test']['p']:.3g} → "
+        (_ztest_name(cl["z_test"]), "n/a (" + cl["z_test"].get("note", "") + ")"
+         if cl["z_test"]["z"] is None else f"z={cl['z_test']['z']:+.2f}, p={cl['z_test']['p']:.3g} → "
                                 f"{'significant' if cl['z_test']['significant'] else 'not significant'}"),
         ("Welch t", "n/a (" + cl["welch"].get("note", "") + ")" if cl["welch"]["p"] is None else
          f"t={cl['welch']['t']:+.2f}, df={cl['welch']['df']:.1f}, p={cl['welch']['p']:.3g} → "
