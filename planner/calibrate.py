@@ -83,14 +83,10 @@ def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
     platform = table.platform()
     cold = table.cold_flags()
     runs = [r for r, c in zip(table.runs, cold) if not (drop_cold and c)]
-    # an instance in another experiment (run_group) is a new draw of the instance effect:
-    # local GPUs are re-used across days and server builds
-    keyed = []
-    for r in runs:
-        from dataclasses import replace
-
-        keyed.append(replace(r, instance=f"{r.instance}|{r.run_group}"))
-    runs = keyed
+    # one instance rule with the verdict (runs.instance_key): an instance in another
+    # experiment (run_group) is a new draw of the instance effect (local GPUs are re-used
+    # across days and server builds), and a run without an instance is its own instance
+    runs = [replace(r, instance=instance_key(r, k)) for k, r in enumerate(runs)]
     n_cold = int(cold.sum()) if drop_cold else 0
     # configs with a single run carry no information about noise beyond their instance: keep
     # them only when their instance holds other runs

@@ -186,3 +186,13 @@ def test_cli_ingest_folder_without_results_exit_2(cli, tmp_path):
     shutil.copy(R / "serve" / "fa2" / "server_args.json", d)
     code, _, err = cli("ingest", tmp_path / "res", "-o", tmp_path / "o.csv")
     assert code == 2 and "no benchmark result files" in err
+
+
+def test_calibrate_keeps_instance_less_runs_apart():
+    from planner.calibrate import calibrate
+
+    # SGLang lines name no machine: each run is its own instance, so the two configs are two
+    # unlinked groups (before, every run without an instance shared one)
+    res = calibrate(read_runs(R / "sglang.jsonl"))
+    assert (res["runs_used"], res["groups"]) == (4, 2)
+    assert res["metric"] == "output_throughput"
