@@ -31,8 +31,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from models.drafting import (NGram, PLD, Suffix, draft_profiles, load_capture,  # noqa: E402
-                             pld_reference_replay, profile_arrays, summarize, walk_arrays)
+from models.drafting import NGram, PLD, Suffix, draft_profiles, load_capture, summarize  # noqa: E402
+from models.drafting.lookup import pld_reference_replay, profile_arrays  # noqa: E402
 
 EX = ROOT / "examples" / "captures"
 P128 = ["ar_reference_bf16", "ar_reference_int4_frontier_specoff",
@@ -127,10 +127,10 @@ def main(argv=None) -> int:
         comp_off[1:] = np.cumsum(clen)
         t_build += time.perf_counter() - tb
         b = profile_arrays(seq, seq_off, plen, comp_off, PLD(2, 24))
-        w = walk_arrays(b.accept_len, b.offsets)
+        w = b.walk()
         tot_tok += int(clen.sum())
-        tot_steps += w.n_steps
-        tot_acc += int(w.accepted.sum())
+        tot_steps += int(w.forwards.sum())
+        tot_acc += int(w.step_accepted.sum())
     dt = time.perf_counter() - t0
     print(f"scale: {n_scale:,} prompts x 512 = {tot_tok:,} completion tokens (PLD n=2 D=24): "
           f"{dt:.2f} s wall ({t_build:.2f} s building batches), {tot_tok / dt / 1e6:.1f} M tok/s, "

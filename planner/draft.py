@@ -4,7 +4,7 @@ Pipeline (no statistics live in the CLI; this module makes the decision from the
 
 1. load a capture (:func:`models.drafting.capture.load_capture`);
 2. per policy, per-position draft profiles (:mod:`models.drafting.lookup`) and a step walk
-   (:func:`models.drafting.mtp.walk`), Monte-Carlo replicated for stochastic (MTP, hybrid)
+   (:func:`models.drafting.walk.walk`), Monte-Carlo replicated for stochastic (MTP, hybrid)
    policies, with every step charged by the cost model (:mod:`models.drafting.cost`);
 3. a paired bootstrap over prompts (:mod:`models.drafting.bootstrap`) of tokens/forward and of
    the TPS rate (tokens / modelled time) of each policy and the baseline on the same
@@ -539,11 +539,11 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     InputError
         Bad capture, parameters out of range, acceptance prompt set not matching the capture.
     """
-    from models.drafting.bootstrap import bootstrap_ratios, summarize
+    from models.drafting.bootstrap import bootstrap_ratios, summarize_samples
     from models.drafting.capture import load_capture
     from models.drafting.cost import load_cost_model
     from models.drafting.hybrid import calibrate_gamma, easiness_state, run_hybrid
-    from models.drafting.mtp import walk
+    from models.drafting.walk import walk
 
     if n_boot < 1 or n_boot > 1_000_000:
         raise InputError(f"--bootstrap must be in 1..1000000, got {n_boot}", field="bootstrap")
@@ -660,7 +660,7 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     for i, r in enumerate(runs):
         res = r.res
         tpf_pt = res.tokens_per_forward()
-        tpf = summarize(boot[f"tpf{i}"], tpf_pt)
+        tpf = summarize_samples(boot[f"tpf{i}"], tpf_pt)
         rate_pt = res.tokens.sum() / res.time_ms.sum()
         ratio = boot[f"rate{i}"] / base_rate
         ratio_pt = rate_pt / base_rate_pt
@@ -690,8 +690,8 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
             "runs_over_cap": _runs_over_cap(res),
             "step_ms": float(res.time_ms.sum() / res.forwards.sum()),
             "mean_verify_rows": float(res.rows.sum() / res.forwards.sum()),
-            "speedup_vs_baseline": summarize(ratio, float(ratio_pt)),
-            "projected_tps": summarize(tps_s, float(tps_pt)),
+            "speedup_vs_baseline": summarize_samples(ratio, float(ratio_pt)),
+            "projected_tps": summarize_samples(tps_s, float(tps_pt)),
             "worth_a_run": war,
             **r.extra,
         }
@@ -750,7 +750,7 @@ def run_sweep(capture_path: str | Path | None = None, *, n_values=range(1, 6),
     """
     from models.drafting.capture import load_capture
     from models.drafting.cost import load_cost_model
-    from models.drafting.mtp import walk
+    from models.drafting.walk import walk
 
     n_values, d_values, k_values = list(n_values), list(d_values), list(k_values)
     for n in n_values:

@@ -5,9 +5,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.drafting import (AR, PLD, NGram, Suffix, draft_profiles, load_capture,
-                             ngram_reference_propose, pld_reference_replay, replay, walk)
-from models.drafting.lookup import reference_profile
+from models.drafting import AR, PLD, NGram, Suffix, draft_profiles, load_capture, replay, walk
+from models.drafting.cost import load_cost_model
+from models.drafting.lookup import (ngram_reference_propose, pld_reference_replay,
+                                    reference_profile)
 
 EX = Path(__file__).resolve().parents[1] / "examples" / "captures"
 
@@ -83,25 +84,72 @@ def test_pld_hand_checked_steps():
     # the known text (13,14), overlaps the end; 2 accepted = all remaining, no bonus.
     b = draft_profiles([PROMPT], [COMP], PLD(n=2, D=3))
     w = b.walk()
-    assert w.positions.tolist() == [0, 1, 2, 3, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]
-    assert w.accepted.tolist() == [0, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]
-    assert w.committed.tolist() == [1, 1, 1, 4, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2]
+    assert w.step_positions.tolist() == [0, 1, 2, 3, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]
+    assert w.step_accepted.tolist() == [0, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]
+    assert w.step_committed.tolist() == [1, 1, 1, 4, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2]
+    # committed accepted tokens: the last step's 2 accepted tokens finish the stream
+    assert w.accepted[0, 0] == 3 + 1 + 1 == w.tokens[0, 0] - w.forwards[0, 0]
     assert w.summary().tokens_per_forward == pytest.approx(20 / 15)
     assert b[0].proposed[18] == 2 and b[0].proposed[3] == 3
     assert b[0].match_len[3] == 2 and b[0].match_len[0] == 0
-    assert pld_reference_replay([PROMPT], [COMP], 2, 3) == [w.accepted.tolist()]
+    assert pld_reference_replay([PROMPT], [COMP], 2, 3) == [w.step_accepted.tolist()]
     w1 = b.walk(start=1)
-    assert w1.accepted.tolist() == [0, 0, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]
-    assert w1.tokens == 19
+    assert w1.step_accepted.tolist() == [0, 0, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]
+    assert w1.tokens.sum() == 19
 
 
 def test_walk_plain_arrays_and_ar():
-    w = walk([2, 0, 0, 1, 0, 0])
-    assert w.accepted.tolist() == [2, 1, 0] and w.positions.tolist() == [0, 3, 5]
-    assert walk([[0, 0], [5, 0, 0]]).accepted.tolist() == [0, 0, 5]
+    prof = ([[2, 0, 0, 1, 0, 0]],) * 3
+    w = walk([6], mode="lookup", lookup=prof)
+    assert w.step_accepted.tolist() == [2, 1, 0] and w.step_positions.tolist() == [0, 3, 5]
+    two = ([[0, 0], [5, 0, 0]],) * 3
+    # a profile entry beyond the stream is cut at L - t (2 tokens left at t=1)
+    w2 = walk([2, 3], mode="lookup", lookup=two)
+    assert w2.step_accepted.tolist() == [0, 0, 3] and w2.per_request(1).tolist() == [3]
     b = draft_profiles([PROMPT], [COMP], AR())
     s = b.walk().summary()
     assert s.tokens_per_forward == 1.0 and s.n_steps == 20
+    assert walk([20], mode="ar").accept_hist.tolist() == [20]
+
+
+def _loop_walk(L, acc, prop, start, cost, cap):
+    """Straightforward per-request walk of a lookup profile with the costed sums."""
+    out = {"tokens": 0, "forwards": 0, "drafts": 0, "accepted": 0, "rows": 0, "time": 0.0,
+           "over": 0, "steps": []}
+    t = start
+    while t < L:
+        a = min(acc[t], prop[t], L - t)
+        c = min(a + 1, L - t)
+        out["tokens"] += c
+        out["forwards"] += 1
+        out["drafts"] += prop[t] > 0
+        out["accepted"] += c - 1
+        out["rows"] += prop[t] + 1
+        out["time"] += float(cost.step_ms(prop[t] + 1, 0, True))
+        out["over"] += c - 1 > cap
+        out["steps"].append(a)
+        t += c
+    return out
+
+
+@pytest.mark.parametrize("start", [0, 1])
+def test_lookup_walk_sums_equal_a_plain_loop(start):
+    rng = np.random.default_rng(5)
+    cost = load_cost_model()
+    L = rng.integers(2, 60, size=12)
+    prop = [rng.integers(0, 12, size=n) for n in L]
+    acc = [np.minimum(p, rng.integers(0, 14, size=p.size)) for p in prop]
+    w = walk(L, mode="lookup", lookup=(acc, prop, prop), cost=cost.step_ms, start=start,
+             run_cap=3)
+    for r, n in enumerate(L):
+        ref = _loop_walk(int(n), acc[r], prop[r], start, cost, 3)
+        assert w.tokens[0, r] == ref["tokens"] and w.forwards[0, r] == ref["forwards"]
+        assert w.drafts[0, r] == ref["drafts"] and w.accepted[0, r] == ref["accepted"]
+        assert w.lookup_tokens[0, r] == ref["accepted"] and w.rows[0, r] == ref["rows"]
+        assert w.time_ms[0, r] == ref["time"]   # same summation order: bit-equal
+        assert w.per_request(r).tolist() == ref["steps"]
+    assert w.meta["runs_over_cap"] == sum(
+        _loop_walk(int(n), acc[r], prop[r], start, cost, 3)["over"] for r, n in enumerate(L))
 
 
 # -- vLLM n-gram micro cases ----------------------------------------------------------

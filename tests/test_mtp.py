@@ -7,7 +7,8 @@ import pytest
 from models.drafting.acceptance import (curve_from_histogram, default_model, load_acceptance,
                                         per_prompt_counters, pmf_from_curve, record_model,
                                         scale_curve, validate_curve)
-from models.drafting.mtp import simulate_mtp, walk
+from models.drafting.mtp import simulate_mtp
+from models.drafting.walk import walk
 from models.errors import ModelInputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,19 +54,27 @@ def test_pmf():
 
 def test_all_ones_curve_gives_k_plus_1():
     # L=33, start=1: 32 tokens in steps of 4 -> exactly 8 forwards
-    r = simulate_mtp([33], [1.0, 1.0, 1.0], n_rep=3, seed=1)
+    r = simulate_mtp([33], [1.0, 1.0, 1.0], n_rep=3, seed=1, start=1)
     assert r.tokens_per_forward() == 4.0
     assert r.forwards[0, 0] == 8
     # truncation: L=11 from start 1 -> 10 tokens = 4 + 4 + 2 -> 3 forwards
-    r = simulate_mtp([11], [1.0, 1.0, 1.0], n_rep=1)
+    r = simulate_mtp([11], [1.0, 1.0, 1.0], n_rep=1, start=1)
     assert r.forwards[0, 0] == 3 and r.tokens[0, 0] == 10
+    # the default start 0 (reference replay) also walks token 0: 11 = 4 + 4 + 3
+    r = simulate_mtp([11], [1.0, 1.0, 1.0], n_rep=1)
+    assert r.forwards[0, 0] == 3 and r.tokens[0, 0] == 11
+    # the last step's draft covers the 3 remaining tokens: the verifier accepts 3 (no bonus)
+    # while the committed count is 2 (tokens = forwards + accepted)
+    assert r.accept_hist.tolist() == [0, 0, 0, 3]
+    assert r.accepted[0, 0] == 3 + 3 + 2 == r.tokens[0, 0] - r.forwards[0, 0]
 
 
 def test_tiny_curve_is_ar_and_ar_mode():
     r = simulate_mtp([50], [1e-12] * 4, n_rep=2)
     assert r.tokens_per_forward() == 1.0
-    r = walk([50, 20], mode="ar")
+    r = walk([50, 20], mode="ar", start=1)
     assert r.forwards.sum() == 49 + 19
+    assert walk([50, 20], mode="ar").forwards.sum() == 70
 
 
 def test_hand_walk_lookup_profile():
@@ -88,8 +97,13 @@ def test_f7_curve_reproduces_3849_on_k7_capture():
     from models.drafting.capture import load_capture
     cap = load_capture(K7)
     L = [len(c) for c in cap.completions]
-    r = simulate_mtp(L, F7, n_rep=100, seed=0)
+    r = simulate_mtp(L, F7, n_rep=100, seed=0, start=1)
     assert r.tokens_per_forward() == pytest.approx(3.849, rel=0.01)
+    # the summary's per-position acceptance: P(a >= i) over the steps reproduces the curve
+    s = r.summary()
+    surv = np.cumsum(s.accept_hist[::-1])[::-1][1:] / s.accept_hist.sum()
+    np.testing.assert_allclose(surv[:7], F7, atol=0.01)
+    assert s.mean_accept_len_conditional == pytest.approx(3.849, rel=0.01)
 
 
 def test_per_prompt_spread_close_to_measured():
@@ -97,13 +111,13 @@ def test_per_prompt_spread_close_to_measured():
     cap = load_capture(K7)
     m = load_acceptance(per_prompt="B")
     cv = m.curves_for(cap.ids)
-    r = simulate_mtp([len(c) for c in cap.completions], cv, n_rep=100, seed=0)
+    r = simulate_mtp([len(c) for c in cap.completions], cv, n_rep=100, seed=0, start=1)
     assert r.tokens_per_forward() == pytest.approx(3.849, rel=0.01)
     p5, p50, p95 = np.percentile(r.per_prompt_tpf(), [5, 50, 95])
     assert p5 == pytest.approx(2.93, abs=0.12)
     assert p95 == pytest.approx(5.58, abs=0.15)
     # a homogeneous curve is far too narrow
-    r0 = simulate_mtp([512] * 128, F7, n_rep=50, seed=0)
+    r0 = simulate_mtp([512] * 128, F7, n_rep=50, seed=0, start=1)
     q5, q95 = np.percentile(r0.per_prompt_tpf(), [5, 95])
     assert q95 - q5 < 0.5 * (5.58 - 2.93)
 

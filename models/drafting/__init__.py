@@ -1,19 +1,49 @@
-"""Drafting replay over captured greedy token streams.
+"""Drafting replay over captured greedy token streams: the supported API.
 
-* :mod:`.capture` -- :func:`load_capture`, :class:`Capture`, :func:`prompt_set_hash`.
-* :mod:`.lookup`  -- per-position :class:`DraftProfile` for ``pld`` / ``ngram`` /
-  ``suffix`` / ``ar`` policies (:func:`draft_profiles`).
-* :mod:`.walk`    -- the step walk (:func:`walk`) and :func:`summarize`.
+Data flow: a capture file -> :class:`Capture` -> per-position draft profiles
+(:func:`draft_profiles`, lookup policies) or acceptance curves (:func:`load_acceptance`,
+MTP) -> the one step walk (:func:`walk`, :class:`WalkResult`; its module documents the
+``start`` convention and what is counted) -> :func:`summarize` / a bootstrap over prompts
+(:func:`bootstrap_ratios`, :func:`summarize_samples`) and step time
+(:class:`ForwardCostModel`, milliseconds per forward).
+
+Modules
+-------
+* :mod:`.capture`     -- :func:`load_capture`, :class:`Capture`, :func:`prompt_set_hash`.
+* :mod:`.lookup`      -- policies :class:`AR`, :class:`PLD`, :class:`NGram`, :class:`Suffix`
+  and their per-position :class:`DraftProfile` (:func:`draft_profiles`, :func:`replay`).
+* :mod:`.walk`        -- the step walk for every policy and :func:`summarize`.
+* :mod:`.mtp`         -- :func:`simulate_mtp`, the MTP chain.
+* :mod:`.hybrid`      -- MTP + lookup hybrids and the easiness-correlation model.
+* :mod:`.acceptance`  -- MTP acceptance curves (:class:`AcceptanceModel`).
+* :mod:`.cost`        -- :class:`ForwardCostModel`, :func:`load_cost_model`.
+* :mod:`.bootstrap`   -- paired bootstrap over prompts.
+
+Names not listed in ``__all__`` (kernels, reference replays used by the tests) are internal.
 """
 
+from .acceptance import (AcceptanceModel, default_model, load_acceptance, per_prompt_counters,
+                         record_model)
+from .bootstrap import bootstrap_ratios, resample_indices, summarize_samples
 from .capture import Capture, load_capture, prompt_set_hash
-from .lookup import (AR, PLD, DraftProfile, NGram, ProfileBatch, Suffix, draft_profiles,
-                     ngram_reference_propose, pld_reference_replay, profile_arrays, replay)
-from .walk import ReplaySummary, WalkResult, summarize, walk, walk_arrays
+from .cost import ForwardCostModel, load_cost_model
+from .hybrid import calibrate_gamma, easiness_state, fit_conditioned, run_hybrid
+from .lookup import AR, PLD, DraftProfile, NGram, ProfileBatch, Suffix, draft_profiles, replay
+from .mtp import simulate_mtp
+from .walk import MODES, ReplaySummary, WalkResult, summarize, walk
 
 __all__ = [
+    # captures
     "Capture", "load_capture", "prompt_set_hash",
-    "AR", "PLD", "NGram", "Suffix", "DraftProfile", "ProfileBatch", "draft_profiles",
-    "profile_arrays", "replay", "pld_reference_replay", "ngram_reference_propose",
-    "walk", "walk_arrays", "summarize", "WalkResult", "ReplaySummary",
+    # lookup policies and profiles
+    "AR", "PLD", "NGram", "Suffix", "DraftProfile", "ProfileBatch", "draft_profiles", "replay",
+    # the step walk
+    "MODES", "walk", "WalkResult", "summarize", "ReplaySummary",
+    # MTP and hybrids
+    "simulate_mtp", "run_hybrid", "easiness_state", "fit_conditioned", "calibrate_gamma",
+    "AcceptanceModel", "load_acceptance", "default_model", "record_model",
+    "per_prompt_counters",
+    # step time and bootstrap
+    "ForwardCostModel", "load_cost_model",
+    "bootstrap_ratios", "resample_indices", "summarize_samples",
 ]

@@ -175,7 +175,9 @@ def ngram_batch(seq, seq_off, plen, comp_off, nmin, nmax, k, acc, mlen, prop):
 @njit(cache=True)
 def walk_batch(acc, prop, mlen, comp_off, start, out_pos, out_acc, out_com, out_prop,
                out_ml, step_off):
-    """Walk every request: t=start; commit min(acc[t]+1, L-t); return #steps total."""
+    """Walk every request: t=start; a = min(acc[t], prop[t], L-t); commit min(a+1, L-t).
+
+    Returns the total number of steps; ``out_*[:k]`` hold the trace."""
     R = comp_off.shape[0] - 1
     k = 0
     for r in range(R):
@@ -185,6 +187,10 @@ def walk_batch(acc, prop, mlen, comp_off, start, out_pos, out_acc, out_com, out_
         t = start if start < L else L
         while t < L:
             a = acc[o + t]
+            if a > prop[o + t]:
+                a = prop[o + t]
+            if a > L - t:
+                a = L - t
             out_pos[k] = t
             out_acc[k] = a
             out_prop[k] = prop[o + t]
@@ -197,6 +203,38 @@ def walk_batch(acc, prop, mlen, comp_off, start, out_pos, out_acc, out_com, out_
             k += 1
     step_off[R] = k
     return k
+
+
+@njit(cache=True)
+def step_sums(step_off, com, prop, step_cost, run_cap, tokens, forwards, drafts, extra,
+              rows, time_ms):
+    """Per-request sums of a walk trace, in step order; returns #steps with com-1 > run_cap.
+
+    ``extra`` = sum(com - 1) (the committed accepted count); ``drafts`` counts prop > 0;
+    ``rows`` sums prop + 1; ``time_ms`` sums ``step_cost`` sequentially from 0.0."""
+    over = 0
+    for r in range(step_off.shape[0] - 1):
+        tk = 0.0
+        ex = 0.0
+        dr = 0.0
+        rw = 0.0
+        tm = 0.0
+        for k in range(step_off[r], step_off[r + 1]):
+            tk += com[k]
+            ex += com[k] - 1
+            if prop[k] > 0:
+                dr += 1.0
+            rw += prop[k] + 1
+            tm += step_cost[k]
+            if com[k] - 1 > run_cap:
+                over += 1
+        tokens[r] = tk
+        forwards[r] = step_off[r + 1] - step_off[r]
+        drafts[r] = dr
+        extra[r] = ex
+        rows[r] = rw
+        time_ms[r] = tm
+    return over
 
 
 # ---------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import numpy as np
 
 from models.errors import ModelInputError
 
-__all__ = ["resample_indices", "bootstrap_ratios", "summarize", "DEFAULT_B"]
+__all__ = ["resample_indices", "bootstrap_ratios", "summarize_samples", "DEFAULT_B"]
 
 DEFAULT_B = 2000
 
@@ -101,8 +101,18 @@ def bootstrap_ratios(stats: Mapping[str, tuple[np.ndarray, np.ndarray]], *, n_bo
     return out
 
 
-def summarize(samples: np.ndarray, point: float | None = None, level: float = 0.95) -> dict:
+def summarize_samples(samples: np.ndarray, point: float | None = None, level: float = 0.95
+                      ) -> dict:
     """Mean, sd and percentile interval of bootstrap samples.
+
+    Parameters
+    ----------
+    samples : array_like, shape (B,)
+        Bootstrap replicates of one statistic.
+    point : float, optional
+        Point estimate to report (default: the mean of the samples).
+    level : float, default 0.95
+        Coverage of the central percentile interval.
 
     Returns
     -------

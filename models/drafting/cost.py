@@ -7,24 +7,28 @@
 
 * M = verify rows (K+1 for a K-token chain; K+1+D for a tree with a D-token lookup branch).
 * d = draft tokens produced by the GPU drafter (MTP passes) in the step; a host-side
-  lookup drafter costs ~0 GPU time (forward_cost.md s2) but forces synchronous scheduling.
+  lookup drafter costs ~0 GPU time (a host-side lookup, measured negligible on the A10G
+  stack) but forces synchronous scheduling.
 * ``sync``: the step needs the sampled ids on the host (n-gram / suffix / any hybrid that
   consults a host lookup), losing the async overlap.
 
 ``TPS = 1000 * tokens_per_forward / step_ms * harness_efficiency``.
 
-Calibrated profiles (``models/data/forward_cost.json``; every constant cites its row of
-forward_cost.md):
+Calibrated profiles (``models/data/forward_cost.json``; the ``sources`` field of each
+profile records the measurement behind every constant; single A10G, single stream, greedy):
 
 ``F`` (frontier stack F, default)
-    verify 6.252 ms at M=1, +0.038 ms per row (6.519 at M=8; s3), drafter 0.206 ms per draft
-    token (1.445 ms / 7 passes; s3), host 0.05 ms (0.047; s3), staircase at M=17/33/49
-    (+6.75 %, +18.9 %, +24.7 % of the M=1 step; s1 ctx256), synchronous factor 1.20
-    (s1 serialized/pipelined 1.15-1.26x; s5 async worth ~+19 %), harness efficiency
-    455.3 / 480 = 0.9485 (s3, s6). step(7) = 6.518 + 1.442 + 0.05 = 8.01 ms (measured cycle
+    verify 6.252 ms at M=1, +0.038 ms per row (6.519 ms measured at M=8), drafter 0.206 ms
+    per draft token (1.445 ms for 7 MTP passes), host 0.05 ms (0.047 ms measured),
+    staircase at M=17/33/49 (+6.75 %, +18.9 %, +24.7 % of the M=1 step, context 256),
+    synchronous factor 1.20 (serialized vs pipelined steps measured 1.15-1.26x), harness
+    efficiency 455.3 / 480 = 0.9485 (measured steady TPS / TPS predicted from 3.847
+    tokens/forward and 8.011 ms). step(7) = 6.518 + 1.442 + 0.05 = 8.01 ms (measured cycle
     8.011 ms).
 ``bf16head`` (full-bf16-head int4 QAT body)
-    verify 11.56 ms at M=1, +0.0127 ms per row up to M=16 (s1 ctx256), same staircase.
+    verify 11.56 ms at M=1, +0.0127 ms per row up to M=16 (context 256), same staircase.
+
+:class:`ForwardCostModel` prices a forward in milliseconds, not in money.
 """
 
 from __future__ import annotations
@@ -38,13 +42,13 @@ import numpy as np
 
 from models.errors import ModelInputError
 
-__all__ = ["CostModel", "load_cost_model", "PROFILES"]
+__all__ = ["ForwardCostModel", "load_cost_model", "PROFILES"]
 
 PROFILES = ("F", "bf16head")
 
 
 @dataclass
-class CostModel:
+class ForwardCostModel:
     """Step-time model (ms) for one target verify step plus drafting.
 
     Attributes
@@ -138,7 +142,7 @@ def _profiles() -> dict:
 
 
 def load_cost_model(profile: str = "F", path: str | Path | None = None, **overrides
-                    ) -> CostModel:
+                    ) -> ForwardCostModel:
     """Build a cost model from an embedded profile, an optional JSON file and overrides.
 
     Parameters
@@ -146,13 +150,13 @@ def load_cost_model(profile: str = "F", path: str | Path | None = None, **overri
     profile : {"F", "bf16head"}
         Embedded calibrated profile.
     path : str or Path, optional
-        JSON object with any :class:`CostModel` fields (applied over the profile).
+        JSON object with any :class:`ForwardCostModel` fields (applied over the profile).
     **overrides
         Field values (``None`` values ignored), e.g. from CLI flags.
 
     Returns
     -------
-    CostModel
+    ForwardCostModel
 
     Raises
     ------
@@ -163,7 +167,7 @@ def load_cost_model(profile: str = "F", path: str | Path | None = None, **overri
     if profile not in profs:
         raise ModelInputError(f"unknown cost profile {profile!r} ({', '.join(profs)})",
                               field="cost-profile")
-    names = {f.name for f in fields(CostModel)}
+    names = {f.name for f in fields(ForwardCostModel)}
     vals = {k: v for k, v in profs[profile].items() if k in names}
     vals["name"] = profile
     vals["sources"] = profs[profile].get("sources", {})
@@ -187,4 +191,4 @@ def load_cost_model(profile: str = "F", path: str | Path | None = None, **overri
         if k not in names:
             raise ModelInputError(f"unknown cost field {k!r}", field=k)
         vals[k] = v
-    return CostModel(**vals)
+    return ForwardCostModel(**vals)

@@ -1,6 +1,6 @@
 """MTP + lookup hybrids and the MTP/lookup acceptance-correlation model.
 
-Hybrids (all run by the step walk :func:`models.drafting.mtp.walk`; the lookup side is a
+Hybrids (all run by the one step walk :func:`models.drafting.walk.walk`; the lookup side is a
 deterministic draft profile ``(accept_len, match_len, proposed)`` per completion position,
 the MTP side a stochastic chain of depth K):
 
@@ -48,7 +48,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from models.drafting.acceptance import scale_curve
-from models.drafting.mtp import WalkResult, walk
+from models.drafting.walk import WalkResult, walk
 from models.errors import ModelInputError
 
 __all__ = ["easiness_state", "conditioned_curves", "fit_conditioned", "calibrate_gamma", "hybrid_max",
@@ -124,7 +124,7 @@ def conditioned_curves(curves: np.ndarray, easy_step_frac: np.ndarray, gamma: fl
 
 def fit_conditioned(lengths: Sequence[int], curves: np.ndarray, state: Sequence[np.ndarray],
                     gamma: float, *, iters: int = 4, n_rep: int = 16, seed: int = 12345,
-                    start: int = 1) -> np.ndarray:
+                    start: int = 0) -> np.ndarray:
     """(hard, easy) curves per prompt whose simulated MTP tokens/forward equals the prompt's
     own (fixed point on the fraction of steps starting in the easy state).
 
@@ -137,6 +137,8 @@ def fit_conditioned(lengths: Sequence[int], curves: np.ndarray, state: Sequence[
     gamma : float
     iters, n_rep, seed
         Fixed-point iterations and the size / seed of the inner walks.
+    start : int, default 0
+        First walked position (see :mod:`models.drafting.walk`).
 
     Returns
     -------
@@ -213,7 +215,7 @@ def run_hybrid(kind: str, lengths: Sequence[int], curves: np.ndarray,
                profile: tuple[Sequence[np.ndarray], Sequence[np.ndarray], Sequence[np.ndarray]],
                *, n_rep: int = 200, seed: int | np.random.Generator | None = 0,
                threshold: int = 2, tree_depth: int | None = None, gamma: float = 0.0,
-               easy_threshold: int = 2, cost: Callable | None = None, start: int = 1
+               easy_threshold: int = 2, cost: Callable | None = None, start: int = 0
                ) -> WalkResult:
     """Run a hybrid policy (``max``, ``suffix-first`` or ``tree``) over a capture.
 
@@ -236,7 +238,9 @@ def run_hybrid(kind: str, lengths: Sequence[int], curves: np.ndarray,
     easy_threshold : int
         match_len defining the easy state.
     cost : callable, optional
-        Step time function.
+        Step time function (:meth:`models.drafting.cost.ForwardCostModel.step_ms`).
+    start : int, default 0
+        First walked position (see :mod:`models.drafting.walk`).
 
     Returns
     -------
@@ -285,7 +289,3 @@ def tree(lengths, curves, profile, **kw) -> WalkResult:
     Real server needs: tree attention verify + synchronous host lookup."""
     return run_hybrid("tree", lengths, curves, profile, **kw)
 
-
-def scaled_curves(base_curve: np.ndarray, tpf: np.ndarray) -> np.ndarray:
-    """Convenience: per-prompt curves ``base ** theta_p`` for target tokens/forward (P,)."""
-    return scale_curve(base_curve, tpf)

@@ -44,6 +44,10 @@ import numpy as np
 
 from . import _lookup_kernels as _k
 
+__all__ = ["DraftProfile", "ProfileBatch", "AR", "PLD", "NGram", "Suffix", "profile_arrays",
+           "draft_profiles", "replay", "pld_reference_replay", "ngram_reference_propose",
+           "reference_profile"]
+
 
 # ---------------------------------------------------------------------------
 # Profile containers
@@ -104,11 +108,22 @@ class ProfileBatch:
         """List of :class:`DraftProfile`, one per request."""
         return [self[r] for r in range(len(self))]
 
-    def walk(self, *, start: int = 0):
-        """Walk all requests, see :func:`models.drafting.walk.walk_arrays`."""
-        from .walk import walk_arrays
-        return walk_arrays(self.accept_len, self.offsets, start=start,
-                           proposed=self.proposed, match_len=self.match_len)
+    @property
+    def lengths(self) -> np.ndarray:
+        """int64[R] completion lengths."""
+        return np.diff(self.offsets)
+
+    def walk(self, *, start: int = 0, cost=None):
+        """Walk all requests with this profile (:func:`models.drafting.walk.walk`, mode
+        ``lookup``; ``start`` and ``cost`` as there).
+
+        Returns
+        -------
+        WalkResult
+            With the step trace.
+        """
+        from .walk import walk
+        return walk(self.lengths, mode="lookup", lookup=self, start=start, cost=cost)
 
 
 # ---------------------------------------------------------------------------
@@ -362,6 +377,15 @@ def draft_profiles(prompts, completions=None, policy=None, *, order=None) -> Pro
 
 def replay(capture_or_prompts, completions=None, policy=None, *, start: int = 0, cap: int = 8):
     """Profiles + walk + summary in one call.
+
+    Parameters
+    ----------
+    capture_or_prompts, completions, policy
+        As for :func:`draft_profiles`.
+    start : int, default 0
+        First walked position (see :mod:`models.drafting.walk`).
+    cap : int, default 8
+        Run-length cap of the summary.
 
     Returns
     -------

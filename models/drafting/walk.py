@@ -1,240 +1,514 @@
-"""Step walk over per-position draft profiles, and replay summaries.
+"""The step walk: verify steps of a drafting policy over completions, and their summary.
 
-The walk turns a per-position profile (``accept_len[t]``: accepted draft tokens if a
-verify forward starts with ``t`` completion tokens committed) into the sequence of
-verify steps actually taken::
+One engine for every policy (no draft, lookup, MTP chain, MTP + lookup hybrids). A verify
+step (one target forward) starts at completion position ``t`` with ``t`` tokens committed,
+takes the policy's accepted draft length ``a`` there and commits ``c = min(a + 1, L - t)``
+tokens (the accepted draft tokens plus one bonus/correction token, cut at the end of the
+stream)::
 
     t = start
     while t < L:
-        a = accept_len[t]          # accepted draft tokens in this forward
-        t += min(a + 1, L - t)     # accepted drafts + 1 bonus/correction token
+        a = accepted draft tokens at t     # lookup profile, MTP draw, or the better of both
+        t += min(a + 1, L - t)
 
-The bonus token is dropped only when the draft already covers every remaining token
-(the request is then finished).
+The bonus token is dropped only when the draft covers every remaining token (the request is
+then finished).
 
-Convention for the first completion token (``start``):
+Start convention (``start``, default 0, the same in every function of the package)
+    ``start=0`` ("reference replay"): every completion token is produced by a counted
+    forward; the forward producing token 0 (in a server: the prefill) also verifies a draft
+    proposed from the prompt. tokens/forward = L / forwards. This convention reproduces the
+    reference prompt-lookup replay (1.384 / 1.267 tokens/forward for n = 2 / 3, D = 24, on
+    ``examples/captures/ar_reference_bf16.jsonl.gz``).
+    ``start=1`` ("vLLM counters"): token 0 comes from the prefill and is not a decode step,
+    as in vLLM's spec-decode counters (``completion tokens = 1 + num_drafts +
+    num_accepted_tokens`` for an always-drafting proposer); the walk covers tokens 1..L-1,
+    so tokens/forward = (L - 1) / forwards, vLLM's ``1 + num_accepted_tokens / num_drafts``.
 
-* ``start=0`` (default, "reference replay"): every completion token is produced by a
-  counted forward; the forward that produces token 0 (in a server: the prefill) also
-  verifies the draft proposed from the prompt. tokens/forward = L / steps. This is the
-  convention that reproduces the reference PLD figures (1.384 / 1.267 on
-  ``ar_reference_bf16``, 1.480 / 1.342 on ``ar_reference_int4_frontier_specoff``).
-* ``start=1`` ("vLLM counters"): token 0 comes from prefill and is not a decode step;
-  steps cover tokens 1..L-1, so tokens/forward = (L - 1) / steps, as in the
-  ``tokens_per_forward = D / (D - num_accepted)`` recomputation of mtp_acceptance.md.
+What is counted (in vLLM's terms where they exist)
+    ``forwards``
+        verify steps = target forwards (vLLM: ``num_drafts`` for an always-drafting chain).
+    ``drafts``
+        steps that verify a non-empty draft (M > 1 rows; vLLM ``num_drafts``).
+    accepted draft tokens, two counts that differ only at the last step of a request whose
+        draft covers every remaining token:
+
+        * the verifier's count ``a`` (capped at ``L - t``; vLLM ``num_accepted_tokens``),
+          kept per step in the trace (:attr:`WalkResult.step_accepted`) and as the
+          histogram :attr:`WalkResult.accept_hist`; :func:`summarize` reads it (mean
+          acceptance length, matched runs, runs over a cap);
+        * the committed count ``c - 1`` (tokens beyond the one every forward yields), summed
+          per prompt in :attr:`WalkResult.accepted` so that ``tokens = forwards +
+          accepted`` holds exactly; :meth:`WalkResult.mean_acceptance_length`,
+          :meth:`WalkResult.frac_tokens_from_lookup` and ``meta["runs_over_cap"]`` use it.
+    per-position acceptance rate
+        of an MTP chain is its survival curve ``s_i = P(a >= i)``
+        (:mod:`models.drafting.acceptance`); the walk draws ``a = #{i : u < s_i}``.
+
+Engines behind :func:`walk`
+    Deterministic modes (``lookup``, ``ar``) run a compiled per-request loop
+    (``_lookup_kernels.walk_batch``) and keep the step trace. Stochastic modes (``mtp``,
+    ``max``, ``suffix-first``, ``tree``) advance (replicates x prompts) lanes together with
+    NumPy, one step per iteration (~L / min(step) iterations, ~140 for K=7), seeded with
+    ``numpy.random.default_rng(seed)``; they keep no trace. Both fill the same per-prompt
+    sums, so every policy is costed and summarised the same way.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
 
 import numpy as np
 
+from models.errors import ModelInputError
+
 from . import _lookup_kernels as _k
+
+__all__ = ["MODES", "WalkResult", "ReplaySummary", "walk", "summarize"]
+
+MODES = ("mtp", "lookup", "max", "suffix-first", "tree", "ar")
+_STOCHASTIC = ("mtp", "max", "suffix-first", "tree")
+_SYNC = ("lookup", "suffix-first", "tree")  # steps that need the host lookup each step
 
 
 @dataclass
 class WalkResult:
-    """Verify steps of a batch of requests.
+    """Verify steps of one policy over P completions and R Monte-Carlo replicates.
+
+    Per-prompt sums have shape (R, P), float64 (integer-valued except ``time_ms``); the
+    definitions are in the module docstring.
 
     Attributes
     ----------
-    positions : numpy.ndarray
-        int32[n_steps] completion position t at which each step starts.
+    tokens : numpy.ndarray
+        Committed tokens (``sum(L) - P * start`` per replicate).
+    forwards : numpy.ndarray
+        Verify steps (target forwards).
+    time_ms : numpy.ndarray or None
+        Summed modelled step time (ms) when a cost function was given.
+    drafts : numpy.ndarray
+        Steps that verified a non-empty draft.
     accepted : numpy.ndarray
-        int32[n_steps] accepted draft tokens per step (0 = draft rejected or no draft).
-    committed : numpy.ndarray
-        int32[n_steps] tokens committed per step = min(accepted + 1, L - t).
-    step_offsets : numpy.ndarray
-        int64[R+1]; steps of request r are ``[step_offsets[r], step_offsets[r+1])``.
-    proposed : numpy.ndarray or None
-        int32[n_steps] draft length proposed at each step (if the profile had it).
-    match_len : numpy.ndarray or None
-        int32[n_steps] drafter match length at each step (0 = no proposal).
+        Committed accepted draft tokens, ``sum(c - 1)`` = ``tokens - forwards``.
+    lookup_tokens : numpy.ndarray
+        The part of ``accepted`` committed from a lookup draft.
+    rows : numpy.ndarray
+        Summed verify rows M over steps.
     lengths : numpy.ndarray
-        int64[R] completion length per request.
+        int64, shape (P,): completion lengths L.
     start : int
-        First walked position (see module docstring).
+        First walked position (see the module docstring).
+    accept_hist : numpy.ndarray
+        int64[max a + 1]: steps by the verifier's accepted count ``a``, summed over
+        replicates.
+    meta : dict
+        ``mode``, ``k``, ``start``, ``n_rep``, ``total_tokens`` (sum L), ``run_cap``,
+        ``runs_over_cap`` (steps with ``c - 1 > run_cap``, mean over replicates),
+        ``state_step_frac`` (shape (P,): fraction of steps starting in an easy state).
+    step_positions, step_accepted, step_committed, step_proposed, step_match_len : \
+numpy.ndarray or None
+        Step trace of a deterministic walk, int32[n_steps] each: start position ``t``, the
+        verifier's accepted count ``a``, committed ``c``, proposed draft length, drafter
+        match length (0 = no proposal). None for stochastic modes.
+    step_offsets : numpy.ndarray or None
+        int64[P+1]: steps of request r are ``[step_offsets[r], step_offsets[r+1])``.
     """
 
-    positions: np.ndarray
+    tokens: np.ndarray
+    forwards: np.ndarray
+    time_ms: np.ndarray | None
+    drafts: np.ndarray
     accepted: np.ndarray
-    committed: np.ndarray
-    step_offsets: np.ndarray
+    lookup_tokens: np.ndarray
+    rows: np.ndarray
     lengths: np.ndarray
     start: int = 0
-    proposed: np.ndarray | None = None
-    match_len: np.ndarray | None = None
+    accept_hist: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
+    meta: dict = field(default_factory=dict)
+    step_positions: np.ndarray | None = None
+    step_accepted: np.ndarray | None = None
+    step_committed: np.ndarray | None = None
+    step_proposed: np.ndarray | None = None
+    step_match_len: np.ndarray | None = None
+    step_offsets: np.ndarray | None = None
 
     @property
-    def n_steps(self) -> int:
-        return int(self.accepted.shape[0])
+    def n_rep(self) -> int:
+        """Monte-Carlo replicates R."""
+        return int(self.tokens.shape[0])
 
-    @property
-    def tokens(self) -> int:
-        """Tokens produced by the counted steps (= sum(L) - R*start)."""
-        return int(self.committed.sum())
+    def tokens_per_forward(self) -> float:
+        """Pooled ratio over prompts and replicates: sum tokens / sum forwards."""
+        return float(self.tokens.sum() / self.forwards.sum())
+
+    def per_prompt_tpf(self) -> np.ndarray:
+        """Per-prompt tokens/forward, shape (R, P)."""
+        return self.tokens / np.maximum(self.forwards, 1)
+
+    def mean_acceptance_length(self) -> float:
+        """``1 + accepted / drafts`` with the committed count (1.0 without drafts).
+
+        Equals tokens/forward for an always-drafting chain; :func:`summarize` gives the same
+        figure with the verifier's count (``mean_accept_len_conditional``)."""
+        d = self.drafts.sum()
+        return float(1 + (self.tokens.sum() - self.forwards.sum()) / d) if d > 0 else 1.0
+
+    def frac_tokens_from_lookup(self) -> float:
+        """Committed lookup-draft tokens / all completion tokens (sum L, incl. a prefill
+        token)."""
+        total = self.meta.get("total_tokens", None)
+        total = total if total else self.tokens.sum() / self.n_rep
+        return float(self.lookup_tokens.sum() / self.n_rep / total)
 
     def per_request(self, r: int) -> np.ndarray:
-        """int32 accepted lengths of request r's steps."""
-        return self.accepted[self.step_offsets[r]:self.step_offsets[r + 1]]
+        """int32 verifier accepted counts of request r's steps (deterministic walks only).
+
+        Raises
+        ------
+        ValueError
+            The walk kept no step trace (stochastic mode).
+        """
+        if self.step_offsets is None:
+            raise ValueError("a stochastic walk keeps no step trace")
+        return self.step_accepted[self.step_offsets[r]:self.step_offsets[r + 1]]
 
     def summary(self, cap: int = 8) -> "ReplaySummary":
-        """Aggregate figures, see :class:`ReplaySummary`."""
+        """Aggregate figures, see :func:`summarize`."""
         return summarize(self, cap=cap)
 
 
 @dataclass
 class ReplaySummary:
-    """Replay figures over a batch.
+    """Summary figures of a walk, per replicate (means over replicates when R > 1).
 
     Attributes
     ----------
     tokens_per_forward : float
-        committed tokens / counted target forwards (unconditional).
+        Committed tokens / forwards (unconditional; pooled).
     mean_accept_len_conditional : float
-        vLLM's "mean acceptance length": 1 + accepted / steps that carried a draft
-        (``proposed > 0``); NaN if no step proposed or ``proposed`` unknown.
+        vLLM's "mean acceptance length": 1 + verifier-accepted draft tokens / drafts; NaN if
+        no step carried a draft.
     frac_from_lookup : float
-        accepted draft tokens / all completion tokens (sum of L, incl. a prefill token).
-    n_steps, n_draft_steps, n_accepted : int
-        Forwards, forwards carrying a draft, accepted draft tokens.
-    matched_runs : int
+        Verifier-accepted draft tokens / all completion tokens (sum L, incl. a prefill
+        token); for a lookup walk, the share of the stream the lookup supplied.
+    n_steps, n_draft_steps, n_accepted : int or float
+        Forwards, forwards with a draft, verifier-accepted draft tokens.
+    matched_runs : int or float
         Steps with >= 1 accepted draft token.
-    runs_over_cap : int
+    runs_over_cap : int or float
         Steps with more than ``cap`` accepted draft tokens.
     frac_beyond_cap : float
-        sum(max(accepted - cap, 0)) / all completion tokens.
+        sum(max(a - cap, 0)) / all completion tokens: the share a draft cap of ``cap``
+        would lose.
     accept_hist : numpy.ndarray
-        int64[max_accepted+1] histogram of accepted draft tokens per step.
+        Steps by accepted count (:attr:`WalkResult.accept_hist`, summed over replicates).
     cap : int
+        The run-length cap used above.
     """
 
     tokens_per_forward: float
     mean_accept_len_conditional: float
     frac_from_lookup: float
-    n_steps: int
-    n_draft_steps: int
-    n_accepted: int
-    matched_runs: int
-    runs_over_cap: int
+    n_steps: int | float
+    n_draft_steps: int | float
+    n_accepted: int | float
+    matched_runs: int | float
+    runs_over_cap: int | float
     frac_beyond_cap: float
     accept_hist: np.ndarray
     cap: int = 8
 
     def as_dict(self) -> dict:
+        """Plain dict (``accept_hist`` as a list)."""
         d = dict(self.__dict__)
         d["accept_hist"] = self.accept_hist.tolist()
         return d
 
 
-def walk_arrays(accept_len: np.ndarray, comp_offsets: np.ndarray, *, start: int = 0,
-                proposed: np.ndarray | None = None,
-                match_len: np.ndarray | None = None) -> WalkResult:
-    """Walk a batch of concatenated profiles (numba kernel).
-
-    Parameters
-    ----------
-    accept_len : numpy.ndarray
-        int32[sum(L)] concatenated per-position accepted lengths.
-    comp_offsets : numpy.ndarray
-        int64[R+1] request boundaries in ``accept_len``.
-    start : int, default 0
-        First position walked in every request (0 or 1, see module docstring).
-    proposed, match_len : numpy.ndarray, optional
-        Concatenated per-position draft lengths / match lengths, gathered at the steps.
-
-    Returns
-    -------
-    WalkResult
-    """
-    acc = np.ascontiguousarray(accept_len, dtype=np.int32)
-    off = np.ascontiguousarray(comp_offsets, dtype=np.int64)
-    if start < 0:
-        raise ValueError("start must be >= 0")
-    total = int(off[-1])
-    have_prop = proposed is not None
-    have_ml = match_len is not None
-    prop_in = np.ascontiguousarray(proposed, np.int32) if have_prop else np.zeros(total, np.int32)
-    ml_in = np.ascontiguousarray(match_len, np.int32) if have_ml else np.zeros(total, np.int32)
-    pos = np.empty(total, np.int32)
-    out = np.empty(total, np.int32)
-    com = np.empty(total, np.int32)
-    prop = np.empty(total, np.int32)
-    ml = np.empty(total, np.int32)
-    soff = np.empty(off.shape[0], np.int64)
-    n = _k.walk_batch(acc, prop_in, ml_in, off, int(start), pos, out, com, prop, ml, soff)
-    return WalkResult(positions=pos[:n], accepted=out[:n], committed=com[:n], step_offsets=soff,
-                      lengths=np.diff(off), start=int(start),
-                      proposed=prop[:n] if have_prop else None,
-                      match_len=ml[:n] if have_ml else None)
-
-
-def walk(accept_len, *, start: int = 0) -> WalkResult:
-    """Walk one request's profile (or a list of them).
-
-    Parameters
-    ----------
-    accept_len : array_like of int, or list of array_like
-        int32[L] accepted draft tokens per completion position t (0..L-1), i.e.
-        ``DraftProfile.accept_len``; a list walks several requests at once. A
-        :class:`~models.drafting.lookup.DraftProfile` (or list of them) is accepted too.
-    start : int, default 0
-        First walked position (0: reference replay; 1: first token from prefill).
-
-    Returns
-    -------
-    WalkResult
-        ``accepted`` holds the per-step accepted lengths; tokens/forward =
-        ``committed.sum() / n_steps``.
-
-    Examples
-    --------
-    >>> walk([2, 0, 0, 1, 0, 0]).accepted.tolist()   # t=0 -> 3, t=3 -> 5
-    [2, 1, 0]
-    """
-    items = accept_len if isinstance(accept_len, (list, tuple)) and len(accept_len) and \
-        (hasattr(accept_len[0], "__len__") or hasattr(accept_len[0], "accept_len")) \
-        else [accept_len]
-    arrs, props, mls = [], [], []
-    for it in items:
-        if hasattr(it, "accept_len"):
-            arrs.append(np.asarray(it.accept_len, np.int32))
-            props.append(np.asarray(it.proposed, np.int32))
-            mls.append(np.asarray(it.match_len, np.int32))
-        else:
-            arrs.append(np.asarray(it, np.int32))
-    off = np.zeros(len(arrs) + 1, np.int64)
-    off[1:] = np.cumsum([len(a) for a in arrs])
-    cat = np.concatenate(arrs) if arrs else np.zeros(0, np.int32)
-    return walk_arrays(cat, off, start=start,
-                       proposed=np.concatenate(props) if props else None,
-                       match_len=np.concatenate(mls) if mls else None)
-
-
 def summarize(w: WalkResult, *, cap: int = 8) -> ReplaySummary:
-    """Aggregate a :class:`WalkResult` (definitions in :class:`ReplaySummary`)."""
+    """Summary figures of a walk (definitions in :class:`ReplaySummary`).
+
+    Parameters
+    ----------
+    w : WalkResult
+    cap : int, default 8
+        Run-length cap for ``runs_over_cap`` / ``frac_beyond_cap``.
+
+    Returns
+    -------
+    ReplaySummary
+        Counts are ints for one replicate, means over replicates otherwise.
+    """
+    R = w.n_rep
+    hist = np.asarray(w.accept_hist, np.int64)
+    a = np.arange(hist.size)
     total = int(w.lengths.sum())
-    acc = w.accepted.astype(np.int64)
-    n_steps = int(acc.shape[0])
-    if w.proposed is not None:
-        drafted = w.proposed > 0
-        nd = int(drafted.sum())
-        mal = 1.0 + float(acc[drafted].sum()) / nd if nd else float("nan")
-    else:
-        nd = -1
-        mal = float("nan")
-    hist = np.bincount(acc, minlength=1) if n_steps else np.zeros(1, np.int64)
+    n_acc = int((a * hist).sum())
+    nd = int(round(float(w.drafts.sum())))
+
+    def per_rep(x: int):
+        return x if R == 1 else x / R
+
     return ReplaySummary(
-        tokens_per_forward=float(w.committed.sum()) / n_steps if n_steps else float("nan"),
-        mean_accept_len_conditional=mal,
-        frac_from_lookup=float(acc.sum()) / total if total else float("nan"),
-        n_steps=n_steps,
-        n_draft_steps=nd,
-        n_accepted=int(acc.sum()),
-        matched_runs=int((acc >= 1).sum()),
-        runs_over_cap=int((acc > cap).sum()),
-        frac_beyond_cap=float(np.clip(acc - cap, 0, None).sum()) / total if total else float("nan"),
+        tokens_per_forward=float(w.tokens.sum()) / float(w.forwards.sum())
+        if w.forwards.sum() else float("nan"),
+        mean_accept_len_conditional=1.0 + n_acc / nd if nd else float("nan"),
+        frac_from_lookup=n_acc / R / total if total else float("nan"),
+        n_steps=per_rep(int(hist.sum())),
+        n_draft_steps=per_rep(nd),
+        n_accepted=per_rep(n_acc),
+        matched_runs=per_rep(int(hist[1:].sum())),
+        runs_over_cap=per_rep(int(hist[cap + 1:].sum())),
+        frac_beyond_cap=float((np.clip(a - cap, 0, None) * hist).sum()) / R / total
+        if total else float("nan"),
         accept_hist=hist,
         cap=cap,
     )
+
+
+def _profile_arrays(lookup, L: np.ndarray):
+    """Concatenated int32 (accept_len, match_len, proposed) of length sum(L) from a
+    ``ProfileBatch`` or a tuple of per-prompt sequences (cut or zero-padded to L_p)."""
+    if hasattr(lookup, "offsets"):
+        if not np.array_equal(np.diff(lookup.offsets), L):
+            raise ModelInputError("lookup profile lengths differ from the completion lengths",
+                                  field="policy")
+        return (np.asarray(lookup.accept_len, np.int32), np.asarray(lookup.match_len, np.int32),
+                np.asarray(lookup.proposed, np.int32))
+    out = []
+    for seqs in lookup[:3]:
+        if len(seqs) != L.size:
+            raise ModelInputError(f"lookup profile for {len(seqs)} prompts, {L.size} lengths",
+                                  field="policy")
+        parts = []
+        for s, n in zip(seqs, L):
+            s = np.asarray(s, np.int32)[:n]
+            parts.append(s if s.size == n else np.concatenate([s, np.zeros(n - s.size, np.int32)]))
+        out.append(np.concatenate(parts) if parts else np.zeros(0, np.int32))
+    return tuple(out)
+
+
+def _walk_deterministic(mode, L, lookup, tree_depth, cost, start, n_rep, run_cap) -> WalkResult:
+    """``lookup`` / ``ar`` walk through the compiled per-request loop, with its trace."""
+    P = L.size
+    off = np.zeros(P + 1, np.int64)
+    off[1:] = np.cumsum(L)
+    total = int(off[-1])
+    if mode == "ar":
+        acc = ml = prop = np.zeros(total, np.int32)
+    else:
+        if lookup is None:
+            raise ModelInputError(f"mode {mode} needs a lookup draft profile", field="policy")
+        acc, ml, prop = _profile_arrays(lookup, L)
+        if tree_depth is not None:
+            prop = np.minimum(prop, int(tree_depth))
+    acc, ml, prop = (np.ascontiguousarray(x, np.int32) for x in (acc, ml, prop))
+    pos, s_acc, s_com, s_prop, s_ml = (np.empty(total, np.int32) for _ in range(5))
+    soff = np.empty(P + 1, np.int64)
+    n = _k.walk_batch(acc, prop, ml, off, int(start), pos, s_acc, s_com, s_prop, s_ml, soff)
+    pos, s_acc, s_com, s_prop, s_ml = pos[:n], s_acc[:n], s_com[:n], s_prop[:n], s_ml[:n]
+    if cost is not None:
+        M = s_prop.astype(np.int64) + 1
+        step = np.asarray(cost(M, np.zeros(n, np.int64), np.full(n, mode in _SYNC)), float)
+    else:
+        step = np.zeros(n)
+    sums = [np.empty(P) for _ in range(6)]
+    over = _k.step_sums(soff, s_com, s_prop, np.ascontiguousarray(step), int(run_cap), *sums)
+    tokens, forwards, drafts, extra, rows, time_ms = (np.tile(x, (n_rep, 1)) for x in sums)
+    return WalkResult(
+        tokens=tokens, forwards=forwards, time_ms=time_ms if cost is not None else None,
+        drafts=drafts, accepted=extra, lookup_tokens=extra.copy(), rows=rows, lengths=L,
+        start=int(start), accept_hist=np.bincount(s_acc, minlength=1).astype(np.int64) * n_rep,
+        meta={"mode": mode, "k": 0, "start": start, "n_rep": n_rep, "total_tokens": total,
+              "run_cap": run_cap, "runs_over_cap": float(over),
+              "state_step_frac": np.zeros(P) / np.maximum(forwards.sum(0), 1)},
+        step_positions=pos, step_accepted=s_acc, step_committed=s_com, step_proposed=s_prop,
+        step_match_len=s_ml, step_offsets=soff)
+
+
+def _pad(arrs: Sequence[np.ndarray], width: int, fill: int = 0) -> np.ndarray:
+    out = np.full((len(arrs), width), fill, dtype=np.int64)
+    for i, a in enumerate(arrs):
+        out[i, : len(a)] = a
+    return out
+
+
+def _walk_stochastic(mode, L, rng, curves, state, lookup, threshold, tree_depth, cost, start,
+                     R, run_cap) -> WalkResult:
+    """MTP chain and hybrids: (R, P) lanes advanced together, one step per iteration."""
+    P = L.size
+    Lmax = int(L.max()) if P else 0
+    if curves is None:
+        raise ModelInputError(f"mode {mode} needs MTP acceptance curves", field="curve")
+    cv = np.asarray(curves, dtype=float)
+    if cv.ndim == 2:
+        cv = cv[:, None, :]
+    if cv.shape[0] != P:
+        raise ModelInputError(f"curves for {cv.shape[0]} prompts, capture has {P}",
+                              field="curve")
+    S, K = cv.shape[1], cv.shape[2]
+    st = _pad(state, Lmax + 1) if state is not None else np.zeros((P, Lmax + 1), np.int64)
+    if st.size and (st.min() < 0 or st.max() >= S):
+        raise ModelInputError(f"easiness state outside 0..{S - 1}", field="state")
+    need_lookup = mode != "mtp"
+    if need_lookup:
+        if lookup is None:
+            raise ModelInputError(f"mode {mode} needs a lookup draft profile", field="policy")
+        if hasattr(lookup, "offsets"):
+            lookup = tuple(
+                [np.asarray(x)[a:b] for a, b in zip(lookup.offsets[:-1], lookup.offsets[1:])]
+                for x in (lookup.accept_len, lookup.match_len, lookup.proposed))
+        acc_l = _pad(lookup[0], Lmax + 1)
+        ml = _pad(lookup[1], Lmax + 1)
+        prop = _pad(lookup[2], Lmax + 1)
+        if tree_depth is not None:
+            prop = np.minimum(prop, int(tree_depth))
+        acc_l = np.minimum(acc_l, prop)
+    shape = (R, P)
+    t = np.full(shape, start, dtype=np.int64)
+    Lb = np.broadcast_to(L, shape)
+    tokens = np.zeros(shape)
+    forwards = np.zeros(shape)
+    drafts = np.zeros(shape)
+    accepted = np.zeros(shape)
+    from_l = np.zeros(shape)
+    rows = np.zeros(shape)
+    over = np.zeros(shape)
+    state_steps = np.zeros(shape)
+    hist = np.zeros(1, np.int64)
+    time_ms = np.zeros(shape) if cost is not None else None
+    pidx = np.broadcast_to(np.arange(P), shape)
+    sync_const = mode in _SYNC
+    while True:
+        active = t < Lb
+        if not active.any():
+            break
+        tc = np.minimum(t, Lmax)
+        use_l = np.zeros(shape, dtype=bool)
+        u = rng.random(shape)
+        sidx = st[pidx, tc]
+        cur = cv[pidx, sidx]  # (R, P, K)
+        state_steps += (sidx > 0) * active
+        a_m = (u[..., None] < cur).sum(-1)
+        if need_lookup:
+            a_l = acc_l[pidx, tc]
+            p_l = prop[pidx, tc]
+        if mode == "mtp":
+            a = a_m
+            M = np.full(shape, K + 1)
+            d = np.full(shape, K)
+        elif mode == "max":
+            a = np.maximum(a_m, a_l)
+            use_l = a_l > a_m
+            M = np.full(shape, K + 1)
+            d = np.full(shape, K)
+        elif mode == "suffix-first":
+            use_l = (ml[pidx, tc] >= threshold) & (p_l > 0)
+            a = np.where(use_l, a_l, a_m)
+            M = np.where(use_l, p_l + 1, K + 1)
+            d = np.where(use_l, 0, K)
+        else:  # tree
+            a = np.maximum(a_m, a_l)
+            use_l = a_l > a_m
+            M = K + 1 + p_l
+            d = np.full(shape, K)
+        commit = np.minimum(a + 1, Lb - t) * active
+        af = active.astype(float)
+        tokens += commit
+        forwards += af
+        drafts += (M > 1) * af
+        acc_step = np.minimum(a, np.maximum(commit - 1, 0)) * af
+        accepted += acc_step
+        over += acc_step > run_cap
+        from_l += acc_step * use_l
+        rows += M * af
+        h = np.bincount(np.minimum(a, Lb - t)[active])
+        if h.size > hist.size:
+            hist = np.concatenate([hist, np.zeros(h.size - hist.size, np.int64)])
+        hist[:h.size] += h
+        if cost is not None:
+            time_ms += cost(M, d, np.full(shape, sync_const)) * af
+        t = t + commit
+    return WalkResult(tokens, forwards, time_ms, drafts, accepted, from_l, rows, lengths=L,
+                      start=int(start), accept_hist=hist,
+                      meta={"mode": mode, "k": K, "start": start, "n_rep": R,
+                            "total_tokens": int(L.sum()), "run_cap": run_cap,
+                            "runs_over_cap": float(over.sum() / R),
+                            "state_step_frac": state_steps.sum(0)
+                            / np.maximum(forwards.sum(0), 1)})
+
+
+def walk(lengths: Sequence[int] | np.ndarray, *, mode: str = "mtp", n_rep: int = 1,
+         seed: int | np.random.Generator | None = 0, curves: np.ndarray | None = None,
+         state: Sequence[np.ndarray] | None = None, lookup=None, threshold: int = 1,
+         tree_depth: int | None = None,
+         cost: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+         start: int = 0, run_cap: int = 8) -> WalkResult:
+    """Walk every completion with a drafting policy.
+
+    Parameters
+    ----------
+    lengths : array of int, shape (P,)
+        Completion lengths L_p (tokens).
+    mode : {"mtp", "lookup", "max", "suffix-first", "tree", "ar"}
+        ``mtp``: chain of depth K (from ``curves``), M = K+1 rows, K drafter passes.
+        ``lookup``: the deterministic lookup profile, M = proposed + 1.
+        ``max``/``suffix-first``/``tree``: hybrids, see :mod:`models.drafting.hybrid`.
+        ``ar``: one token per forward.
+    n_rep : int, default 1
+        Monte-Carlo replicates R (deterministic modes repeat their one walk R times).
+    seed : int or Generator
+        ``numpy.random.default_rng(seed)`` for the stochastic modes.
+    curves : array, shape (P, S, K) or (P, K)
+        MTP survival curves per prompt and easiness state (S states; S=1: independence).
+    state : sequence of int arrays, shape (L_p,) each, optional
+        Easiness state (0..S-1) of each position; default 0.
+    lookup : ProfileBatch or (accept_len, match_len, proposed)
+        Lookup draft profile (:func:`models.drafting.lookup.draft_profiles`), or three
+        sequences of per-prompt int arrays of shape (L_p,).
+    threshold : int, default 1
+        ``suffix-first``: use the lookup draft when ``match_len[t] >= threshold`` and
+        ``proposed[t] > 0``.
+    tree_depth : int, optional
+        Cap on the lookup draft length (``tree``: the lookup branch D; default no cap).
+    cost : callable(M, draft_tokens, sync) -> ms, optional
+        Vectorised step-time function, e.g.
+        :meth:`models.drafting.cost.ForwardCostModel.step_ms`.
+    start : int, default 0
+        First walked position: 0 reference replay, 1 vLLM counters (module docstring).
+    run_cap : int, default 8
+        ``meta["runs_over_cap"]`` counts steps with more than ``run_cap`` committed
+        accepted tokens.
+
+    Returns
+    -------
+    WalkResult
+        With the step trace for ``lookup`` and ``ar``.
+
+    Raises
+    ------
+    ModelInputError
+        Unknown mode, missing curves/lookup for the mode, mismatched prompt counts, or a
+        state index outside 0..S-1.
+    ValueError
+        ``start < 0``.
+
+    Examples
+    --------
+    >>> w = walk([6], mode="lookup", lookup=([[2, 0, 0, 1, 0, 0]],) * 3)
+    >>> w.step_accepted.tolist(), w.tokens_per_forward()    # t=0 -> 3, t=3 -> 5 -> 6
+    ([2, 1, 0], 2.0)
+    """
+    if mode not in MODES:
+        raise ModelInputError(f"unknown walk mode {mode!r} ({', '.join(MODES)})",
+                              field="policy")
+    if start < 0:
+        raise ValueError("start must be >= 0")
+    L = np.asarray(lengths, dtype=np.int64).reshape(-1)
+    R = int(n_rep)
+    if mode not in _STOCHASTIC:
+        return _walk_deterministic(mode, L, lookup, tree_depth, cost, start, R, run_cap)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    return _walk_stochastic(mode, L, rng, curves, state, lookup, threshold, tree_depth, cost,
+                            start, R, run_cap)
