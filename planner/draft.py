@@ -4,19 +4,20 @@ Pipeline (no statistics live in the CLI; this module makes the decision from the
 
 1. load a capture (:func:`models.drafting.capture.load_capture`);
 2. per policy, per-position draft profiles (:mod:`models.drafting.lookup`) and a step walk
-   (:func:`models.drafting.walk.walk`), Monte-Carlo replicated for stochastic (MTP, hybrid)
+   (:func:`models.drafting.mtp.walk`), Monte-Carlo replicated for stochastic (MTP, hybrid)
    policies, with every step charged by the cost model (:mod:`models.drafting.cost`);
 3. a paired bootstrap over prompts (:mod:`models.drafting.bootstrap`) of tokens/forward and of
    the TPS rate (tokens / modelled time) of each policy and the baseline on the same
    resampled prompts;
-4. the projected TPS gain distribution and the run-to-run TPS noise sigma give
-   :func:`worth_a_run`: P(one real run beats the baseline), runs per arm needed to confirm it
-   at the 0.95 rule, and their cost.
+4. the projected TPS gain distribution gives :func:`worth_a_run`: P(one real run beats the
+   baseline) and, from the assurance planner (:func:`planner.repeats.plan_repeats`, the
+   platform's noise prior and cost model, the verdict's rule), the runs per arm that confirm
+   the gain and their cost.
 
-Noise: the default sigma is the published N = 4 repeat spread of one submission on HF
-a10g-small (mean 307.08 TPS, sd 1.16, range 2.48), used as a coefficient of variation
-0.378 % of the baseline TPS. Pass ``sigma_tps`` (or a :class:`NoiseSpec`) to swap in the
-planner's noise prior.
+Noise of one run (for P(one run beats the baseline)): the published N = 4 repeat spread of
+one submission on HF a10g-small (``planner.defaults.ZTEST_SIGMA_TPS`` at
+``BASELINE_TPS``), used as a coefficient of variation (``ZTEST_CV``, 0.378 %) of the
+baseline TPS. Pass ``sigma_tps`` (or a :class:`NoiseSpec`) to change it.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from typing import Callable, Sequence
 import numpy as np
 from scipy.stats import norm
 
+from planner.defaults import (BASELINE_TPS, DEFAULT_ASSURANCE, DEFAULT_PLATFORM, DEFAULT_ROPE,
+                              DEFAULT_RULE, ZTEST_CV, ZTEST_SIGMA_TPS)
 from planner.errors import InputError
 
 __all__ = ["PolicySpec", "parse_policy", "NoiseSpec", "worth_a_run", "run_draft", "run_sweep",
@@ -56,14 +59,16 @@ class NoiseSpec:
     sigma_tps : float or None
         Absolute sd (TPS) of one run; when None, ``cv * baseline TPS``.
     cv : float
-        Coefficient of variation (default 1.16 / 307.08 = 0.378 %).
+        Coefficient of variation (default :data:`planner.defaults.ZTEST_CV`, 1.16 / 307.08 =
+        0.378 %).
     source : str
     """
 
     sigma_tps: float | None = None
-    cv: float = 1.16 / 307.08
-    source: str = ("N = 4 repeats of one submission on HF a10g-small: mean 307.08, sd 1.16, "
-                   "range 2.48 TPS (CV 0.378 %); secondary note, forward_cost.md s6")
+    cv: float = ZTEST_CV
+    source: str = (f"N = 4 repeats of one submission on HF a10g-small: mean {BASELINE_TPS:g}, "
+                   f"sd {ZTEST_SIGMA_TPS:g}, range 2.48 TPS (CV {100 * ZTEST_CV:.3f} %); "
+                   "secondary note, forward_cost.md s6")
 
     def sigma_at(self, tps: float) -> float:
         """Sigma (TPS) of one run at the given TPS level."""
@@ -72,86 +77,108 @@ class NoiseSpec:
         return float(self.cv * tps)
 
 
-def worth_a_run(gain: np.ndarray, sigma: float, *, point: float | None = None,
-                alpha: float = 0.05, power: float = 0.8, cap: int = 40,
-                minutes_per_run: float = 10.0, price_per_hour: float = 1.0) -> dict:
-    """Worth-a-run decision from a projected TPS gain distribution.
+#: Simulated experiments per design when ``draft`` sizes a run (the assurance planner's
+#: minimum is 100; 200 keeps ``planner draft`` within a second of its old run time, Monte
+#: Carlo SE of an assurance near 0.8 about 0.03).
+SIZING_SIMS = 200
+
+
+def _as_dict(res) -> dict:
+    """A repeat plan as its JSON object (a dict, or a typed result with ``to_dict()``)."""
+    return res if isinstance(res, dict) else res.to_dict()
+
+
+def worth_a_run(gain: np.ndarray, sigma: float, *, baseline_tps: float, prior,
+                cost, point: float | None = None, target: float = DEFAULT_ASSURANCE,
+                cap: int = 40, sims: int = SIZING_SIMS, seed: int = 0,
+                rope: str = DEFAULT_ROPE, rule: str = DEFAULT_RULE) -> dict:
+    """Worth-a-run decision from a projected TPS gain distribution, sized by the assurance
+    planner (:func:`planner.repeats.plan_repeats`), the one sizing rule of every command.
 
     Parameters
     ----------
     gain : array, shape (B,)
-        Bootstrap draws of the projected TPS gain (policy - baseline, TPS).
+        Bootstrap draws of the projected TPS gain (policy - baseline, TPS); the effect the
+        planner simulates from (resampled).
     sigma : float
-        Run-to-run sd of one run's TPS (TPS), the same for both arms.
+        Run-to-run sd of one run's TPS (TPS), for P(one run beats the baseline) only.
+    baseline_tps : float
+        TPS level of the baseline (converts TPS to the log scale).
+    prior : models.noise.NoisePrior
+        Noise prior of the platform (simulation and analysis).
+    cost : planner.costs.CostModel
+        The platform's cost model (:func:`planner.costs.cost_model`).
     point : float, optional
         Point projection of the gain (default: mean of ``gain``).
-    alpha : float
-        Two-sided level of the confirmation rule (0.05: the 95 % interval of the difference
-        of arm means, sd ``sigma * sqrt(2 / n)``, excludes 0).
-    power : float
-        Required assurance: P(the rule confirms a gain), averaged over the projection's
-        uncertainty (the ``gain`` draws).
+    target : float
+        Assurance to reach: P(the planned experiment ends with the right call), averaged over
+        the noise prior and the projection's uncertainty.
     cap : int
-        Maximum runs per arm considered (default 40).
-    minutes_per_run : float
-        Billed minutes per run incl. start-up (default 10; billed per started minute).
-    price_per_hour : float
-        $ per hour (HF Jobs a10g-small: $1.00/h).
+        Most runs per arm considered.
+    sims : int
+        Simulated experiments per design (:data:`SIZING_SIMS`).
+    seed : int
+    rope, rule : str
+        Decision rule of the planned experiment (default the verdict's HDI + ROPE labels).
 
     Returns
     -------
     dict
         ``gain_tps`` (point/mean/ci), ``sigma_tps``, ``p_gain_positive``,
-        ``p_run_beats_baseline`` (one run per arm, averaged over the projection),
-        ``runs_per_arm`` (None when over the cap), ``runs_per_arm_at_point``,
-        ``assurance_at_n``, ``over_run_cap``, ``cost_usd`` (both arms), ``worth``,
-        ``verdict`` (one line).
+        ``p_run_beats_baseline`` (one run per arm), ``runs_per_arm`` (None when over the cap
+        or no gain), ``assurance_at_n``, ``assurance`` (the target), ``rule``, ``rope``,
+        ``run_cap``, ``over_run_cap``, the cost model, ``cost_usd`` (both arms, $),
+        ``worth``, ``code`` (``worth``, ``no_gain``, ``over_cap``) and ``verdict`` (one line).
 
     Raises
     ------
     InputError
-        Non-positive sigma, cap < 1 or minutes_per_run <= 0.
+        Non-positive sigma or cap < 1.
     """
     g = np.asarray(gain, float)
     if not (sigma > 0 and np.isfinite(sigma)):
-        raise InputError(f"TPS noise sigma must be > 0, got {sigma}", field="sigma-tps")
+        raise InputError(f"TPS noise sigma must be > 0, got {sigma}", field="sigma_tps")
     if cap < 1:
-        raise InputError("run cap must be >= 1", field="run-cap")
-    if minutes_per_run <= 0:
-        raise InputError("minutes per run must be > 0", field="minutes-per-run")
+        raise InputError("run cap must be >= 1", field="run_cap")
     pt = float(g.mean() if point is None else point)
-    z = norm.ppf(1 - alpha / 2)
     p_pos = float((g > 0).mean())
     p_one = float(norm.cdf(g / (sigma * math.sqrt(2))).mean())
-    n_needed = None
-    assurance = None
-    for n in range(1, cap + 1):
-        a = float(norm.cdf(g / (sigma * math.sqrt(2 / n)) - z).mean())
-        if a >= power:
-            n_needed, assurance = n, a
-            break
-    zb = norm.ppf(power)
-    n_point = math.ceil(2 * (sigma * (z + zb) / pt) ** 2) if pt > 0 else None
-    minutes = math.ceil(minutes_per_run)
-    cost = None if n_needed is None else 2 * n_needed * minutes / 60 * price_per_hour
+    n_needed = assurance = cost_usd = None
+    if pt > 0:
+        from planner.repeats import plan_repeats
+
+        plan = _as_dict(plan_repeats(
+            g, baseline_tps=baseline_tps, prior=prior, rule=rule, rope=rope, target=target,
+            designs=("separate",), max_runs=cap, price_per_hour=cost.price_per_hour,
+            minutes_per_run=cost.minutes_per_run, startup_minutes=cost.startup_minutes,
+            billed_per_minute=cost.billed_per_minute, sims=sims, seed=seed,
+            search_beyond_cap=False))
+        rec = plan["recommended"]
+        if rec is not None:
+            n_needed, assurance, cost_usd = (int(rec["runs_per_arm"]), float(rec["assurance"]),
+                                             float(rec["cost_usd"]))
     worth = pt > 0 and n_needed is not None
     if pt <= 0:
-        verdict = f"not worth a run: projected gain {pt:+.1f} TPS <= 0"
+        code, verdict = "no_gain", f"not worth a run: projected gain {pt:+.1f} TPS <= 0"
     elif n_needed is None:
+        code = "over_cap"
         verdict = (f"not worth a run: confirming {pt:+.1f} TPS needs more than {cap} runs per "
                    f"arm (P(gain > 0) = {p_pos:.2f})")
     else:
+        code = "worth"
         verdict = (f"worth a run: {pt:+.1f} TPS projected, P(one run beats baseline) = "
-                   f"{p_one:.2f}; {n_needed} run(s) per arm confirm it (${cost:.2f})")
+                   f"{p_one:.2f}; {n_needed} run(s) per arm confirm it with assurance "
+                   f"{assurance:.2f} (${cost_usd:.2f})")
     lo, hi = np.quantile(g, [0.025, 0.975]) if g.size > 1 else (pt, pt)
     return {"gain_tps": {"point": pt, "mean": float(g.mean()), "ci_low": float(lo),
                          "ci_high": float(hi)},
             "sigma_tps": float(sigma), "p_gain_positive": p_pos, "p_run_beats_baseline": p_one,
-            "runs_per_arm": n_needed, "runs_per_arm_at_point": n_point,
-            "assurance_at_n": assurance, "power": power, "alpha": alpha, "run_cap": cap,
+            "runs_per_arm": n_needed, "assurance_at_n": assurance, "assurance": target,
+            "rule": rule, "rope": rope, "sims": sims, "run_cap": cap,
             "over_run_cap": n_needed is None and pt > 0,
-            "minutes_per_run": minutes, "price_per_hour": price_per_hour,
-            "cost_usd": cost, "worth": bool(worth), "verdict": verdict}
+            "minutes_per_run": cost.minutes_per_run, "startup_minutes": cost.startup_minutes,
+            "price_per_hour": cost.price_per_hour, "cost_usd": cost_usd, "worth": bool(worth),
+            "code": code, "verdict": verdict}
 
 
 # ----------------------------------------------------------------------------- results
@@ -487,7 +514,8 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
               per_prompt: str | None = "B", correlation: str = "calibrated",
               cost_profile: str = "F", cost_file: str | None = None,
               cost_overrides: dict | None = None, noise: NoiseSpec | None = None,
-              run_cap: int = 40, minutes_per_run: float = 10.0, price_per_hour: float = 1.0,
+              platform: str = DEFAULT_PLATFORM, run_cap: int = 40,
+              minutes_per_run: float | None = None, price_per_hour: float | None = None,
               start: int = 0, progress: Callable | None = None) -> DraftResult:
     """Simulate drafting policies on a capture and decide which are worth a run.
 
@@ -520,8 +548,13 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
         Cost model (:func:`models.drafting.cost.load_cost_model`).
     noise : NoiseSpec, optional
         TPS noise of one run (default CV 0.378 %).
-    run_cap, minutes_per_run, price_per_hour
-        Worth-a-run settings.
+    platform : str
+        Platform the real runs would go to: its noise prior and its cost model
+        (:func:`planner.costs.cost_model`) size the worth-a-run experiment.
+    run_cap : int
+        Most runs per arm the sizing considers.
+    minutes_per_run, price_per_hour : float, optional
+        Overrides of the platform cost model (minutes of one run, $ per hour).
     start : int
         First walked completion position. 0 (default): the reference replay's convention,
         in which the forward that yields the first token counts and may verify a draft built
@@ -539,11 +572,11 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     InputError
         Bad capture, parameters out of range, acceptance prompt set not matching the capture.
     """
-    from models.drafting.bootstrap import bootstrap_ratios, summarize_samples
+    from models.drafting.bootstrap import bootstrap_ratios, summarize
     from models.drafting.capture import load_capture
     from models.drafting.cost import load_cost_model
     from models.drafting.hybrid import calibrate_gamma, easiness_state, run_hybrid
-    from models.drafting.walk import walk
+    from models.drafting.mtp import walk
 
     if n_boot < 1 or n_boot > 1_000_000:
         raise InputError(f"--bootstrap must be in 1..1000000, got {n_boot}", field="bootstrap")
@@ -556,6 +589,15 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     for sp in [*policies, baseline]:
         validate_policy(sp)
     noise = noise or NoiseSpec()
+    from models.noise import platform_prior
+    from planner.costs import cost_model
+
+    run_cost = cost_model(platform, price_per_hour=price_per_hour,
+                          minutes_per_run=minutes_per_run)
+    try:
+        run_prior = platform_prior(platform)
+    except KeyError:
+        raise InputError(f"platform {platform!r} has no noise prior", field="platform") from None
     cost = load_cost_model(cost_profile, cost_file, **(cost_overrides or {}))
     path = Path(capture_path) if capture_path is not None else default_capture_path()
     cap = load_capture(path, stop_at_eos=stop_at_eos)
@@ -660,7 +702,7 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     for i, r in enumerate(runs):
         res = r.res
         tpf_pt = res.tokens_per_forward()
-        tpf = summarize_samples(boot[f"tpf{i}"], tpf_pt)
+        tpf = summarize(boot[f"tpf{i}"], tpf_pt)
         rate_pt = res.tokens.sum() / res.time_ms.sum()
         ratio = boot[f"rate{i}"] / base_rate
         ratio_pt = rate_pt / base_rate_pt
@@ -672,10 +714,11 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
         gain_pt = tps_pt - anchor
         is_base = i == 0
         war = None if is_base else worth_a_run(
-            gain_s, sigma, point=gain_pt, cap=run_cap, minutes_per_run=minutes_per_run,
-            price_per_hour=price_per_hour)
+            gain_s, sigma, point=gain_pt, baseline_tps=anchor, prior=run_prior, cost=run_cost,
+            cap=run_cap, seed=seed)
         if war is not None and r.spec.name == "hybrid-max":
             war["worth"] = False
+            war["code"] = "upper_bound"
             war["verdict"] = ("upper bound only (both drafts verified at MTP cost), not a "
                               f"runnable policy: ceiling {gain_pt:+.1f} TPS")
         pol = {
@@ -690,8 +733,8 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
             "runs_over_cap": _runs_over_cap(res),
             "step_ms": float(res.time_ms.sum() / res.forwards.sum()),
             "mean_verify_rows": float(res.rows.sum() / res.forwards.sum()),
-            "speedup_vs_baseline": summarize_samples(ratio, float(ratio_pt)),
-            "projected_tps": summarize_samples(tps_s, float(tps_pt)),
+            "speedup_vs_baseline": summarize(ratio, float(ratio_pt)),
+            "projected_tps": summarize(tps_s, float(tps_pt)),
             "worth_a_run": war,
             **r.extra,
         }
@@ -709,8 +752,9 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
                   "baseline_tps_model": base_model_tps,
                   "tps_anchor": "baseline_tps" if baseline_tps is not None else "cost model",
                   "noise": {"sigma_tps": sigma, "cv": noise.cv, "source": noise.source},
-                  "run_cap": run_cap, "minutes_per_run": minutes_per_run,
-                  "price_per_hour": price_per_hour, "cost_model": cost.to_dict()},
+                  "platform": platform, "run_cap": run_cap, "assurance": DEFAULT_ASSURANCE,
+                  "sizing_sims": SIZING_SIMS, "run_cost_model": run_cost.to_dict(),
+                  "cost_model": cost.to_dict()},
         acceptance={"source": model.source, "k": model.k, "curve": model.curve,
                     "tokens_per_forward_curve": model.tokens_per_forward,
                     "per_prompt": model.meta.get("per_prompt"), "note": pp_note},
@@ -750,7 +794,7 @@ def run_sweep(capture_path: str | Path | None = None, *, n_values=range(1, 6),
     """
     from models.drafting.capture import load_capture
     from models.drafting.cost import load_cost_model
-    from models.drafting.walk import walk
+    from models.drafting.mtp import walk
 
     n_values, d_values, k_values = list(n_values), list(d_values), list(k_values)
     for n in n_values:

@@ -31,7 +31,7 @@ from planner.runs import RunsTable, instance_key
 
 __all__ = ["SCHEMA", "DEFAULT_ROPE", "ZTEST_SIGMA", "LABELS", "Rope", "Verdict", "label_from",
            "build_data", "check_identifiable", "fit", "classical_tests", "verdict",
-           "more_runs_needed"]
+           "SETTLE_SIMS", "SETTLE_MAX_RUNS"]
 
 SCHEMA = "spec-planner/verdict/1"
 
@@ -149,20 +149,56 @@ def fit(data: TPSData, prior: NoisePrior, engine: str, *, seed: int = 0,
     raise InputError(f"unknown engine {engine!r} (exact or mcmc)", field="--engine")
 
 
-def more_runs_needed(delta_mean: float, rope: float, sd_run_total: float, n_a: int, n_b: int,
-                     cap: int = 400) -> int | None:
-    """Runs per arm to add so that, if the current posterior mean holds, the 95 % interval of
-    Δ clears the ROPE (Normal approximation with the posterior noise). None if even ``cap``
-    more per arm would not, or if the mean sits inside the ROPE (then equivalence is the
-    question; see ``planner repeats --rule equivalence``)."""
-    gap = abs(delta_mean) - rope
-    if gap <= 0 or sd_run_total <= 0:
-        return None
-    for k in range(1, cap + 1):
-        se = sd_run_total * math.sqrt(1.0 / (n_a + k) + 1.0 / (n_b + k))
-        if gap > 1.96 * se:
-            return k
-    return None
+#: Simulated experiments per design and the largest number of runs per arm to add when the
+#: verdict sizes its "to settle" advice with the assurance planner: 200 sims (the planner's
+#: minimum is 100; Monte Carlo SE of an assurance near 0.8 about 0.03) keep ``planner
+#: verdict`` within about two seconds of its old run time.
+SETTLE_SIMS = 200
+SETTLE_MAX_RUNS = 100
+
+
+def _as_dict(res) -> dict:
+    """A repeat plan as its JSON object (a dict, or a typed result with ``to_dict()``)."""
+    return res if isinstance(res, dict) else res.to_dict()
+
+
+def _to_settle(table: RunsTable, a: str, b: str, prior: NoisePrior, rope: Rope,
+               platform: str | None, seed: int) -> tuple[int | None, str, str]:
+    """Runs per arm to add to an undecided verdict, from the assurance planner.
+
+    :func:`planner.repeats.plan_more_runs` (separate design, the verdict's rule and ROPE,
+    target :data:`planner.defaults.DEFAULT_ASSURANCE`, the platform's cost model) starting
+    from the runs already bought.
+
+    Returns
+    -------
+    (int or None, str, str)
+        Runs per arm to add (None beyond :data:`SETTLE_MAX_RUNS`), a code (``settle``,
+        ``over_cap``) and the advice in words.
+    """
+    from planner.costs import cost_model
+    from planner.defaults import DEFAULT_ASSURANCE, DEFAULT_PLATFORM
+    from planner.repeats import plan_more_runs
+
+    try:
+        cm = cost_model(platform or DEFAULT_PLATFORM)
+    except InputError:  # a platform without a cost model: price it as the default one
+        cm = cost_model(DEFAULT_PLATFORM)
+    plan = _as_dict(plan_more_runs(
+        table, a, b, prior=prior, rope=rope, sims=SETTLE_SIMS, seed=seed,
+        designs=("separate",), max_runs=SETTLE_MAX_RUNS, target=DEFAULT_ASSURANCE,
+        price_per_hour=cm.price_per_hour, minutes_per_run=cm.minutes_per_run,
+        startup_minutes=cm.startup_minutes, billed_per_minute=cm.billed_per_minute,
+        search_beyond_cap=False))
+    rec = plan["recommended"]
+    if rec is None:
+        return None, "over_cap", (f"more than {SETTLE_MAX_RUNS} more runs per arm to reach "
+                                  f"assurance {DEFAULT_ASSURANCE:g} of a settled verdict")
+    n = int(rec["runs_per_arm"])
+    return n, "settle", (f"{n} more run(s) per arm (new instances, {cm.flavor}, "
+                         f"${rec['cost_usd']:.2f}) settle the verdict with assurance "
+                         f"{rec['assurance']:.2f} (planner repeats with these runs gives the "
+                         "full table)")
 
 
 def classical_tests(tps_a: np.ndarray, tps_b: np.ndarray, sigma: float | None = None, *,
@@ -244,6 +280,9 @@ class Verdict:
         Runs per arm to add to settle an undecided verdict ("to settle" advice).
     more_runs_note : str or None
         That advice in words (None when the verdict is decisive).
+    more_runs_code : str or None
+        ``settle`` (``more_runs_per_arm`` reach the target assurance), ``over_cap`` (more
+        than :data:`SETTLE_MAX_RUNS`) or None (decisive).
     classical : dict
         z-test (``z_test.sigma_tps`` is its σ) and Welch's t.
     delta_curve : dict or None
@@ -279,6 +318,7 @@ class Verdict:
     diagnostics: dict
     more_runs_per_arm: int | None
     more_runs_note: str | None
+    more_runs_code: str | None
     classical: dict
     delta_curve: dict | None
     notes: list = field(default_factory=list)
@@ -302,16 +342,18 @@ class Verdict:
         if not schema.startswith("spec-planner/verdict/"):
             raise InputError(f"not a verdict result (schema {schema or '?'!r})", field="schema")
         names = [f.name for f in fields(cls)]
-        missing = [n for n in names if n not in d and n not in ("notes", "seed")]
+        optional = ("notes", "seed", "more_runs_code")
+        missing = [n for n in names if n not in d and n not in optional]
         if missing:
             raise InputError(f"verdict result lacks {', '.join(missing)}", field=missing[0])
-        return cls(**{n: d[n] for n in names if n in d})
+        return cls(**{"more_runs_code": None, **{n: d[n] for n in names if n in d}})
 
 
 def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE,
             prior: NoisePrior | None = None, prior_label: str = "weak", engine: str = "exact",
             seed: int = 0, likelihood: str = "normal", use_cold: bool | None = None,
-            hdi_prob: float = 0.95, prior_info: dict | None = None) -> Verdict:
+            hdi_prob: float = 0.95, prior_info: dict | None = None,
+            platform: str | None = None) -> Verdict:
     """Posterior verdict on B vs A (schema ``spec-planner/verdict/1``).
 
     Parameters
@@ -335,6 +377,9 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         ``student-t`` (MCMC only) for heavy cold-start tails.
     use_cold : bool, optional
         Include the cold-start indicator (default: when some run is flagged cold).
+    platform : str, optional
+        Platform of the runs (default: the table's): its cost model prices the "to settle"
+        advice (:func:`planner.repeats.plan_more_runs`, :data:`SETTLE_SIMS` simulations).
 
     Returns
     -------
@@ -364,18 +409,10 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
     label = label_from(d, ok=diag.get("ok", True))
     tau = post.scale_summary("tau")
     sig = post.scale_summary("sigma")
-    total_sd = math.sqrt(tau["mean"] ** 2 + sig["mean"] ** 2)
-    more, more_note = None, None
+    more, more_code, more_note = None, None, None
     if label == "undecided":
-        more = more_runs_needed(d.mean, rope_log, total_sd, len(tps_a), len(tps_b))
-        if more is None:
-            more_note = ("the posterior mean sits inside the ROPE: ask whether A and B are "
-                         "equivalent (planner repeats --rule equivalence)"
-                         if abs(d.mean) <= rope_log else
-                         "more than 400 runs per arm even if the current mean holds")
-        else:
-            more_note = (f"about {more} more run(s) per arm would clear the ROPE if the current "
-                         "mean holds (a coin flip; planner repeats --runs gives the assurance)")
+        plat = platform or table.select([a, b]).platform() or None
+        more, more_code, more_note = _to_settle(table, a, b, prior, rope, plat, seed)
 
     def scale_out(s):
         return {"pct": {k: 100 * v for k, v in s.items()},
@@ -422,6 +459,7 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         diagnostics=diag,
         more_runs_per_arm=more,
         more_runs_note=more_note,
+        more_runs_code=more_code,
         classical=classical_tests(tps_a, tps_b, platform=table.select([a, b]).platform()),
         delta_curve=curve,
         notes=notes,

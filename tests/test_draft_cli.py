@@ -78,17 +78,62 @@ def test_md_report_with_png(tmp_path):
     assert "tokens/forward" in md.read_text() and (tmp_path / "r.png").stat().st_size > 1000
 
 
-def test_worth_a_run_rules():
-    g = np.random.default_rng(0).normal(3.0, 0.3, 2000)
-    w = worth_a_run(g, 1.16)
-    # n = 2 (1.96 + 0.84)^2 (1.16/3)^2 ~ 2.3 -> 3 runs per arm
-    assert w["worth"] and w["runs_per_arm"] in (2, 3, 4)
-    assert w["cost_usd"] == pytest.approx(2 * w["runs_per_arm"] * 10 / 60)
+def _plan(**kw):
+    from planner.repeats import plan_repeats
+
+    res = plan_repeats(**kw)
+    return res if isinstance(res, dict) else res.to_dict()
+
+
+def test_worth_a_run_is_sized_by_the_assurance_planner():
+    """One sizing rule: draft's runs per arm and cost are plan_repeats' recommendation for the
+    same gain draws, platform prior and platform cost model."""
+    from models.noise import platform_prior
+    from planner.costs import cost_model
+    from planner.draft import SIZING_SIMS
+
+    prior, cm = platform_prior("hf-a10g-small"), cost_model("hf-a10g-small")
+    g = np.random.default_rng(0).normal(9.0, 1.0, 2000)  # ~2.9 % of 307 TPS
+    w = worth_a_run(g, 1.16, baseline_tps=307.08, prior=prior, cost=cm, seed=4)
+    rec = _plan(delta=g, baseline_tps=307.08, prior=prior, designs=("separate",), max_runs=40,
+                price_per_hour=cm.price_per_hour, minutes_per_run=cm.minutes_per_run,
+                startup_minutes=cm.startup_minutes, billed_per_minute=cm.billed_per_minute,
+                sims=SIZING_SIMS, seed=4, search_beyond_cap=False)["recommended"]
+    assert w["worth"] and w["code"] == "worth"
+    assert w["runs_per_arm"] == rec["runs_per_arm"] and 1 <= w["runs_per_arm"] <= 10
+    assert w["assurance_at_n"] == pytest.approx(rec["assurance"]) and w["assurance_at_n"] >= 0.8
+    # the platform's cost model: one allocation per run, 5 min start-up + 3 min at $1.00/h
+    assert w["cost_usd"] == pytest.approx(2 * w["runs_per_arm"] * 8 / 60)
+    assert "power" not in w and w["assurance"] == 0.8
     assert 0.9 < w["p_run_beats_baseline"] < 1
-    w = worth_a_run(np.full(100, -1.0), 1.16)
-    assert not w["worth"] and "<= 0" in w["verdict"]
-    w = worth_a_run(np.full(100, 0.2), 1.16, cap=40)
-    assert not w["worth"] and w["over_run_cap"]
+    w = worth_a_run(np.full(100, -1.0), 1.16, baseline_tps=307.08, prior=prior, cost=cm)
+    assert not w["worth"] and w["code"] == "no_gain" and "<= 0" in w["verdict"]
+    w = worth_a_run(np.full(100, 0.2), 1.16, baseline_tps=307.08, prior=prior, cost=cm, cap=10)
+    assert not w["worth"] and w["over_run_cap"] and w["code"] == "over_cap"
+
+
+def test_verdict_to_settle_is_sized_by_the_assurance_planner():
+    """The verdict's "to settle" advice is plan_more_runs' recommendation from the runs
+    already bought."""
+    from models.noise import platform_prior
+    from planner.costs import cost_model
+    from planner.repeats import plan_more_runs
+    from planner.runs import runs_from_values
+    from planner.verdict import SETTLE_MAX_RUNS, SETTLE_SIMS, verdict
+
+    t = runs_from_values([308.1, 307.9], [309.0, 309.4], platform="hf-a10g-small")
+    prior, cm = platform_prior("published-n4"), cost_model("hf-a10g-small")
+    v = verdict(t, "A", "B", prior=prior, seed=1, platform="hf-a10g-small")
+    assert v.label == "undecided"
+    res = plan_more_runs(t, "A", "B", prior=prior, rope="0.1%", sims=SETTLE_SIMS, seed=1,
+                         designs=("separate",), max_runs=SETTLE_MAX_RUNS, target=0.8,
+                         price_per_hour=cm.price_per_hour, minutes_per_run=cm.minutes_per_run,
+                         startup_minutes=cm.startup_minutes,
+                         billed_per_minute=cm.billed_per_minute, search_beyond_cap=False)
+    rec = (res if isinstance(res, dict) else res.to_dict())["recommended"]
+    assert rec is not None and v.more_runs_code == "settle"
+    assert v.more_runs_per_arm == rec["runs_per_arm"]
+    assert f"${rec['cost_usd']:.2f}" in v.more_runs_note
 
 
 def test_sweep_json():

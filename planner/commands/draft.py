@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from planner.defaults import DEFAULT_PLATFORM
 from planner.errors import InputError
 
 
@@ -235,9 +236,17 @@ def register(app: typer.Typer) -> None:
                                                    help="drafter ms per draft token"),
         sigma_tps: Optional[float] = typer.Option(None, "--sigma-tps", help="TPS sd per run "
                                                   "(default 0.378 % of baseline TPS)"),
-        run_cap: int = typer.Option(40, "--run-cap", help="max runs per arm"),
-        minutes_per_run: float = typer.Option(10.0, "--minutes-per-run"),
-        price_per_hour: float = typer.Option(1.0, "--price-per-hour"),
+        platform: str = typer.Option(DEFAULT_PLATFORM, "--platform", help="platform of the "
+                                     "real runs: its noise prior and cost model size the "
+                                     "worth-a-run experiment"),
+        run_cap: int = typer.Option(40, "--run-cap", help="max runs per arm the sizing "
+                                    "considers"),
+        minutes_per_run: Optional[float] = typer.Option(None, "--minutes-per-run",
+                                                        help="override the platform cost "
+                                                        "model's minutes per run"),
+        price_per_hour: Optional[float] = typer.Option(None, "--price-per-hour",
+                                                       help="override the platform cost "
+                                                       "model's $ per hour"),
         as_json: bool = typer.Option(False, "--json", help="print the JSON result"),
         md: Optional[Path] = typer.Option(None, "--md", help="write a Markdown report (+PNG)"),
     ) -> None:
@@ -247,8 +256,10 @@ def register(app: typer.Typer) -> None:
 
         inputs = [capture, cost_file] + ([Path(curve)] if curve and Path(curve).exists() else [])
         guard_outputs([("--md", md), ("--md", md.with_suffix(".png") if md else None)], inputs)
-        if not price_per_hour > 0:
+        if price_per_hour is not None and not price_per_hour > 0:
             raise InputError(f"must be > 0, got {price_per_hour!r}", field="--price-per-hour")
+        if run_cap < 1:
+            raise InputError(f"must be >= 1, got {run_cap}", field="--run-cap")
         specs = _policy_specs(policy, n, depth, min_n, max_n, k, lookup_k, threshold,
                               tree_depth, lookup)
         base = _policy_specs([baseline], n, depth, min_n, max_n, k, lookup_k, threshold,
@@ -283,7 +294,7 @@ def register(app: typer.Typer) -> None:
             correlation=corr, cost_profile=cost_profile,
             cost_file=str(cost_file) if cost_file else None,
             cost_overrides={"sync_factor": sync_factor, "drafter_per_token_ms": drafter_ms},
-            noise=NoiseSpec(sigma_tps=sigma_tps), run_cap=run_cap,
+            noise=NoiseSpec(sigma_tps=sigma_tps), platform=platform, run_cap=run_cap,
             minutes_per_run=minutes_per_run, price_per_hour=price_per_hour,
             progress=_progress(not as_json))
         _emit(result, as_json, md, inputs)

@@ -141,7 +141,8 @@ def register(app: typer.Typer) -> None:
                                "A's and B's sessions is noise their spread cannot measure "
                                "(give --platform, --paired or --cv-instance)"]
                               if runs is None and not plat and not paired else [])},
-                          engine=engine, seed=seed, likelihood=likelihood, use_cold=cold)
+                          engine=engine, seed=seed, likelihood=likelihood, use_cold=cold,
+                          platform=plat)
         from planner.report.html import render_html
 
         emit(res.to_dict(), as_json=as_json, terminal=render_terminal, md=md, md_renderer=render_markdown,

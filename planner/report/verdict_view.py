@@ -48,7 +48,7 @@ def _rows(r: dict) -> list[tuple[str, str]]:
 def _ztest_name(z: dict) -> str:
     """Row name of the z-test, with the σ it assumed (``z_test.sigma_tps`` of the result)."""
     sd = z.get("sigma_tps")
-    return "z-test" if sd is None else f"z-test (σ={sd:g} TPS)"
+    return "z-test" if sd is None else f"z-test (σ={sd:.2f} TPS)"
 
 
 def _diag(d: dict) -> str:
