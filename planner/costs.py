@@ -35,6 +35,9 @@ from typing import Sequence
 
 from planner.errors import InputError
 
+__all__ = ["CostModel", "FLAVORS", "PLATFORM_FLAVOR", "PRICES_CHECKED", "PRICING_URL",
+           "cost_model"]
+
 #: Date the prices and billing rules above were looked up.
 PRICES_CHECKED = "2026-11-30"
 PRICING_URL = "https://huggingface.co/docs/hub/jobs-pricing"
@@ -71,10 +74,10 @@ class CostModel:
         for name in ("price_per_hour", "startup_minutes"):
             v = getattr(self, name)
             if not (math.isfinite(v) and v >= 0):
-                raise InputError(f"must be >= 0, got {v!r}", field=f"--{name.replace('_', '-')}")
+                raise InputError(f"must be >= 0, got {v!r}", field=name)
         if not (math.isfinite(self.minutes_per_run) and self.minutes_per_run > 0):
             raise InputError(f"must be > 0, got {self.minutes_per_run!r}",
-                             field="--minutes-per-run")
+                             field="minutes_per_run")
 
     def allocation_minutes(self, runs: int) -> float:
         """Wall minutes of one allocation holding ``runs`` runs."""
@@ -100,11 +103,8 @@ class CostModel:
                 "gpu_hours": sum(mins) / 60.0, "billed_minutes": float(sum(billed)),
                 "cost_usd": sum(billed) * self.price_per_hour / 60.0}
 
-    def one_run_cost(self) -> float:
-        """$ of the smallest experiment: one run of A and one of B on separate allocations."""
-        return self.cost([1, 1])["cost_usd"]
-
     def to_dict(self) -> dict:
+        """The fields as a dict (JSON-ready)."""
         return asdict(self)
 
 
@@ -130,17 +130,35 @@ PLATFORM_FLAVOR = {"hf-a10g-small": "a10g-small", "published-n4": "a10g-small",
 def cost_model(platform_or_flavor: str = "a10g-small", *, price_per_hour: float | None = None,
                minutes_per_run: float | None = None, startup_minutes: float | None = None
                ) -> CostModel:
-    """The default cost model of a platform or flavor, with optional overrides.
+    """The default cost model of a platform (or one of its aliases) or flavor, with optional
+    overrides. Every command prices runs through this function, so one platform has one cost
+    model (``repeats --platform``, the ``platform`` of a ``budget`` comparison).
+
+    Parameters
+    ----------
+    platform_or_flavor : str
+        ``hf-a10g-small`` (or an alias such as ``hf``), ``published-n4``, ``local-a10g``,
+        ``hf-a10g-large``, or a flavor of :data:`FLAVORS`.
+    price_per_hour, minutes_per_run, startup_minutes : float, optional
+        Overrides ($/h, min, min); ``None`` keeps the flavor's value.
+
+    Returns
+    -------
+    CostModel
 
     Raises
     ------
     InputError
-        Unknown flavor, negative price or minutes.
+        Unknown platform or flavor (field ``flavor``), negative price or minutes (the field of
+        that value).
     """
-    key = PLATFORM_FLAVOR.get(platform_or_flavor, platform_or_flavor)
+    from models.noise import PLATFORM_ALIASES
+
+    name = PLATFORM_ALIASES.get(platform_or_flavor, platform_or_flavor)
+    key = PLATFORM_FLAVOR.get(name, name)
     if key not in FLAVORS:
         raise InputError(f"unknown flavor {platform_or_flavor!r} ({', '.join(FLAVORS)})",
-                         field="--flavor")
+                         field="flavor")
     cm = FLAVORS[key]
     kw = {}
     if price_per_hour is not None:

@@ -11,10 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from planner.budget import (Budget, allocate, knapsack, normalise_repeats, plan_budget,
-                            read_plan)
+from planner.budget import BudgetPlan, plan_budget, read_plan
 from planner.cli import main
 from planner.errors import InputError
+from planner.knapsack import allocate, knapsack
+from planner.repeat_plan import DesignRow, Reason, RepeatPlan
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = Path(__file__).resolve().parent / "fixtures"
@@ -37,7 +38,7 @@ def _run(argv, capsys):
 
 @pytest.fixture(scope="module")
 def example_result():
-    return plan_budget(read_plan(EXAMPLE), sims=SIMS, seed=0)
+    return plan_budget(read_plan(EXAMPLE), sims=SIMS, seed=0).to_dict()
 
 
 # ---------------------------------------------------------------------------- reading
@@ -90,18 +91,21 @@ def test_knapsack_tie_goes_to_cheaper_set():
     assert knapsack([0.5, 0.5], [10, 3], 10) == [1]
 
 
-def _item(a, cost, runs=2):
-    return {"recommended": {"design": "paired", "runs_per_arm": runs, "assurance": a,
-                            "cost_usd": cost, "gpu_hours": cost}}
+def _buy(a, cost, runs=2):
+    return {"design": "paired", "runs_per_arm": runs, "assurance": a, "cost_usd": cost,
+            "gpu_hours": cost}
 
 
 def test_allocate_maximises_decisive_verdicts_per_budget():
-    items = [_item(0.9, 5.0), _item(0.8, 2.0), _item(0.8, 2.5), {"recommended": None}]
-    assert allocate(items, Budget(total_usd=5.0))["bought"] == [1, 2]   # 1.6 > 0.9
-    assert allocate(items, Budget(total_usd=10.0))["bought"] == [0, 1, 2]
-    assert allocate(items, Budget(total_usd=1.0))["bought"] == []
+    items = [_buy(0.9, 5.0), _buy(0.8, 2.0), _buy(0.8, 2.5), None]
+    assert allocate(items, total_usd=5.0)["bought"] == [1, 2]   # 1.6 > 0.9
+    assert allocate(items, total_usd=10.0)["bought"] == [0, 1, 2]
+    assert allocate(items, total_usd=1.0)["bought"] == []
     # a run budget: 2 runs per arm = 4 runs each
-    assert len(allocate(items, Budget(max_runs=8))["bought"]) == 2
+    r = allocate(items, max_runs=8)
+    assert len(r["bought"]) == 2 and r["unit"] == "runs"
+    # both limits: the dollar choice [0, 1, 2] (12 runs) loses the worst value per $ (0)
+    assert allocate(items, total_usd=10.0, max_runs=8)["bought"] == [1, 2]
 
 
 def test_example_result_is_consistent(example_result):
@@ -132,7 +136,7 @@ def test_example_result_is_consistent(example_result):
 
 def test_bigger_budget_buys_at_least_as_much(example_result):
     plan = read_plan(EXAMPLE, overrides={"total_usd": 1000.0})
-    r = plan_budget(plan, sims=SIMS, seed=0)
+    r = plan_budget(plan, sims=SIMS, seed=0).to_dict()
     assert r["totals"]["bought"] >= example_result["totals"]["bought"]
     assert all(c["status"] in ("buy", "unreachable") for c in r["comparisons"])
 
@@ -141,13 +145,12 @@ def test_seed_reproducible():
     plan = read_plan(FIX / "plan_small.csv", overrides={"total_usd": 10.0})
     a = plan_budget(plan, sims=SIMS, seed=5)
     b = plan_budget(plan, sims=SIMS, seed=5)
-    a.pop("elapsed_s"), b.pop("elapsed_s")
-    assert json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True,
-                                                                    default=str)
+    assert a.elapsed_s is not None and "elapsed_s" not in a.to_dict()
+    assert json.dumps(a.to_dict(), default=str) == json.dumps(b.to_dict(), default=str)
 
 
 def test_projection_delta():
-    r = plan_budget(read_plan(FIX / "plan_projection.toml"), sims=SIMS, seed=0)
+    r = plan_budget(read_plan(FIX / "plan_projection.toml"), sims=SIMS, seed=0).to_dict()
     c = r["comparisons"][0]
     assert c["delta"]["source"] == "projection"
     draft = json.loads((FIX / "plan_draft.json").read_text())
@@ -157,20 +160,31 @@ def test_projection_delta():
     assert c["delta"]["sd_tps"] > 0
 
 
-def test_normalise_repeats_shapes():
-    a = normalise_repeats({"designs": [{"design": "paired", "runs_per_arm": 3,
-                                        "assurance": 0.9, "cost_usd": 1.0,
-                                        "curve": [{"n": 1, "assurance": 0.5},
-                                                  {"n": 2, "assurance": 0.8}]}],
-                           "recommended": "paired"}, 0.8)
-    assert a["recommended"]["design"] == "paired"
-    assert a["designs"][0]["curve"]["runs_per_arm"] == [1, 2]
-    assert a["designs"][0]["reaches_target"] is True
-    b = normalise_repeats({"designs": {"separate": {"runs_per_arm": 40, "assurance": 0.3,
-                                                    "curve": {"runs_per_arm": [1, 2],
-                                                              "assurance": [0.1, 0.2]}}},
-                           "recommended": None}, 0.8)
-    assert b["recommended"] is None and b["designs"][0]["reaches_target"] is False
+def _row(design, n, a, *, layout=None, fc=0.01, cost=1.0, minimal=False, target=0.8):
+    return DesignRow(design=design, runs_per_arm=n, runs_per_instance=None,
+                     pairs_per_instance=None, instances=n, assurance=a, assurance_se=0.01,
+                     false_claim_rate=fc, false_claim_se=0.01, wrong_sign_rate=0.0,
+                     gpu_hours=cost, cost_usd=cost, meets_target=a >= target,
+                     false_claim_ok=fc <= 0.05, minimal=minimal, layout=layout)
+
+
+def test_design_curves_one_entry_per_design_and_layout():
+    rows = [_row("separate", 4, 0.5, cost=2.0), _row("separate", 2, 0.3, cost=1.0),
+            _row("separate", 6, 0.85, cost=3.0, minimal=True),
+            _row("sequential", 3.0, 0.9, layout="separate", fc=0.156, cost=0.27),
+            _row("sequential", 2.5, 0.85, layout="paired", fc=0.045, cost=0.18)]
+    rp = RepeatPlan(inputs={"target": 0.8}, effect={}, designs=rows, recommended=rows[4],
+                    reason=Reason("recommended", "cheapest"))
+    entries, rec = rp.design_curves()
+    assert [e["label"] for e in entries] == ["separate", "sequential (separate)",
+                                             "sequential (paired)"]
+    # the separate entry is its minimal row; its curve is every row, by runs per arm
+    assert entries[0]["runs_per_arm"] == 6 and entries[0]["reaches_target"] is True
+    assert entries[0]["curve"]["runs_per_arm"] == [2, 4, 6]
+    assert entries[0]["curve"]["assurance"] == [0.3, 0.5, 0.85]
+    # the recommended entry is the recommended row, never another row of the design
+    assert rec is entries[2] and rec["false_claim_rate"] == 0.045
+    assert entries[1]["false_claim_ok"] is False
 
 
 # ---------------------------------------------------------------------------- CLI + renderers
@@ -212,17 +226,23 @@ def test_verdict_html_with_and_without_delta_curve(tmp_path, capsys):
     assert render_html(r2).count("data:image/png;base64,") == 1
 
 
-def test_repeats_html():
+def test_repeats_renderers_work_from_a_saved_json():
+    """A saved ``repeats --json`` reads back to the same result and renders (HTML, Markdown)."""
+    from planner.priors import resolve_prior
+    from planner.repeats import plan_repeats
     from planner.report.html import render_html
+    from planner.report.output import to_json
+    from planner.report.repeats_view import render_markdown
 
-    res = {"command": "repeats", "target": 0.8, "designs": [
-        {"design": "separate", "runs_per_arm": 10, "assurance": 0.82, "false_claim_rate": 0.01,
-         "gpu_hours": 2.0, "cost_usd": 2.0,
-         "curve": {"runs_per_arm": list(range(1, 11)), "assurance": np.linspace(.1, .82, 10)
-                   .tolist(), "cost_usd": np.linspace(.2, 2, 10).tolist()}}],
-        "recommended": "separate"}
-    h = render_html(res)
+    prior, _ = resolve_prior("hf-a10g-small", "hf-a10g-small")
+    rp = plan_repeats(5.0, prior=prior, designs=("separate", "paired"), max_runs=6, sims=200)
+    saved = json.loads(to_json(rp.to_dict()))
+    back = RepeatPlan.from_dict(saved)
+    assert back.to_dict() == saved and back.reason.code == rp.reason.code == "recommended"
+    assert back.recommended == rp.recommended and back.recommended in back.designs
+    h = render_html(saved)
     assert h.count("data:image/png;base64,") == 2 and "separate" in h
+    assert "Recommended" in render_markdown(saved)
 
 
 # ---------------------------------------------------------------------------- bad input
@@ -314,7 +334,8 @@ def test_budget_buys_what_repeats_recommends(tmp_path, delta):
     from planner.priors import resolve_prior
     from planner.repeats import plan_repeats
 
-    r = plan_budget(read_plan(_plan(tmp_path, _ONE + delta + "\n")), sims=2000, seed=0)
+    r = plan_budget(read_plan(_plan(tmp_path, _ONE + delta + "\n")), sims=2000,
+                    seed=0).to_dict()
     c = r["comparisons"][0]
     rec = c["recommended"]
     assert c["status"] == "buy" and rec is not None
@@ -322,39 +343,14 @@ def test_budget_buys_what_repeats_recommends(tmp_path, delta):
     prior, label = resolve_prior("hf-a10g-small", "hf-a10g-small")
     d = c["delta"]["mean_tps"]
     ref = plan_repeats(d, baseline_tps=308.0, prior=prior, target=0.8, max_runs=12,
-                       sims=2000, seed=0, search_beyond_cap=False)["recommended"]
+                       sims=2000, seed=0, search_beyond_cap=False).recommended
     assert (rec["design"], rec.get("layout"), rec["cost_usd"]) == \
-        (ref["design"], ref.get("layout"), pytest.approx(ref["cost_usd"]))
+        (ref.design, ref.layout, pytest.approx(ref.cost_usd))
     assert r["totals"]["expected_false_claims"] <= 0.05
 
 
-def test_normalise_repeats_keeps_the_recommended_row():
-    bad = {"design": "sequential", "layout": "separate", "runs_per_arm": 1.0, "assurance": 1.0,
-           "false_claim_rate": 0.156, "false_claim_ok": False, "meets_target": True,
-           "cost_usd": 0.27, "per_look_hdi_prob": 0.95}
-    good = {**bad, "layout": "paired", "false_claim_rate": 0.045, "false_claim_ok": True,
-            "cost_usd": 0.18, "per_look_hdi_prob": 0.975}
-    sep = {**bad, "per_look_hdi_prob": 0.975, "false_claim_rate": 0.03,
-           "false_claim_ok": True}
-    n = normalise_repeats({"designs": [bad, sep, dict(bad, layout="paired"), good],
-                           "recommended": good}, 0.8)
-    assert n["recommended"]["layout"] == "paired"
-    assert n["recommended"]["false_claim_rate"] == 0.045
-    assert n["recommended"]["label"] == "sequential (paired)"
-    # sequential separate and paired are two entries; each shows a compliant row
-    assert sorted(e["label"] for e in n["designs"]) == ["sequential (paired)",
-                                                        "sequential (separate)"]
-    assert all(e["false_claim_ok"] for e in n["designs"])
-
-
-def test_no_compliant_design_is_not_bought_and_says_why():
-    items = [{"name": "x", "designs": [], "recommended": None}]
-    assert allocate(items, Budget(total_usd=5.0))["bought"] == []
-    from planner.budget import _compliant
-
-    assert not _compliant({"reaches_target": True, "false_claim_rate": 0.156}, 0.05)
-    assert not _compliant({"reaches_target": True, "false_claim_ok": False}, 0.05)
-    assert _compliant({"reaches_target": True, "false_claim_rate": 0.05}, 0.05)
+def test_nothing_to_buy_is_never_bought():
+    assert allocate([None, None], total_usd=5.0)["bought"] == []
 
 
 @pytest.mark.parametrize("text, line, field", [
@@ -421,7 +417,7 @@ def test_sequential_purchase_reports_worst_case(tmp_path):
     from planner.report.budget_view import render_markdown
 
     p = _plan(tmp_path, _ONE.replace("total_usd = 5.0", "total_usd = 1.0") + "delta_tps = 60\n")
-    r = plan_budget(read_plan(p), sims=2000, seed=0)
+    r = plan_budget(read_plan(p), sims=2000, seed=0).to_dict()
     rec = r["comparisons"][0]["recommended"]
     assert rec["design"] == "sequential"
     assert rec["worst_case_cost_usd"] == pytest.approx(rec["max_cost_usd"])
@@ -450,3 +446,61 @@ def test_budget_cli_options_and_help(tmp_path, capsys):
     text = " ".join(out.split())
     assert "[budget] table" in text and "[[comparison]]" in text and "PLAN" in text
     assert "( + [])" not in text and "overrides  total_usd" not in text
+
+
+def test_budget_renders_from_a_saved_json(tmp_path, capsys):
+    """The terminal, Markdown and HTML views need only the saved JSON (no ``elapsed_s``)."""
+    from planner.report.budget_view import render_markdown, render_terminal
+    from planner.report.html import render_html
+    from planner.report.output import to_json
+
+    p = _plan(tmp_path, _ONE + "delta_tps = 5\n")
+    res = plan_budget(read_plan(p), sims=SIMS, seed=0)
+    saved = json.loads(to_json(res.to_dict()))
+    assert "elapsed_s" not in saved and BudgetPlan.from_dict(saved).to_dict() == saved
+    render_terminal(saved)
+    out = capsys.readouterr().out
+    assert "spec8" in out and " s\n" not in out.split("sizing:")[1].splitlines()[0]
+    render_terminal(saved, elapsed_s=1.25)
+    assert "1.2 s" in capsys.readouterr().out
+    assert "| spec8 |" in render_markdown(saved)
+    assert render_html(saved).startswith("<!DOCTYPE html>")
+
+
+def test_comparisons_priced_by_their_platform(tmp_path):
+    """A comparison on local-a10g is priced by the local cost model (2 min start-up, 2.5 min
+    per run, not billed per minute), as 'planner repeats --platform local-a10g' prices it."""
+    from planner.costs import cost_model
+    from planner.priors import resolve_prior
+    from planner.repeats import plan_repeats
+
+    text = _ONE.replace("total_usd = 5.0\n", "total_usd = 5.0\nprice_per_hour = 1.0\n")
+    p = _plan(tmp_path, text + "delta_tps = 20\nplatform = \"local-a10g\"\n")
+    r = plan_budget(read_plan(p), sims=SIMS, seed=0).to_dict()
+    c = r["comparisons"][0]
+    prior, label = resolve_prior("local-a10g", "local-a10g")
+    ref = plan_repeats(20.0, baseline_tps=308.0, prior=prior, target=0.8, max_runs=12,
+                       sims=SIMS, seed=0, search_beyond_cap=False,
+                       cost=cost_model("local-a10g", price_per_hour=1.0))
+    assert c["recommended"]["cost_usd"] == pytest.approx(ref.recommended.cost_usd)
+    # without a price in the plan the platform's own price applies (local: $0)
+    r0 = plan_budget(read_plan(_plan(tmp_path, _ONE + "delta_tps = 20\nplatform = "
+                                     "\"local-a10g\"\n", "p0.toml")), sims=SIMS, seed=0)
+    assert r0.comparisons[0]["recommended"]["cost_usd"] == 0.0
+    n = ref.recommended
+    if n.design == "separate":   # one allocation per run: 2 + 2.5 min each, at $1/h
+        assert n.cost_usd == pytest.approx(2 * n.runs_per_arm * 4.5 / 60)
+
+
+def test_repeats_errors_name_plain_fields():
+    """The decision layer names its parameters; the plan names its own fields."""
+    from planner.priors import resolve_prior
+    from planner.repeats import plan_repeats
+
+    prior, _ = resolve_prior("hf-a10g-small", "hf-a10g-small")
+    for kw, fld in (({"rule": "bogus"}, "rule"), ({"target": 1.5}, "target"),
+                    ({"max_runs": 0}, "max_runs"), ({"designs": ("x",)}, "designs"),
+                    ({"max_cost": 0.01}, "max_cost"), ({"sims": 10}, "sims")):
+        with pytest.raises(InputError) as ei:
+            plan_repeats(1.0, prior=prior, **kw)
+        assert ei.value.field == fld and ei.value.file is None

@@ -51,7 +51,7 @@ def test_python_api_matches_cli(cli):
     assert code == 0
     a = json.loads(out)
     b = plan_repeats(0.5, relative=True, prior=platform_prior("hf-a10g-small"),
-                     designs=("separate", "paired"), max_runs=8, sims=300, seed=3)
+                     designs=("separate", "paired"), max_runs=8, sims=300, seed=3).to_dict()
     assert [d["assurance"] for d in a["designs"]] == [d["assurance"] for d in b["designs"]]
     assert [d["cost_usd"] for d in a["designs"]] == pytest.approx(
         [d["cost_usd"] for d in b["designs"]])
@@ -61,8 +61,9 @@ def test_delta_draws_accepted():
     draws = np.random.default_rng(0).normal(3.0, 1.0, 500)
     r = plan_repeats(draws, prior=platform_prior("hf-a10g-small"), designs=("paired",),
                      max_runs=6, sims=300)
-    assert r["effect"]["kind"] == "distribution"
-    assert 0 <= r["designs"][0]["assurance"] <= 1
+    assert r.effect["kind"] == "distribution"
+    assert r.inputs["delta"] == {"draws": 500, "mean": pytest.approx(float(draws.mean()))}
+    assert 0 <= r.designs[0].assurance <= 1
 
 
 def test_seed_reproducible(cli):
@@ -164,6 +165,7 @@ def test_given_delta_with_runs_is_what_the_note_says(cli, runs_csv):
     assert r["effect"]["kind"] == "fixed" and r["effect"]["mean_tps"] == pytest.approx(40)
     notes = " ".join(r["notes"])
     assert "current posterior of Δ" not in notes and "given Δ = 40 TPS" in notes
+    assert r["effect"]["source"] == "delta"
 
 
 def test_md_never_overwrites_the_runs(cli, runs_csv, tmp_path):

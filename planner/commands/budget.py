@@ -7,10 +7,12 @@ from typing import Optional
 
 import typer
 
-from planner.errors import InputError
+from planner.defaults import MAX_SIMS, MIN_SIMS, check_assurance, check_sims
 
-#: Largest --sims: 5,000,000 ran > 90 s per design and took > 1 GB.
-MAX_SIMS = 100_000
+#: Plain field of the decision layer -> option of ``planner budget`` (a value from the plan
+#: file keeps its plan field and line).
+_OPTIONS = {"total_usd": "--total-usd", "max_runs": "--max-runs",
+            "price_per_hour": "--price-per-hour", "assurance": "--assurance", "sims": "--sims"}
 
 
 def register(app: typer.Typer) -> None:
@@ -27,11 +29,12 @@ def register(app: typer.Typer) -> None:
                                                "number of runs (overrides max_runs of the "
                                                "plan's budget table)."),
         price_per_hour: Optional[float] = typer.Option(None, "--price-per-hour",
-                                                       help="GPU price, $/h (default 1.00)."),
+                                                       help="GPU price, $/h (default: the plan platform's, "
+                                                       "a10g-small $1.00)."),
         assurance: Optional[float] = typer.Option(None, "--assurance", help="Assurance target "
                                                   "in (0, 1) (default 0.8)."),
         sims: int = typer.Option(2000, "--sims", help="Monte-Carlo simulations per design "
-                                 f"(100 .. {MAX_SIMS:,})."),
+                                 f"({MIN_SIMS} .. {MAX_SIMS:,})."),
         seed: int = typer.Option(0, "--seed", min=0, help="Random seed, >= 0."),
         as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
         md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
@@ -40,32 +43,42 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Plan a budget: per comparison the cheapest design reaching the assurance target,
         then the set of comparisons that buys the most decisive verdicts."""
-        from planner.budget import plan_budget, read_plan
-        from planner.report.budget_view import render_markdown, render_terminal
-        from planner.report.output import emit, guard_outputs
+        from models.errors import ModelInputError
+        from planner.commands._options import as_option
 
-        if sims < 100 or sims > MAX_SIMS:
-            raise InputError(f"must be between 100 and {MAX_SIMS:,}, got {sims:,}",
-                             field="--sims")
-        # before the (slow) sizing: a report must never overwrite the plan
-        guard_outputs([("--md", md), ("--html", html)], [plan])
-        if assurance is not None and not 0.0 < assurance < 1.0:
-            raise InputError(f"assurance target must be in (0, 1), got {assurance:g}",
-                             field="--assurance")
-        overrides = {"total_usd": total_usd, "max_runs": max_runs,
-                     "price_per_hour": price_per_hour, "assurance": assurance}
-        the_plan = read_plan(plan, overrides=overrides)
-        inputs = [plan] + _plan_inputs(the_plan)
-        guard_outputs([("--md", md), ("--html", html)], inputs)
-        res = _run_with_progress(the_plan, sims=sims, seed=seed, quiet=as_json)
+        try:
+            _budget(plan, sims=sims, seed=seed, as_json=as_json, md=md, html=html,
+                    overrides={"total_usd": total_usd, "max_runs": max_runs,
+                               "price_per_hour": price_per_hour, "assurance": assurance})
+        except ModelInputError as exc:
+            raise as_option(exc, _OPTIONS) from None
 
-        def html_renderer(r: dict) -> str:
-            from planner.report.html import render_html
 
-            return render_html(r)
+def _budget(plan: Path, *, sims: int, seed: int, as_json: bool, md: Path | None,
+            html: Path | None, overrides: dict) -> None:
+    """The body of ``planner budget`` (errors name plain fields, plan fields or options)."""
+    from planner.plan_file import read_plan
+    from planner.report.budget_view import render_markdown, render_terminal
+    from planner.report.output import emit, guard_outputs
 
-        emit(res, as_json=as_json, terminal=render_terminal, md=md, html=html,
-             md_renderer=render_markdown, html_renderer=html_renderer, inputs=inputs)
+    check_sims(sims, field="--sims")
+    # before the (slow) sizing: a report must never overwrite the plan
+    guard_outputs([("--md", md), ("--html", html)], [plan])
+    if overrides["assurance"] is not None:
+        check_assurance(overrides["assurance"], field="--assurance")
+    the_plan = read_plan(plan, overrides=overrides)
+    inputs = [plan] + _plan_inputs(the_plan)
+    guard_outputs([("--md", md), ("--html", html)], inputs)
+    res = _run_with_progress(the_plan, sims=sims, seed=seed, quiet=as_json)
+
+    def html_renderer(r: dict) -> str:
+        from planner.report.html import render_html
+
+        return render_html(r)
+
+    emit(res.to_dict(), as_json=as_json,
+         terminal=lambda r: render_terminal(r, elapsed_s=res.elapsed_s), md=md, html=html,
+         md_renderer=render_markdown, html_renderer=html_renderer, inputs=inputs)
 
 
 def _plan_inputs(plan) -> list[Path]:
@@ -75,7 +88,7 @@ def _plan_inputs(plan) -> list[Path]:
     return [Path(r) if Path(r).is_absolute() else base / r for r in refs if r]
 
 
-def _run_with_progress(plan, *, sims: int, seed: int, quiet: bool) -> dict:
+def _run_with_progress(plan, *, sims: int, seed: int, quiet: bool):
     """Run :func:`planner.budget.plan_budget` under a rich progress bar (on stderr)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \

@@ -7,10 +7,17 @@ from typing import Optional
 
 import typer
 
+from planner.defaults import (BASELINE_TPS, DEFAULT_ASSURANCE, DEFAULT_PLATFORM, DEFAULT_ROPE,
+                              DEFAULT_RULE, MAX_SIMS, check_assurance, check_sims)
 from planner.errors import InputError
 
-#: Largest --sims: 5,000,000 ran > 90 s and took > 1 GB.
-MAX_SIMS = 100_000
+#: Plain field of the decision layer -> option of ``planner repeats``.
+_OPTIONS = {"delta": "--delta", "baseline_tps": "--baseline-tps", "rule": "--rule",
+            "rope": "--rope", "target": "--assurance", "designs": "--design",
+            "max_runs": "--max-runs", "max_cost": "--max-cost", "price_per_hour": "--price",
+            "minutes_per_run": "--minutes-per-run", "startup_minutes": "--startup-minutes",
+            "flavor": "--flavor", "runs_per_instance": "--runs-per-instance",
+            "pairs_per_instance": "--pairs-per-instance", "batch": "--batch", "sims": "--sims"}
 
 
 def _designs(text: str) -> tuple[str, ...]:
@@ -33,7 +40,7 @@ def register(app: typer.Typer) -> None:
         delta: Optional[float] = typer.Option(None, "--delta", help="Effect B − A: TPS at "
                                               "--baseline-tps, or % with --relative."),
         relative: bool = typer.Option(False, "--relative", help="--delta is in % of TPS."),
-        baseline_tps: float = typer.Option(307.08, "--baseline-tps", help="TPS level of A."),
+        baseline_tps: float = typer.Option(BASELINE_TPS, "--baseline-tps", help="TPS level of A."),
         platform: Optional[str] = typer.Option(None, "--platform", help="hf-a10g-small | "
                                                "local-a10g | published-n4 (noise prior and cost "
                                                "model); default: the platform of the --runs "
@@ -48,10 +55,10 @@ def register(app: typer.Typer) -> None:
                                              "(with --runs)."),
         workload: Optional[str] = typer.Option(None, "--workload", help="Keep rows of this "
                                                "workload (with --runs)."),
-        rule: str = typer.Option("verdict", "--rule", help="verdict | superiority[:0.95] | "
+        rule: str = typer.Option(DEFAULT_RULE, "--rule", help="verdict | superiority[:0.95] | "
                                  "equivalence"),
-        rope: str = typer.Option("0.1%", "--rope", help="ROPE half-width: '0.1%' or TPS."),
-        assurance: float = typer.Option(0.8, "--assurance", help="Target assurance in (0, 1)."),
+        rope: str = typer.Option(DEFAULT_ROPE, "--rope", help="ROPE half-width: '0.1%' or TPS."),
+        assurance: float = typer.Option(DEFAULT_ASSURANCE, "--assurance", help="Target assurance in (0, 1)."),
         design: str = typer.Option("auto", "--design", help="auto | separate | paired | "
                                    "sequential (comma-separated list allowed)."),
         max_runs: int = typer.Option(40, "--max-runs", help="Cap on runs per arm."),
@@ -76,88 +83,94 @@ def register(app: typer.Typer) -> None:
         md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
     ) -> None:
         """How many runs to buy: assurance, false-claim rate and cost of designs."""
-        from models.noise import PLATFORM_ALIASES, known_platforms
-        from planner.costs import PLATFORM_FLAVOR, cost_model
-        from planner.priors import resolve_prior
-        from planner.repeats import plan_more_runs, plan_repeats
-        from planner.report.output import emit, guard_outputs
-        from planner.report.repeats_view import render_markdown, render_terminal
+        from models.errors import ModelInputError
+        from planner.commands._options import as_option
 
-        _check_options(sims=sims, runs_per_instance=runs_per_instance,
-                       pairs_per_instance=pairs_per_instance, batch=batch, runs=runs, a=a, b=b,
-                       metric=metric, workload=workload)
-        guard_outputs([("--md", md)], [runs] + ([Path(prior)] if prior and Path(prior).exists()
-                                                else []))
-        if platform is None and runs is not None and a is not None and b is not None:
+        try:
+            _repeats(**locals())
+        except ModelInputError as exc:
+            raise as_option(exc, _OPTIONS) from None
+
+
+def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metric, workload, rule,
+             rope, assurance, design, max_runs, max_cost, price, flavor, minutes_per_run,
+             startup_minutes, runs_per_instance, pairs_per_instance, batch, sims, seed, as_json,
+             md, **_) -> None:
+    """The body of ``planner repeats`` (errors name plain fields or options)."""
+    from models.noise import PLATFORM_ALIASES, known_platforms
+    from planner.costs import PLATFORM_FLAVOR, cost_model
+    from planner.priors import resolve_prior
+    from planner.repeats import plan_more_runs, plan_repeats
+    from planner.report.output import emit, guard_outputs
+    from planner.report.repeats_view import render_markdown, render_terminal
+
+    _check_options(sims=sims, runs_per_instance=runs_per_instance,
+                   pairs_per_instance=pairs_per_instance, batch=batch, runs=runs, a=a, b=b,
+                   metric=metric, workload=workload)
+    guard_outputs([("--md", md)], [runs] + ([Path(prior)] if prior and Path(prior).exists()
+                                            else []))
+    if platform is None and runs is not None and a is not None and b is not None:
+        from planner.runs import read_runs
+
+        platform = read_runs(runs, metric=metric).filter(
+            metric=metric, workload=workload).select([a, b]).platform() or None
+    platform = platform or DEFAULT_PLATFORM
+    if platform not in PLATFORM_ALIASES and platform not in PLATFORM_FLAVOR:
+        raise InputError(f"unknown platform {platform!r} (known: "
+                         f"{', '.join(known_platforms())})", field="--platform")
+    if platform not in PLATFORM_ALIASES and prior is None:
+        raise InputError(f"platform {platform!r} has no noise prior: give --prior (a "
+                         "platform or a calibrate file)", field="--platform")
+    prior_file = prior if prior is not None and prior not in PLATFORM_ALIASES and \
+        prior not in ("weak", "none", "auto") else None
+    guard_outputs([("--md", md)], [runs, prior_file])
+    designs = _designs(design)
+    if design == "auto" and PLATFORM_ALIASES.get(platform) == "published-n4" and \
+            prior is None:
+        # that prior pins the within-allocation sigma near 0 (it only knows the total):
+        # a paired design would look free of noise
+        designs = tuple(d for d in designs if d != "paired")
+    check_assurance(assurance, field="--assurance")
+    pr, label = resolve_prior(prior or platform, platform)
+    if pr is None:
+        raise InputError("repeats needs a noise prior (a platform or a file), not 'weak'",
+                         field="--prior")
+    # the platform's cost model (planner/costs.py), as 'planner budget' prices a comparison
+    cm = cost_model(flavor or platform, price_per_hour=price, minutes_per_run=minutes_per_run,
+                    startup_minutes=startup_minutes)
+    kw = dict(rule=rule, target=assurance, designs=designs, max_runs=max_runs,
+              max_cost=max_cost, cost=cm, runs_per_instance=runs_per_instance,
+              pairs_per_instance=pairs_per_instance, batch=batch, prior_label=label,
+              platform=platform)
+    with _progress() as prog:
+        if runs is not None:
+            if a is None or b is None:
+                raise InputError("--runs needs --a CONFIG and --b CONFIG", field="--a")
             from planner.runs import read_runs
 
-            platform = read_runs(runs, metric=metric).filter(
-                metric=metric, workload=workload).select([a, b]).platform() or None
-        platform = platform or "hf-a10g-small"
-        if platform not in PLATFORM_ALIASES and platform not in PLATFORM_FLAVOR:
-            raise InputError(f"unknown platform {platform!r} (known: "
-                             f"{', '.join(known_platforms())})", field="--platform")
-        if platform not in PLATFORM_ALIASES and prior is None:
-            raise InputError(f"platform {platform!r} has no noise prior: give --prior (a "
-                             "platform or a calibrate file)", field="--platform")
-        prior_file = prior if prior is not None and prior not in PLATFORM_ALIASES and \
-            prior not in ("weak", "none", "auto") else None
-        guard_outputs([("--md", md)], [runs, prior_file])
-        designs = _designs(design)
-        if design == "auto" and PLATFORM_ALIASES.get(platform) == "published-n4" and \
-                prior is None:
-            # that prior pins the within-allocation sigma near 0 (it only knows the total):
-            # a paired design would look free of noise
-            designs = tuple(d for d in designs if d != "paired")
-        if not (0.0 < assurance < 1.0):
-            raise InputError(f"assurance target must be in (0, 1), got {assurance:g}",
-                             field="--assurance")
-        pr, label = resolve_prior(prior or platform, platform)
-        if pr is None:
-            raise InputError("repeats needs a noise prior (a platform or a file), not 'weak'",
-                             field="--prior")
-        cm = cost_model(flavor or PLATFORM_ALIASES.get(platform, platform),
-                        price_per_hour=price,
-                        minutes_per_run=minutes_per_run, startup_minutes=startup_minutes)
-        kw = dict(rule=rule, target=assurance, designs=designs, max_runs=max_runs,
-                  max_cost=max_cost, price_per_hour=cm.price_per_hour,
-                  minutes_per_run=cm.minutes_per_run, startup_minutes=cm.startup_minutes,
-                  billed_per_minute=cm.billed_per_minute, runs_per_instance=runs_per_instance,
-                  pairs_per_instance=pairs_per_instance, batch=batch, prior_label=label)
-        with _progress() as prog:
-            if runs is not None:
-                if a is None or b is None:
-                    raise InputError("--runs needs --a CONFIG and --b CONFIG", field="--a")
-                from planner.runs import read_runs
-
-                table = read_runs(runs, metric=metric).filter(metric=metric, workload=workload,
-                                               platform=platform)
-                if len(table) == 0:
-                    raise InputError("no rows left after --metric/--workload filters",
-                                     file=str(runs))
-                res = plan_more_runs(table, a, b, prior=pr, rope=rope, delta=delta,
-                                     relative=relative, sims=sims, seed=seed, progress=prog,
-                                     **kw)
-                if delta is not None:
-                    _note_given_delta(res, delta, relative)
-            else:
-                if delta is None:
-                    raise InputError("give --delta (TPS, or % with --relative), or --runs with "
-                                     "--a/--b", field="--delta")
-                res = plan_repeats(delta, relative=relative, baseline_tps=baseline_tps,
-                                   prior=pr, rope=rope, sims=sims, seed=seed, progress=prog,
-                                   **kw)
-        res["inputs"]["platform"] = platform
-        res["inputs"]["cost_model"]["source"] = cm.source
-        emit(res, as_json=as_json, terminal=render_terminal, md=md,
-             md_renderer=render_markdown, inputs=[runs, prior_file])
+            table = read_runs(runs, metric=metric).filter(metric=metric, workload=workload,
+                                                          platform=platform)
+            if len(table) == 0:
+                raise InputError("no rows left after --metric/--workload filters",
+                                 file=str(runs))
+            res = plan_more_runs(table, a, b, prior=pr, rope=rope, delta=delta,
+                                 relative=relative, sims=sims, seed=seed, progress=prog,
+                                 **kw)
+        else:
+            if delta is None:
+                raise InputError("give --delta (TPS, or % with --relative), or --runs with "
+                                 "--a/--b", field="--delta")
+            res = plan_repeats(delta, relative=relative, baseline_tps=baseline_tps,
+                               prior=pr, rope=rope, sims=sims, seed=seed, progress=prog,
+                               **kw)
+    emit(res.to_dict(), as_json=as_json, terminal=render_terminal, md=md,
+         md_renderer=render_markdown, inputs=[runs, prior_file])
 
 
 def _check_options(*, sims, runs_per_instance, pairs_per_instance, batch, runs, a, b, metric,
                    workload) -> None:
     """Option checks that need no computation (one line, naming the option)."""
-    if sims < 100 or sims > MAX_SIMS:
-        raise InputError(f"must be between 100 and {MAX_SIMS:,}, got {sims:,}", field="--sims")
+    check_sims(sims, field="--sims")
     if runs_per_instance < 1:
         raise InputError(f"must be >= 1, got {runs_per_instance}", field="--runs-per-instance")
     if pairs_per_instance is not None and pairs_per_instance < 1:
@@ -171,17 +184,6 @@ def _check_options(*, sims, runs_per_instance, pairs_per_instance, batch, runs, 
         if given:
             raise InputError(f"{' and '.join(given)} only apply with --runs (the runs already "
                              "bought); without --runs give just --delta", field=given[0])
-
-
-def _note_given_delta(res: dict, delta: float, relative: bool) -> None:
-    """With --runs and --delta the effect is the given Δ, not the posterior of Δ: say so in
-    the notes (plan_more_runs' note describes the posterior case)."""
-    unit = "%" if relative else " TPS"
-    old = "the effect is the current posterior of Δ"
-    new = (f"the effect is the given Δ = {delta:g}{unit} (--delta; the noise comes from the "
-           "posterior of the existing runs)")
-    res["notes"] = [n.replace(old, new) for n in res.get("notes", [])]
-    res["effect"]["source"] = "--delta"
 
 
 class _progress:

@@ -1,7 +1,12 @@
 """Renderers of the budget result (schema ``spec-planner/budget/1``): rich terminal and
-Markdown. Both read only the JSON result."""
+Markdown. Both read only the dict of the JSON result (``BudgetPlan.to_dict()`` or a saved
+``planner budget --json``)."""
 
 from __future__ import annotations
+
+from planner.repeat_plan import design_label
+
+__all__ = ["HEADERS", "comparison_rows", "render_terminal", "render_markdown"]
 
 _STATUS_STYLE = {"buy": "bold green", "over budget": "yellow", "unreachable": "red"}
 
@@ -24,10 +29,7 @@ def _delta_pct(c: dict) -> str:
 
 def _label(e: dict) -> str:
     """Design name; a sequential design says its layout: ``sequential (paired)``."""
-    if e.get("label"):
-        return e["label"]
-    lay = e.get("layout")
-    return f"{e['design']} ({lay})" if lay and lay != e["design"] else str(e["design"])
+    return e.get("label") or design_label(e)
 
 
 def _worst(e: dict) -> str:
@@ -106,8 +108,16 @@ def _skipped(r: dict) -> list[str]:
     return out
 
 
-def render_terminal(r: dict) -> None:
-    """Print the budget plan as rich tables."""
+def render_terminal(r: dict, *, elapsed_s: float | None = None) -> None:
+    """Print the budget plan as rich tables.
+
+    Parameters
+    ----------
+    r : dict
+        The JSON result.
+    elapsed_s : float, optional
+        Wall-clock seconds of the sizing (not in the JSON), shown when given.
+    """
     from rich.console import Console
     from rich.table import Table
 
@@ -135,8 +145,9 @@ def render_terminal(r: dict) -> None:
         for s in sk:
             con.print(f"  • {s}")
     con.print(f"[dim]rule: {r['allocation_rule']}[/dim]")
+    took = f"; {elapsed_s:.1f} s" if elapsed_s is not None else ""
     con.print(f"[dim]sizing: {r['repeats_engine']}, {r['sims']} simulations per design, seed "
-              f"{r['seed']}; {r['elapsed_s']:.1f} s[/dim]")
+              f"{r['seed']}{took}[/dim]")
 
 
 def render_markdown(r: dict) -> str:

@@ -109,12 +109,13 @@ def render_verdict(r: dict) -> str:
 # ------------------------------------------------------------------------------- repeats
 
 def render_repeats(r: dict) -> str:
-    """HTML page of a ``planner repeats`` result (shape normalised by
-    :func:`planner.budget.normalise_repeats`)."""
-    from planner.budget import normalise_repeats
+    """HTML page of a ``planner repeats`` result (a saved ``spec-planner/repeats/1`` dict;
+    one entry per design from :meth:`planner.repeat_plan.RepeatPlan.design_curves`)."""
+    from planner.repeat_plan import RepeatPlan
     from planner.report import plots
 
-    norm = normalise_repeats(r)
+    entries, rec = RepeatPlan.from_dict(r).design_curves()
+    norm = {"designs": entries, "recommended": rec, "target": r["inputs"]["target"]}
     tgt = norm["target"]
     rec = norm["recommended"]
     rows = [[_e(e.get("label", e["design"])), _f(e["runs_per_arm"], "g"), _f(e["assurance"], ".3f"),

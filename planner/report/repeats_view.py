@@ -1,6 +1,13 @@
-"""Renderers of the ``planner repeats`` result: rich terminal table and Markdown."""
+"""Renderers of the ``planner repeats`` result: rich terminal table and Markdown.
+
+Both read only the dict of the JSON result (``RepeatPlan.to_dict()`` or a saved
+``planner repeats --json``).
+"""
 
 from __future__ import annotations
+
+__all__ = ["rows", "footnotes", "headline", "recommendation", "render_terminal",
+           "render_markdown"]
 
 _HEAD = ("design", "runs/arm", "alloc.", "assurance", "false claim", "wrong sign", "GPU-h", "$",
          "flags")
@@ -86,7 +93,7 @@ def headline(res: dict) -> list[str]:
         lines.append(f"Δ = {eff['mean_tps']:+.2f} TPS ({eff['mean_pct']:+.3f}%) at "
                      f"{inp['baseline_tps']:.2f} TPS"
                      + (" (given by --delta, not the posterior of the runs)"
-                        if eff.get("source") == "--delta" else ""))
+                        if eff.get("source") in ("delta", "--delta") else ""))
     else:
         lines.append(f"Δ ~ distribution: mean {eff['mean_tps']:+.2f} TPS ({eff['mean_pct']:+.3f}%),"
                      f" sd {eff['sd_pct']:.3f}%, P(Δ>0) {eff['p_positive']:.2f}")

@@ -1,0 +1,35 @@
+"""Spelling the decision layer's plain field names as a command's options.
+
+The decision layer names the field of a bad value plainly (``max_runs``, ``target``); only the
+command line knows that the user typed ``--max-runs`` or ``--assurance``. Each command keeps
+one table from field to option and passes the errors of its call through :func:`as_option`.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from models.errors import ModelInputError
+
+__all__ = ["as_option"]
+
+
+def as_option(exc: ModelInputError, options: Mapping[str, str]) -> ModelInputError:
+    """``exc`` with its field spelled as the command's option.
+
+    Parameters
+    ----------
+    exc : ModelInputError
+        An input error of either layer.
+    options : mapping of str to str
+        Plain field -> option spelling (``{"max_runs": "--max-runs"}``).
+
+    Returns
+    -------
+    ModelInputError
+        A copy naming the option when ``exc`` has no file (a value the user typed) and its
+        field is in ``options``; else ``exc`` itself (a file's field stays as it is).
+    """
+    if exc.file is not None or exc.field not in options:
+        return exc
+    return type(exc)(exc.message, line=exc.line, field=options[exc.field])
