@@ -27,7 +27,8 @@ def main() -> None:
     ap.add_argument("--plan", type=Path, default=PLAN)
     a = ap.parse_args()
 
-    from planner.budget import plan_budget, read_plan
+    from planner.budget import plan_budget
+    from planner.plan_file import read_plan
     from planner.report.budget_view import render_markdown
     from planner.report.html import render_html
 
@@ -35,7 +36,7 @@ def main() -> None:
     t_plan, t_html = [], []
     for _ in range(a.repeat):
         t0 = time.perf_counter()
-        res = plan_budget(plan, sims=a.sims, seed=0)
+        res = plan_budget(plan, sims=a.sims, seed=0).to_dict()
         t1 = time.perf_counter()
         render_html(res)
         render_markdown(res)
