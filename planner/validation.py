@@ -51,6 +51,9 @@ def aa_study(cells: list[RunsTable], prior: NoisePrior, *, splits: int = 40, see
     rng = np.random.default_rng(seed)
     rope_obj = Rope.parse(rope)
     calls = {"verdict": 0, "z_test": 0, "welch": 0}
+    # splits where one pseudo-config holds only first (rep 0) runs: the verdict treats a lone
+    # first run as warm (the cold-start part of issue 8), counted apart to separate the causes
+    lone_first = {"n": 0, "verdict": 0}
     n = 0
     per_cell = []
     for cell in cells:
@@ -69,6 +72,10 @@ def aa_study(cells: list[RunsTable], prior: NoisePrior, *, splits: int = 40, see
             tps = np.exp(data.y)
             cl = classical_tests(tps[data.config == 0], tps[data.config == 1])
             v_call = lab in ("A better", "B better")
+            arms = [[r.rep for r in relab if r.config == c] for c in ("A", "B")]
+            if any(all(x == 0 for x in arm) for arm in arms):
+                lone_first["n"] += 1
+                lone_first["verdict"] += v_call
             calls["verdict"] += v_call
             calls["z_test"] += bool(cl["z_test"]["significant"])
             calls["welch"] += bool(cl["welch"]["significant"])
@@ -76,7 +83,8 @@ def aa_study(cells: list[RunsTable], prior: NoisePrior, *, splits: int = 40, see
             n += 1
         per_cell.append({"run_group": runs[0].run_group, "config": runs[0].config,
                          "runs": k, "verdict_calls": c_calls, "splits": splits})
-    return {"n": n, "rates": {k: v / n for k, v in calls.items()}, "cells": per_cell}
+    return {"n": n, "rates": {k: v / n for k, v in calls.items()}, "cells": per_cell,
+            "lone_first": lone_first}
 
 
 def loo_coverage(cells: list[RunsTable], prior: NoisePrior, *, prob: float = 0.90) -> dict:
@@ -124,3 +132,87 @@ def loo_coverage(cells: list[RunsTable], prior: NoisePrior, *, prob: float = 0.9
                 inside += 1
     return {"n": n, "coverage": inside / n, "below": below / n, "above": above / n,
             "cold_excluded": cold_skipped, "prob": prob}
+
+
+def logo_study(table: RunsTable, *, splits: int = 4, seed: int = 0, min_runs: int = 3,
+               rope: str = "0.1%", prob: float = 0.90, engine: str = "exact") -> dict:
+    """Leave-one-run-group-out calibration of the verdict on every shipped (platform, family).
+
+    For each run group G holding a config with ``min_runs`` or more runs: the noise hierarchy
+    is fitted on every other run group (:func:`planner.priors.build_hierarchy` with G
+    excluded), the prior of G's cell is chosen from it, and G's repeated configs are checked
+    with it -- ``splits`` random A/A splits each (:func:`aa_study`: verdict, z-test with the
+    0.378 % CV, Welch) and the leave-one-run-out ``prob`` predictive coverage
+    (:func:`loo_coverage`). A group's splits never see a prior fitted on that group.
+
+    Returns
+    -------
+    dict
+        ``families``: per ``platform/family``, ``splits`` (A/A comparisons), ``rates``
+        (``verdict``, ``z_test``, ``welch`` false-decisive / significant rates), ``coverage``
+        and ``coverage_n`` (predicted runs), ``groups``, ``levels`` (prior levels used);
+        ``total`` the same over all families.
+    """
+    from models.noise_hierarchy import metric_family
+    from planner.priors import build_hierarchy
+    from planner.runs import canonical_platform
+
+    t = table.measured()
+    cells = repeated_cells(t, min_runs)
+    by_group: dict[str, list[RunsTable]] = {}
+    for c in cells:
+        by_group.setdefault(c.runs[0].run_group, []).append(c)
+    fam: dict[str, dict] = {}
+    rng_seed = seed
+    for g in sorted(by_group):
+        h = build_hierarchy(t, exclude_groups=[g])
+        for cell in by_group[g]:
+            r0 = cell.runs[0]
+            plat = canonical_platform(r0.platform)
+            choice = h.choose(plat, r0.metric, r0.workload)
+            key = f"{plat}/{metric_family(r0.metric)}"
+            f = fam.setdefault(key, {"splits": 0, "calls": {"verdict": 0, "z_test": 0,
+                                                            "welch": 0},
+                                     "inside": 0, "coverage_n": 0, "groups": set(),
+                                     "levels": {}, "lone_n": 0, "lone_calls": 0})
+            rng_seed += 1
+            aa = aa_study([cell], choice.prior, splits=splits, seed=rng_seed, rope=rope,
+                          engine=engine)
+            f["splits"] += aa["n"]
+            f["lone_n"] += aa["lone_first"]["n"]
+            f["lone_calls"] += aa["lone_first"]["verdict"]
+            for k, v in aa["rates"].items():
+                f["calls"][k] += round(v * aa["n"])
+            lo = loo_coverage([cell], choice.prior, prob=prob)
+            f["inside"] += round(lo["coverage"] * lo["n"])
+            f["coverage_n"] += lo["n"]
+            f["groups"].add(g)
+            f["levels"][choice.level] = f["levels"].get(choice.level, 0) + 1
+    out = {}
+    tot = {"splits": 0, "calls": {"verdict": 0, "z_test": 0, "welch": 0}, "inside": 0,
+           "coverage_n": 0, "groups": set(), "levels": {}, "lone_n": 0, "lone_calls": 0}
+    for key in sorted(fam) + ["total"]:
+        f = fam[key] if key != "total" else tot
+        if key != "total":
+            tot["splits"] += f["splits"]
+            tot["inside"] += f["inside"]
+            tot["coverage_n"] += f["coverage_n"]
+            tot["lone_n"] += f["lone_n"]
+            tot["lone_calls"] += f["lone_calls"]
+            tot["groups"] |= f["groups"]
+            for k in tot["calls"]:
+                tot["calls"][k] += f["calls"][k]
+            for k, v in f["levels"].items():
+                tot["levels"][k] = tot["levels"].get(k, 0) + v
+        out[key] = {"splits": f["splits"],
+                    "rates": {k: v / f["splits"] for k, v in f["calls"].items()},
+                    "coverage": f["inside"] / f["coverage_n"] if f["coverage_n"] else None,
+                    "coverage_n": f["coverage_n"], "groups": len(f["groups"]),
+                    "verdict_without_lone_first": (
+                        (f["calls"]["verdict"] - f["lone_calls"]) / (f["splits"] - f["lone_n"])
+                        if f["splits"] > f["lone_n"] else None),
+                    "lone_first_splits": f["lone_n"],
+                    "levels": dict(f["levels"])}
+    total = out.pop("total")
+    return {"families": out, "total": total, "splits_per_cell": splits, "min_runs": min_runs,
+            "rope": rope, "prob": prob}
