@@ -1,0 +1,218 @@
+"""Whole-process speed: each ``planner`` command from the shell prompt back to the prompt.
+
+Usage::
+
+    python bench/bench_process.py [--runs 5] [--quick] [--only NAME ...] [--no-cold]
+
+Every row runs as a separate process, next to its baseline in the same run (so a loaded
+machine slows both alike):
+
+* ``draft-big``: ``planner draft BIG.jsonl --policy pld --n 2 --depth 24`` on the shipped
+  ``ar_reference_bf16`` capture repeated 40 times (2.6 M completion tokens, ~23 MB JSONL),
+  against the straightforward pure-Python replay of the same file (``json`` per line,
+  ``pld_reference_replay``); target >= 5x faster than that replay;
+* ``scale-51M``: 100,000 prompts x 512 tokens (51.2 M tokens, resampled from the real
+  (prompt, completion) pairs of the four P128 captures) read from a JSONL file, PLD n=2
+  D=24 profile + walk; target <= 30 s and <= 2 GiB peak RSS, file parse included;
+* ``verdict-quick``, ``verdict-readme``, ``repeats``, ``budget``, ``draft``: against the
+  floor ``python -c "import numpy"``.
+
+Medians of ``--runs`` runs after one warm-up run (numba cache warm), and the peak RSS of
+each child (``os.wait4``; Linux reports KiB). A second table runs the numba commands once
+each with a fresh, empty ``NUMBA_CACHE_DIR`` (first-run compile time). The big inputs are
+written to a temporary folder, removed at the end (``--keep`` keeps it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+EX = ROOT / "examples" / "captures"
+P128 = ["ar_reference_bf16", "ar_reference_int4_frontier_specoff",
+        "mtp_spec_on_k7_int4_frontier", "mtp_spec_on_k6_int4_qat_body"]
+
+#: The pure-Python baseline of ``draft-big``: read the file with json, replay PLD.
+REFERENCE_REPLAY = """
+import json, sys
+from models.drafting.lookup import pld_reference_replay
+prompts, comps = [], []
+with open(sys.argv[1], encoding="utf-8") as fh:
+    for line in fh:
+        if line.strip():
+            r = json.loads(line)
+            prompts.append(r["prompt_token_ids"]); comps.append(r["completion_token_ids"])
+steps = pld_reference_replay(prompts, comps, 2, 24)
+n = sum(len(c) for c in comps); f = sum(len(s) for s in steps)
+print(f"tokens/forward {n / f:.4f}")
+"""
+
+#: ``scale-51M``: parse the file (load_capture), PLD profile + walk, summary.
+SCALE_REPLAY = """
+import sys
+from models.drafting import PLD, draft_profiles, load_capture, summarize
+cap = load_capture(sys.argv[1])
+w = draft_profiles(cap, PLD(2, 24)).walk()
+s = summarize(w)
+print(f"{cap.n_completion_tokens} tokens, tokens/forward {s.tokens_per_forward:.4f}")
+"""
+
+FLOOR = [sys.executable, "-c", "import numpy"]
+
+
+def planner(*args: str) -> list:
+    return [sys.executable, "-m", "planner", *args]
+
+
+def make_inputs(tmp: Path, n_scale: int) -> dict:
+    """Write BIG.jsonl (bf16 capture x 40) and SCALE.jsonl (n_scale x <= 512 tokens)."""
+    big = tmp / "BIG.jsonl"
+    with gzip.open(EX / "ar_reference_bf16.jsonl.gz", "rb") as fh:
+        one = fh.read()
+    big.write_bytes(one * 40)
+    import json
+    pairs = []
+    for f in P128:
+        with gzip.open(EX / f"{f}.jsonl.gz", "rt", encoding="utf-8") as fh:
+            for line in fh:
+                r = json.loads(line)
+                pairs.append(('"prompt_token_ids":' + json.dumps(r["prompt_token_ids"],
+                                                                 separators=(",", ":"))
+                              + ',"completion_token_ids":'
+                              + json.dumps(r["completion_token_ids"][:512],
+                                           separators=(",", ":")) + "}\n").encode())
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, len(pairs), size=n_scale)
+    scale = tmp / "SCALE.jsonl"
+    with open(scale, "wb") as out:
+        for i, j in enumerate(idx.tolist()):
+            out.write(b'{"id":"syn-%d",' % i + pairs[j])
+    ref = tmp / "reference_replay.py"
+    ref.write_text(REFERENCE_REPLAY)
+    sc = tmp / "scale_replay.py"
+    sc.write_text(SCALE_REPLAY)
+    return {"big": big, "scale": scale, "ref": ref, "scale_py": sc}
+
+
+def run_once(cmd: list, env: dict) -> tuple:
+    """Wall seconds, peak RSS (MiB) and exit code of one child process."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE)
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    dt = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        sys.stderr.write(f"  ! {' '.join(map(str, cmd[2:]))} exited {p.returncode}: "
+                         f"{err.decode(errors='replace').strip().splitlines()[-1:]}\n")
+    return dt, ru.ru_maxrss / 1024.0, p.returncode
+
+
+def measure(cmd: list, env: dict, runs: int) -> tuple:
+    run_once(cmd, env)  # warm-up (page cache, numba cache)
+    ts, rss = [], []
+    for _ in range(runs):
+        dt, mib, _ = run_once(cmd, env)
+        ts.append(dt)
+        rss.append(mib)
+    return statistics.median(ts), max(rss)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5, help="timed runs per command (median)")
+    ap.add_argument("--quick", action="store_true", help="3 runs, 10,000-prompt scale row")
+    ap.add_argument("--only", nargs="*", default=None, help="row names to run")
+    ap.add_argument("--no-cold", action="store_true", help="skip the cold-cache table")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary inputs")
+    args = ap.parse_args(argv)
+    runs = 3 if args.quick else args.runs
+    n_scale = 10_000 if args.quick else 100_000
+
+    tmp = Path(tempfile.mkdtemp(prefix="planner-bench-"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
+    try:
+        t0 = time.perf_counter()
+        f = make_inputs(tmp, n_scale)
+        print(f"inputs in {tmp} ({time.perf_counter() - t0:.1f} s): BIG.jsonl "
+              f"{f['big'].stat().st_size / 1e6:.1f} MB, SCALE.jsonl "
+              f"{f['scale'].stat().st_size / 1e6:.1f} MB ({n_scale:,} prompts)")
+        py = sys.executable
+        rows = [
+            ("draft-big", planner("draft", str(f["big"]), "--policy", "pld", "--n", "2",
+                                  "--depth", "24"),
+             [py, str(f["ref"]), str(f["big"])], "pure-Python replay", ">= 5x baseline"),
+            (f"scale-{n_scale * 512 / 1e6:.1f}M", [py, str(f["scale_py"]), str(f["scale"])],
+             None, None, "<= 30 s, <= 2048 MiB"),
+            ("verdict-quick", planner("verdict", "--a", "308.49", "--b", "308.05"),
+             FLOOR, "import numpy", "<= 0.5 s"),
+            ("verdict-readme", planner(
+                "verdict", "examples/runs/tps_runs.csv", "--a", "fa2sw_precache_agentI",
+                "--b", "fa2sw_precache_agentI+SDPA_NUM_STAGES_AB=2", "--run-group",
+                "validity/free_ceiling_wallclock_realize/ab_out"),
+             FLOOR, "import numpy", "<= 0.7 s"),
+            ("repeats", planner("repeats", "--delta", "0.44", "--platform", "hf-a10g-small"),
+             FLOOR, "import numpy", "<= 3 s"),
+            ("budget", planner("budget", "examples/plan.toml"), FLOOR, "import numpy",
+             "<= 5 s"),
+            ("draft", planner("draft"), FLOOR, "import numpy", "<= 2 s"),
+        ]
+        if args.only:
+            rows = [r for r in rows if any(r[0].startswith(o) for o in args.only)]
+        numba_rows = {"draft-big", "repeats", "budget", "draft"}
+
+        print(f"\nwarm numba cache: median of {runs} after a warm-up; "
+              f"{platform.machine()} {os.cpu_count()} cores, Python "
+              f"{platform.python_version()}, {date.today().isoformat()}")
+        head = (f"{'command':16s} {'median s':>9s} {'peak MiB':>9s} {'baseline':>20s} "
+                f"{'base s':>7s} {'ratio':>7s}  target")
+        print(head)
+        print("-" * len(head))
+        for name, cmd, base, base_name, target in rows:
+            t, rss = measure(cmd, env, runs)
+            if base is not None:
+                tb, _ = measure(base, env, runs)
+                ratio = (f"{tb / t:6.2f}x" if name == "draft-big"
+                         else f"{t / tb:6.1f}x")
+                print(f"{name:16s} {t:9.2f} {rss:9.0f} {base_name:>20s} {tb:7.2f} {ratio:>7s}"
+                      f"  {target}")
+            else:
+                print(f"{name:16s} {t:9.2f} {rss:9.0f} {'-':>20s} {'-':>7s} {'-':>7s}"
+                      f"  {target}")
+        print("ratio: draft-big = baseline / command (speed-up); others = command / floor")
+
+        if not args.no_cold:
+            print("\ncold numba cache (fresh empty NUMBA_CACHE_DIR, one run each; "
+                  "the compile happens once per user and kernel version)")
+            print(f"{'command':16s} {'cold s':>9s} {'warm s':>9s} {'compile s':>10s}")
+            for name, cmd, *_ in rows:
+                if name not in numba_rows:
+                    continue
+                d = tempfile.mkdtemp(prefix="numba-cold-", dir=tmp)
+                cold, _, _ = run_once(cmd, dict(env, NUMBA_CACHE_DIR=d))
+                warm, _, _ = run_once(cmd, dict(env, NUMBA_CACHE_DIR=d))
+                print(f"{name:16s} {cold:9.2f} {warm:9.2f} {cold - warm:10.2f}")
+    finally:
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
