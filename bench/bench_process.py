@@ -60,14 +60,20 @@ n = sum(len(c) for c in comps); f = sum(len(s) for s in steps)
 print(f"tokens/forward {n / f:.4f}")
 """
 
-#: ``scale-51M``: parse the file (load_capture), PLD profile + walk, summary.
+#: ``scale-51M``: parse the file (load_capture), then PLD profile + walk in batches of
+#: 8,192 requests (profiles of 51 M positions at once would not fit in 2 GiB), summary.
 SCALE_REPLAY = """
 import sys
 from models.drafting import PLD, draft_profiles, load_capture, summarize
 cap = load_capture(sys.argv[1])
-w = draft_profiles(cap, PLD(2, 24)).walk()
-s = summarize(w)
-print(f"{cap.n_completion_tokens} tokens, tokens/forward {s.tokens_per_forward:.4f}")
+tokens = forwards = 0.0
+for a in range(0, len(cap), 8192):
+    c = cap.completions[a:a + 8192]
+    s = summarize(draft_profiles(cap.prompts[a:a + 8192], c, PLD(2, 24)).walk())
+    n = sum(len(x) for x in c)
+    tokens += n
+    forwards += n / s.tokens_per_forward
+print(f"{int(tokens)} tokens, tokens/forward {tokens / forwards:.4f}")
 """
 
 FLOOR = [sys.executable, "-c", "import numpy"]
