@@ -13,12 +13,12 @@ import time
 
 import numpy as np
 
-from models.assurance import (evaluate_fixed, flatten, paired_layout, prior_truth,
-                              separate_layout, simulate)
+from models.assurance import evaluate_fixed, prior_truth, simulate
+from models.decision import label_from
+from models.designs import flatten, paired_layout, separate_layout
 from models.noise import platform_prior
 from models.tps_exact import fit_exact
 from models.tps_model import TPSData
-from planner.verdict import label_from
 
 
 def designs():

@@ -1,7 +1,7 @@
 r"""Assurance of a TPS A/B design: the probability that the experiment ends in the right call.
 
-For a design :math:`d` (runs per arm, how runs share instances) and a decision rule, the
-*assurance* is
+For a design :math:`d` (runs per arm, how runs share instances; :mod:`models.designs`) and
+a decision rule (:mod:`models.decision`), the *assurance* is
 
 .. math::
 
@@ -19,7 +19,7 @@ Speed comes from three exact reductions, none an approximation:
 1. **Typed sufficient statistics.** A design is a list of *instance types* (``count``
    instances, each holding ``a`` runs of A and ``b`` runs of B). Within a type every instance
    has the same :math:`g_i = \tau^2/(\sigma^2 + n_i\tau^2)` and :math:`x_i`, so the data enter
-   the exact posterior (``design/exact_posterior.md``) only through
+   the exact posterior (:mod:`models.tps_exact`) only through
    :math:`z = (1, S_A, S_B, \sum_{i\in k} T_i)` and :math:`(\sum y^2, \sum_{i\in k} T_i^2)`.
 2. **Quadratic forms.** For each grid point :math:`g` the log posterior weight is a quadratic
    form in :math:`z` plus a linear form in the sums of squares, and the conditional mean of
@@ -28,19 +28,13 @@ Speed comes from three exact reductions, none an approximation:
    :mod:`models.tps_exact`, regrouped (checked against it to 1e-9 in the tests).
 3. **HDI labels from CDF values.** For a unimodal density the shortest 95 % interval
    :math:`[L, U]` lies above :math:`r` iff :math:`F(r) < 0.05` and
-   :math:`f(Q(F(r)+0.95)) > f(r)` (the width :math:`Q(a+0.95)-Q(a)` is quasi-convex in
-   :math:`a`, with derivative :math:`1/f(Q(a+0.95)) - 1/f(Q(a))`); similarly below
-   :math:`-r` and inside :math:`(-r, r)`. One mixture quantile per candidate dataset (Newton
-   with a bisection safeguard, numba), no HDI search. Labels agree with
-   :func:`models.tps_exact.mixture_summary` + :func:`planner.verdict.label_from`.
-   In the simulations (``exact_probs=False``) every one of these comparisons is first made
-   on linearly interpolated tables of Φ and φ with a rigorous error bound (Newton steps on
-   the interpolated CDF, stopped as soon as the density comparison clears its bound); only
-   a comparison inside its margin is redone exactly, so the labels are the exact ones.
+   :math:`f(Q(F(r)+0.95)) > f(r)`; similarly below :math:`-r` and inside :math:`(-r, r)`.
+   One mixture quantile per candidate dataset, no HDI search (numba kernels of a private
+   module; the derivation and the tabulated fast path are in its docstring). Labels agree
+   with :func:`models.tps_exact.mixture_summary` + :func:`models.decision.label_code`.
 
-Sequential plans label every look at all per-look HDI masses in one pass
-(:func:`evaluate_sequential_levels`); :class:`GridAnalysis` objects are reused across
-designs with the same layout, prior and grid.
+:class:`GridAnalysis` objects are reused across designs with the same layout, prior and
+grid (the looks of sequential plans, :mod:`models.sequential`, share them).
 
 The analysis grid over :math:`(\tau,\sigma)` is *fixed* per design (log-spaced between the
 prior's 1e-4 and 1 - 1e-4 quantiles, finer for more runs) instead of the two-pass adaptive
@@ -51,153 +45,22 @@ grid of :func:`models.tps_exact.fit_exact`; the tests check the resulting labels
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
+from models import _assurance_kernels as _k
+from models.decision import A_BETTER, B_BETTER, EQUIVALENT, LABEL_NAMES, target_labels
+from models.designs import Existing, Layout
 from models.noise import NoisePrior
 from models.tps_model import MU_PRIOR_SD
 
-try:  # numba is a hard dependency of the project, but keep import errors readable
-    import numba as _nb
-except ImportError:  # pragma: no cover
-    _nb = None
+__all__ = ["analysis_grid", "GridAnalysis", "Decisions", "decide", "decide_analysis",
+           "decide_analysis_levels", "Truth", "prior_truth", "simulate", "planned_sign",
+           "FixedResult", "evaluate_fixed"]
 
 _LOG2PI = math.log(2.0 * math.pi)
-
-#: Label codes returned by :func:`decide` (same meaning as ``planner.verdict.LABELS``).
-UNDECIDED, B_BETTER, A_BETTER, EQUIVALENT = 0, 1, 2, 3
-LABEL_NAMES = {UNDECIDED: "undecided", B_BETTER: "B better", A_BETTER: "A better",
-               EQUIVALENT: "equivalent"}
-RULES = ("verdict", "superiority", "equivalence")
-
-
-# --------------------------------------------------------------------------------------------
-# designs as instance types
-# --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class InstanceType:
-    """``count`` instances (allocations / sessions), each with ``a`` runs of A, ``b`` of B."""
-
-    count: int
-    a: int
-    b: int
-
-    @property
-    def n(self) -> int:
-        return self.a + self.b
-
-
-@dataclass(frozen=True)
-class Layout:
-    """A fixed design: how the runs of A and B are spread over instances.
-
-    Attributes
-    ----------
-    types : tuple of InstanceType
-        Instances of the same composition are grouped; order is the simulation order.
-    """
-
-    types: tuple
-
-    @property
-    def n_a(self) -> int:
-        return sum(t.count * t.a for t in self.types)
-
-    @property
-    def n_b(self) -> int:
-        return sum(t.count * t.b for t in self.types)
-
-    @property
-    def n_runs(self) -> int:
-        return self.n_a + self.n_b
-
-    @property
-    def n_instances(self) -> int:
-        return sum(t.count for t in self.types)
-
-    def prefix(self, counts: Sequence[int]) -> "Layout":
-        """The layout made of the first ``counts[k]`` instances of each type."""
-        return Layout(tuple(InstanceType(int(c), t.a, t.b) for c, t in zip(counts, self.types)))
-
-    def design_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """Design matrix X (N, 2) and instance index (N,) in the order of :func:`flatten`."""
-        cols, inst = [], []
-        i0 = 0
-        for t in self.types:
-            for i in range(t.count):
-                cols += [0] * t.a + [1] * t.b
-                inst += [i0 + i] * t.n
-            i0 += t.count
-        X = np.zeros((len(cols), 2))
-        X[np.arange(len(cols)), cols] = 1.0
-        return X, np.asarray(inst, int)
-
-    def instances_per_arm(self) -> list[int]:
-        """Runs per instance, one entry per instance (for the cost model)."""
-        out = []
-        for t in self.types:
-            out += [t.n] * t.count
-        return out
-
-
-def separate_layout(n: int, runs_per_instance: int = 1) -> Layout:
-    """n runs of A and n of B, never sharing an instance; ``runs_per_instance`` runs of one
-    config per instance (1 = every run its own allocation, the HF Jobs default)."""
-    if n < 1 or runs_per_instance < 1:
-        raise ValueError("need n >= 1 and runs_per_instance >= 1")
-    r = min(runs_per_instance, n)
-    full, rem = divmod(n, r)
-    types = [InstanceType(full, r, 0)] + ([InstanceType(1, rem, 0)] if rem else [])
-    types += [InstanceType(full, 0, r)] + ([InstanceType(1, 0, rem)] if rem else [])
-    return Layout(tuple(types))
-
-
-def paired_layout(n: int, pairs_per_instance: int | None = None) -> Layout:
-    """n runs of A and n of B interleaved on shared instances (A and B share the instance
-    effect u); ``pairs_per_instance`` pairs per instance (None = all on one instance)."""
-    if n < 1:
-        raise ValueError("need n >= 1")
-    k = n if not pairs_per_instance else min(pairs_per_instance, n)
-    full, rem = divmod(n, k)
-    types = [InstanceType(full, k, k)] + ([InstanceType(1, rem, rem)] if rem else [])
-    return Layout(tuple(types))
-
-
-def flatten(layout: Layout, ys: list[np.ndarray]) -> np.ndarray:
-    """Concatenate per-type simulated arrays (D, count, a+b) into y (D, N) (order of
-    :meth:`Layout.design_arrays`)."""
-    return np.concatenate([y.reshape(y.shape[0], -1) for y in ys], axis=1)
-
-
-# --------------------------------------------------------------------------------------------
-# existing runs (planning more runs after some were bought)
-# --------------------------------------------------------------------------------------------
-@dataclass
-class Existing:
-    """Runs already measured, on the log scale and *centred* by ``centre``.
-
-    New runs are always on new instances. ``X`` (n, 2) one-hot A/B, ``inst`` (n,) instance
-    index, ``y`` (n,) log TPS minus ``centre``.
-    """
-
-    X: np.ndarray
-    inst: np.ndarray
-    y: np.ndarray
-    centre: float
-
-    @classmethod
-    def from_tpsdata(cls, data) -> "Existing":
-        """From :class:`models.tps_model.TPSData` with configs 0 = A, 1 = B (no cold column)."""
-        X = np.zeros((data.n_runs, 2))
-        X[np.arange(data.n_runs), data.config] = 1.0
-        c = float(np.mean(data.y))
-        return cls(X, np.asarray(data.instance, int), data.y - c, c)
-
-    @property
-    def n_runs(self) -> int:
-        return int(self.y.size)
 
 
 # --------------------------------------------------------------------------------------------
@@ -445,450 +308,8 @@ def _analysis(layout: Layout, prior: NoisePrior, tau: np.ndarray, sigma: np.ndar
 
 
 # --------------------------------------------------------------------------------------------
-# labels from the mixture: numba kernel
+# labels of a batch of posteriors
 # --------------------------------------------------------------------------------------------
-#: Normal CDF and density tables for the fast path of :func:`_py_label`: Phi and phi at
-#: z = -9 + k / 64 (row 0: Phi, row 1: phi), linearly interpolated.
-_PHI_STEP = 64.0
-_PHI_Z0 = 9.0
-_PHI_TAB = np.array([[0.5 * math.erfc(-(-_PHI_Z0 + k / _PHI_STEP) / math.sqrt(2.0)),
-                      math.exp(-0.5 * (-_PHI_Z0 + k / _PHI_STEP) ** 2) / math.sqrt(2.0 * math.pi)]
-                     for k in range(int(2 * _PHI_Z0 * _PHI_STEP) + 2)]).T.copy()
-#: Error bounds of linear interpolation on the 1/64 grid (h^2/8 max|g''|): Phi'' = -z phi,
-#: max phi(1) = 0.242 -> 7.4e-6; phi'' = (z^2 - 1) phi, max phi(0) = 0.399 -> 1.22e-5 (and
-#: Phi(-9) = 1.1e-19, phi(9) = 1.0e-18 outside the table). A mixture's CDF is then within
-#: _PHI_ERR, its density within _DEN_ERR * sum_j w_j / s_j.
-_PHI_ERR = 7.4e-6
-_DEN_ERR = 1.22e-5
-#: Safety margin on the CDF comparisons of the fast path (> _PHI_ERR).
-_PHI_MARGIN = 2e-5
-
-
-def _py_phi_tab(z, tab):
-    """Normal CDF by linear interpolation in ``_PHI_TAB`` (abs. error <= 7.4e-6)."""
-    if z <= -9.0:
-        return 0.0
-    if z >= 9.0:
-        return 1.0
-    t = (z + 9.0) * 64.0
-    i = int(t)
-    return tab[0, i] + (t - i) * (tab[0, i + 1] - tab[0, i])
-
-
-def _py_tab_cmp(p, ftgt, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab):
-    """Is f(Q(p)) > f_target for the exact mixture, judged from interpolated values?
-
-    ``p`` and ``ftgt`` are interpolated values (errors <= _PHI_ERR and _DEN_ERR * S1).
-    Returns 1 (surely yes), 2 (surely no) or 0 (too close to call: use the exact path).
-
-    Safeguarded Newton for the quantile x~ of the *interpolated* CDF, checking the decision
-    at every iterate. With x* the exact path's quantile (F(x*) = exact p):
-    |F(x~) - F(x*)| <= dF = 2 _PHI_ERR + |F~(x~) - p|. Let f_lo = f~(x~) - _DEN_ERR S1 <= f(x~),
-    dx = 2 dF / f_lo and c = |f'~(x~)| + 9 _DEN_ERR S2 + 0.4 S3 dx (a bound of |f'| within dx
-    of x~: |phi''| <= 0.4). If c dx <= f_lo / 2 then f >= f_lo / 2 on that interval, so
-    |x* - x~| <= dx and |f(x*) - f(x~)| <= c dx. The decision is taken when
-    |f~(x~) - f_target| exceeds twice that plus both density errors.
-    """
-    if not (p > 0.0 and p < 1.0):
-        return 0
-    x = mu
-    if sdv > 0:
-        pp = p if p < 0.5 else 1.0 - p
-        t = math.sqrt(-2.0 * math.log(max(pp, 1e-300)))
-        zq = t - (2.515517 + 0.802853 * t + 0.010328 * t * t) / \
-            (1.0 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t * t * t)
-        x = mu + (zq if p >= 0.5 else -zq) * sdv
-    a, b = lo, hi
-    ef = _DEN_ERR * S1
-    for _ in range(80):
-        F = 0.0
-        f = 0.0
-        fd = 0.0
-        for j in range(na):
-            z = (x - mm[j]) * iss[j]
-            if z >= 9.0:
-                F += w[j]
-            elif z > -9.0:
-                t = (z + 9.0) * 64.0
-                i = int(t)
-                u = t - i
-                F += w[j] * (tab[0, i] + u * (tab[0, i + 1] - tab[0, i]))
-                ph = w[j] * iss[j] * (tab[1, i] + u * (tab[1, i + 1] - tab[1, i]))
-                f += ph
-                fd -= ph * z * iss[j]
-        resid = abs(F - p)
-        flo = f - ef
-        if flo > 0.0:
-            dx = 2.0 * (2.0 * _PHI_ERR + resid) / flo
-            c = abs(fd) + 9.0 * _DEN_ERR * S2 + 0.4 * S3 * dx
-            if c * dx <= 0.5 * flo:
-                bound = 2.0 * ef + 2.0 * c * dx + 1e-12 * (f + ftgt)
-                diff = f - ftgt
-                if diff > bound:
-                    return 1
-                if diff < -bound:
-                    return 2
-        if resid <= 1e-11:
-            return 0
-        if F < p:
-            a = x if x > a else a
-        else:
-            b = x if x < b else b
-        if (b - a) <= 1e-14 * (1.0 + abs(x)):
-            return 0
-        xn = x - (F - p) / f if f > 0 else 0.5 * (a + b)
-        if not (xn > a and xn < b):
-            xn = 0.5 * (a + b)
-        x = xn
-    return 0
-
-
-def _py_tab_label(r, hdi_prob, level, rule, Fp, Fm, fp, fm, w, mm, iss, na, mu, sdv, lo, hi,
-                  S1, S2, S3, tab):
-    """The exact path's label decided from interpolated CDF / density values with error
-    bounds: the label (0-3), or -1 when some comparison is within its margin."""
-    M = _PHI_MARGIN
-    if rule == 1:
-        if 1.0 - Fp >= level + M:
-            return 1
-        if 1.0 - Fp <= level - M:
-            return 0
-        return -1
-    h = hdi_prob
-    if Fp < 1.0 - h - M:                          # B better candidate
-        c = _tab_cmp(Fp + h, fp, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab)
-        if c == 0:
-            return -1
-        if c == 1:
-            return 1
-    elif Fp < 1.0 - h + M:
-        return -1
-    if Fm > h + M:                                # A better candidate
-        c = _tab_cmp(Fm - h, fm, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab)
-        if c == 0:
-            return -1
-        if c == 1:
-            return 2
-    elif Fm > h - M:
-        return -1
-    if r > 0:
-        if Fp - Fm > h + 2.0 * M:                 # equivalence candidate
-            c = _tab_cmp(Fm + h, fm, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab)
-            if c == 0:
-                return -1
-            if c == 2:
-                return 0
-            c = _tab_cmp(Fp - h, fp, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab)
-            if c == 0:
-                return -1
-            return 3 if c == 1 else 0
-        elif Fp - Fm > h - 2.0 * M:
-            return -1
-    return 0
-
-
-def _py_exact_label(w, mm, ss, na, r, hdi_prob, level, rule, Fp, Fm, fp, fm, mu, sdv, lo,
-                    hi):
-    """The exact path's label from exact CDF / density values at +-r."""
-    lab = 0
-    if rule == 1:  # superiority: P(Δ > r) >= level
-        if 1.0 - Fp >= level:
-            lab = 1
-    else:
-        if Fp < 1.0 - hdi_prob:
-            x = _mix_quantile(Fp + hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
-            if _mix_pdf(x, w, mm, ss, na) > fp:
-                lab = 1
-        if lab == 0 and Fm > hdi_prob:
-            x = _mix_quantile(Fm - hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
-            if _mix_pdf(x, w, mm, ss, na) > fm:
-                lab = 2
-        if lab == 0 and r > 0 and Fp - Fm > hdi_prob:
-            x1 = _mix_quantile(Fm + hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
-            if _mix_pdf(x1, w, mm, ss, na) > fm:
-                x2 = _mix_quantile(Fp - hdi_prob, w, mm, ss, na, mu, sdv, lo, hi)
-                if _mix_pdf(x2, w, mm, ss, na) > fp:
-                    lab = 3
-    return lab
-
-
-def _py_label(w, mm, ss, iss, na, r, hps, act, level, rule, out, d, fast, tab):
-    """Labels and readings of one normalised mixture (components 0..na-1) into out[l, :, d]
-    for every HDI mass ``hps[l]`` with ``act[l, d]`` set (the mixture is shared). ``iss``
-    holds 1 / ss (filled by the caller).
-
-    ``fast``: first decide from interpolated Normal CDF and density values (tables of Phi
-    and phi, errors <= 7.4e-6 and 1.22e-5): every comparison the exact path makes (CDF at
-    +-r against the HDI mass, density at a quantile against the density at +-r, with the
-    quantile solved on the interpolated CDF) is made with a rigorous error margin, and a
-    level where any comparison falls inside its margin goes through the exact path.
-    So the labels are those of the exact path; P(Δ > r), P(Δ < -r) of the levels decided
-    fast are the interpolated values (within 7.4e-6).
-    """
-    _SQ2 = math.sqrt(2.0)
-    _ISQ2PI = 1.0 / math.sqrt(2.0 * math.pi)
-    L = hps.shape[0]
-    tdone = False
-    if fast:
-        mu = 0.0
-        m2 = 0.0
-        Fp = 0.0
-        Fm = 0.0
-        fp = 0.0
-        fm = 0.0
-        S1 = 0.0
-        S2 = 0.0
-        S3 = 0.0
-        lo = np.inf
-        hi = -np.inf
-        for j in range(na):
-            wj = w[j]
-            mj = mm[j]
-            sj = ss[j]
-            mu += wj * mj
-            m2 += wj * (sj * sj + mj * mj)
-            isj = iss[j]
-            S1 += wj * isj
-            S2 += wj * isj * isj
-            S3 += wj * isj * isj * isj
-            if mj - 12.0 * sj < lo:
-                lo = mj - 12.0 * sj
-            if mj + 12.0 * sj > hi:
-                hi = mj + 12.0 * sj
-            z = (r - mj) * isj
-            if z >= 9.0:
-                Fp += wj
-            elif z > -9.0:
-                t = (z + 9.0) * 64.0
-                i = int(t)
-                u = t - i
-                Fp += wj * (tab[0, i] + u * (tab[0, i + 1] - tab[0, i]))
-                fp += wj * isj * (tab[1, i] + u * (tab[1, i + 1] - tab[1, i]))
-            z = (-r - mj) * isj
-            if z >= 9.0:
-                Fm += wj
-            elif z > -9.0:
-                t = (z + 9.0) * 64.0
-                i = int(t)
-                u = t - i
-                Fm += wj * (tab[0, i] + u * (tab[0, i + 1] - tab[0, i]))
-                fm += wj * isj * (tab[1, i] + u * (tab[1, i + 1] - tab[1, i]))
-        var = m2 - mu * mu
-        sdv = math.sqrt(var) if var > 0 else 0.0
-        tdone = True
-        for l in range(L):
-            if act[l, d]:
-                lab = _tab_label(r, hps[l], level, rule, Fp, Fm, fp, fm, w, mm, iss, na, mu,
-                                 sdv, lo, hi, S1, S2, S3, tab)
-                if lab >= 0:
-                    out[l, 0, d] = lab
-                    out[l, 1, d] = 1.0 - Fp
-                    out[l, 2, d] = Fm
-                    out[l, 3, d] = mu
-                    out[l, 4, d] = sdv
-                else:
-                    tdone = False
-        if tdone:
-            return
-    mu = 0.0
-    m2 = 0.0
-    lo = np.inf
-    hi = -np.inf
-    Fp = 0.0
-    Fm = 0.0
-    fp = 0.0
-    fm = 0.0
-    for j in range(na):
-        mu += w[j] * mm[j]
-        m2 += w[j] * (ss[j] * ss[j] + mm[j] * mm[j])
-        if mm[j] - 12.0 * ss[j] < lo:
-            lo = mm[j] - 12.0 * ss[j]
-        if mm[j] + 12.0 * ss[j] > hi:
-            hi = mm[j] + 12.0 * ss[j]
-        zp = (r - mm[j]) / ss[j]
-        zm = (-r - mm[j]) / ss[j]
-        Fp += w[j] * 0.5 * math.erfc(-zp / _SQ2)
-        Fm += w[j] * 0.5 * math.erfc(-zm / _SQ2)
-        fp += w[j] * math.exp(-0.5 * zp * zp) / ss[j]
-        fm += w[j] * math.exp(-0.5 * zm * zm) / ss[j]
-    var = m2 - mu * mu
-    sdv = math.sqrt(var) if var > 0 else 0.0
-    fp *= _ISQ2PI
-    fm *= _ISQ2PI
-    for l in range(L):
-        if not act[l, d]:
-            continue
-        if fast and out[l, 0, d] >= 0:          # decided on the tables
-            continue
-        out[l, 0, d] = _exact_label(w, mm, ss, na, r, hps[l], level, rule, Fp, Fm, fp, fm,
-                                    mu, sdv, lo, hi)
-        out[l, 1, d] = 1.0 - Fp
-        out[l, 2, d] = Fm
-        out[l, 3, d] = mu
-        out[l, 4, d] = sdv
-
-
-def _py_any_active(act, d):
-    """Whether dataset d still needs a label at any HDI level."""
-    for l in range(act.shape[0]):
-        if act[l, d]:
-            return True
-    return False
-
-
-def _py_active(lw, cut, w, idx):
-    """Normalised weights of the grid points within ``cut`` of the best log weight.
-
-    Fills ``w[:na]`` and their grid indices ``idx[:na]``; returns ``na``.
-    """
-    G = lw.shape[0]
-    mx = -np.inf
-    for g in range(G):
-        if lw[g] > mx:
-            mx = lw[g]
-    na = 0
-    tot = 0.0
-    for g in range(G):
-        x = lw[g] - mx
-        if x > -cut:
-            e = math.exp(x)
-            w[na] = e
-            idx[na] = g
-            tot += e
-            na += 1
-    for j in range(na):
-        w[j] /= tot
-    return na
-
-
-def _py_kernel(lw, m, sd, r, hps, act, level, rule, cut, out, fast, tab):
-    """Labels of D mixtures given their log weights and component means, each (D, G)."""
-    D, G = lw.shape
-    isd = 1.0 / sd
-    nblk = min(D, 256)
-    bs = (D + nblk - 1) // nblk if D > 0 else 1
-    for bk in _prange(nblk):
-        w = np.empty(G)
-        idx = np.empty(G, np.int64)
-        mm = np.empty(G)
-        ss = np.empty(G)
-        iss = np.empty(G)
-        for d in range(bk * bs, min(D, (bk + 1) * bs)):
-            if not _any_active(act, d):
-                continue
-            na = _active(lw[d], cut, w, idx)
-            for j in range(na):
-                g = idx[j]
-                mm[j] = m[d, g]
-                ss[j] = sd[g]
-                iss[j] = isd[g]
-            _label(w, mm, ss, iss, na, r, hps, act, level, rule, out, d, fast, tab)
-
-
-def _py_kernel_fused(phi, theta, z, WT, sd, r, hps, act, level, rule, cut, out, fast, tab):
-    """As :func:`_py_kernel`, computing log weights (phi @ theta) and means (z @ WT.T) on the
-    fly, one dataset at a time (no (D, G) temporaries; work buffers per block of datasets;
-    means only for the active grid points)."""
-    D, F = phi.shape
-    G = theta.shape[1]
-    J = z.shape[1]
-    isd = 1.0 / sd
-    nblk = min(D, 256)
-    bs = (D + nblk - 1) // nblk if D > 0 else 1
-    for bk in _prange(nblk):
-        lw = np.empty(G)
-        w = np.empty(G)
-        idx = np.empty(G, np.int64)
-        mm = np.empty(G)
-        ss = np.empty(G)
-        iss = np.empty(G)
-        for d in range(bk * bs, min(D, (bk + 1) * bs)):
-            if not _any_active(act, d):
-                continue
-            for g in range(G):
-                lw[g] = 0.0
-            for f in range(F):
-                a = phi[d, f]
-                for g in range(G):
-                    lw[g] += a * theta[f, g]
-            na = _active(lw, cut, w, idx)
-            for j in range(na):
-                g = idx[j]
-                acc = 0.0
-                for k in range(J):
-                    acc += z[d, k] * WT[g, k]
-                mm[j] = acc
-                ss[j] = sd[g]
-                iss[j] = isd[g]
-            _label(w, mm, ss, iss, na, r, hps, act, level, rule, out, d, fast, tab)
-
-
-def _py_mix_pdf(x, w, mm, ss, na):
-    f = 0.0
-    for j in range(na):
-        z = (x - mm[j]) / ss[j]
-        f += w[j] * math.exp(-0.5 * z * z) / ss[j]
-    return f / math.sqrt(2.0 * math.pi)
-
-
-def _py_mix_quantile(p, w, mm, ss, na, mu, sdv, lo, hi):
-    """Quantile of a Normal mixture: safeguarded Newton from the moment-matched Normal."""
-    sq2 = math.sqrt(2.0)
-    # start: Normal approximation via the inverse of erfc (Acklam-free: bisection-free start)
-    x = mu
-    if sdv > 0:
-        # rational approximation of the Normal quantile (Abramowitz & Stegun 26.2.23)
-        pp = p if p < 0.5 else 1.0 - p
-        t = math.sqrt(-2.0 * math.log(max(pp, 1e-300)))
-        zq = t - (2.515517 + 0.802853 * t + 0.010328 * t * t) / \
-            (1.0 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t * t * t)
-        x = mu + (zq if p >= 0.5 else -zq) * sdv
-    a, b = lo, hi
-    for _ in range(100):
-        F = 0.0
-        f = 0.0
-        for j in range(na):
-            z = (x - mm[j]) / ss[j]
-            F += w[j] * 0.5 * math.erfc(-z / sq2)
-            f += w[j] * math.exp(-0.5 * z * z) / ss[j]
-        f /= math.sqrt(2.0 * math.pi)
-        if F < p:
-            a = x if x > a else a
-        else:
-            b = x if x < b else b
-        step = (F - p) / f if f > 0 else 0.0
-        xn = x - step
-        if not (xn > a and xn < b) or f <= 0:
-            xn = 0.5 * (a + b)
-        if abs(xn - x) <= 1e-13 * (1.0 + abs(x)) or (b - a) <= 1e-14 * (1.0 + abs(x)):
-            return xn
-        x = xn
-    return x
-
-
-if _nb is not None:
-    _prange = _nb.prange
-    _mix_pdf = _nb.njit(cache=True)(_py_mix_pdf)
-    _mix_quantile = _nb.njit(cache=True)(_py_mix_quantile)
-    _phi_tab = _nb.njit(cache=True)(_py_phi_tab)
-    _tab_cmp = _nb.njit(cache=True)(_py_tab_cmp)
-    _tab_label = _nb.njit(cache=True)(_py_tab_label)
-    _exact_label = _nb.njit(cache=True)(_py_exact_label)
-    _label = _nb.njit(cache=True)(_py_label)
-    _any_active = _nb.njit(cache=True)(_py_any_active)
-    _active = _nb.njit(cache=True)(_py_active)
-    _kernel = _nb.njit(parallel=True, cache=True)(_py_kernel)
-    _kernel_fused = _nb.njit(parallel=True, cache=True)(_py_kernel_fused)
-else:  # pragma: no cover
-    _prange = range
-    _mix_pdf, _mix_quantile, _label = _py_mix_pdf, _py_mix_quantile, _py_label
-    _phi_tab = _py_phi_tab
-    _tab_cmp, _tab_label = _py_tab_cmp, _py_tab_label
-    _exact_label = _py_exact_label
-    _any_active, _active = _py_any_active, _py_active
-    _kernel, _kernel_fused = _py_kernel, _py_kernel_fused
-
-
 @dataclass
 class Decisions:
     """Per-dataset readings of the Δ posterior (log scale, centred units for ``mean``).
@@ -896,7 +317,7 @@ class Decisions:
     Attributes
     ----------
     labels : ndarray of int8, shape (D,)
-        0 undecided, 1 B better, 2 A better, 3 equivalent (see ``LABEL_NAMES``).
+        0 undecided, 1 B better, 2 A better, 3 equivalent (codes of :mod:`models.decision`).
     p_gt, p_lt : ndarray, shape (D,)
         P(Δ > +ROPE), P(Δ < −ROPE).
     mean, sd : ndarray, shape (D,)
@@ -926,9 +347,9 @@ def decide(lw: np.ndarray, m: np.ndarray, sd: np.ndarray, rope: float, *, rule: 
     rope : float
         ROPE half-width (log scale, >= 0).
     rule : {"verdict", "superiority", "equivalence"}
-        ``verdict`` and ``equivalence`` use the HDI labels of ``planner verdict``
-        (``equivalence`` just reads label 3); ``superiority`` labels "B better" when
-        P(Δ > rope) >= ``level``.
+        The rule of :mod:`models.decision`: ``verdict`` and ``equivalence`` label by the
+        HDI against the ROPE (``equivalence`` just reads label 3); ``superiority`` labels
+        "B better" when P(Δ > rope) >= ``level``.
     hdi_prob : float
         HDI mass (0.95 by default; larger for a stricter per-look threshold).
     cut : float
@@ -946,9 +367,10 @@ def decide(lw: np.ndarray, m: np.ndarray, sd: np.ndarray, rope: float, *, rule: 
     lw = np.ascontiguousarray(lw, float)
     m = np.ascontiguousarray(m, float)
     out = _new_out(1, lw.shape[0])
-    _kernel(lw, m, np.ascontiguousarray(sd, float), float(rope), np.array([float(hdi_prob)]),
-            np.ones((1, lw.shape[0]), np.bool_), float(level),
-            1 if rule == "superiority" else 0, float(cut), out, not exact_probs, _PHI_TAB)
+    _k.label_mixtures(lw, m, np.ascontiguousarray(sd, float), float(rope),
+                      np.array([float(hdi_prob)]), np.ones((1, lw.shape[0]), np.bool_),
+                      float(level), _k.rule_code(rule), float(cut), out, not exact_probs,
+                      _k.PHI_TAB)
     return _unpack(out[0])
 
 
@@ -996,11 +418,11 @@ def decide_analysis_levels(an: "GridAnalysis", z: np.ndarray, zq: np.ndarray, ro
     act = (np.ones((L, D), np.bool_) if active is None
            else np.ascontiguousarray(active, np.bool_).reshape(L, D))
     out = _new_out(L, D)
-    _kernel_fused(np.ascontiguousarray(an.features(z, zq)), an.theta,
-                  np.ascontiguousarray(z[:, an._keep]),
-                  an.WT, an.delta_sd, float(rope), np.asarray(hdi_probs, float), act,
-                  float(level), 1 if rule == "superiority" else 0, float(cut), out,
-                  not exact_probs, _PHI_TAB)
+    _k.label_mixtures_fused(np.ascontiguousarray(an.features(z, zq)), an.theta,
+                            np.ascontiguousarray(z[:, an._keep]),
+                            an.WT, an.delta_sd, float(rope), np.asarray(hdi_probs, float), act,
+                            float(level), _k.rule_code(rule), float(cut), out,
+                            not exact_probs, _k.PHI_TAB)
     return [_unpack(out[l]) for l in range(L)]
 
 
@@ -1075,19 +497,6 @@ def simulate(layout: Layout, truth: Truth, rng: np.random.Generator) -> list[np.
             truth.delta[:, None, None] + truth.mu_a[:, None, None]
         out.append(mu + u + e)
     return out
-
-
-def target_labels(delta: np.ndarray, rope: float, rule: str) -> np.ndarray:
-    """The label each true Δ deserves: B better if Δ > rope, A better if Δ < −rope, else
-    equivalent (superiority: B better iff Δ > rope; equivalence: equivalent iff |Δ| < rope)."""
-    t = np.full(delta.shape, EQUIVALENT, np.int8)
-    t[delta > rope] = B_BETTER
-    t[delta < -rope] = A_BETTER
-    if rule == "superiority":
-        t[delta <= rope] = -1  # nothing to reach
-    if rule == "equivalence":
-        t[np.abs(delta) >= rope] = -1
-    return t
 
 
 def _batched(layout, analysis: GridAnalysis, truth: Truth, rng, rope, rule, level, hdi_prob,
@@ -1215,226 +624,3 @@ def evaluate_fixed(layout: Layout, prior: NoisePrior, truth: Truth, rope: float,
             ws = float(np.mean(d1.labels == (B_BETTER if sgn > 0 else A_BETTER)))
     return FixedResult(assur, ase, fc, fse, ws, fr, truth.size, int(tg.size),
                        float(np.mean(dec.sd)))
-
-
-# --------------------------------------------------------------------------------------------
-# sequential designs
-# --------------------------------------------------------------------------------------------
-@dataclass
-class SequentialResult:
-    """A group-sequential plan: looks after every batch, stop when decisive or futile.
-
-    ``expected_runs_per_arm``: mean runs per arm actually used; ``stop_fractions``: fraction
-    of experiments stopped at each look (decisive or futile); ``false_claim_rate``: decisive
-    directional claims at Δ = 0 under optional stopping (the honest rate of the plan).
-    """
-
-    assurance: float
-    assurance_se: float
-    false_claim_rate: float
-    false_claim_se: float
-    wrong_sign_rate: float | None
-    expected_runs_per_arm: float
-    expected_instances: float
-    runs_per_arm_at_stop: np.ndarray = field(repr=False)
-    instances_at_stop: np.ndarray = field(repr=False)
-    hdi_prob: float = 0.95
-    futility: float = 0.01
-    sims: int = 0
-
-
-def _futile(dec: Decisions, n_now: float, n_cap: float, rope: float, hdi_prob: float,
-            rule: str, level: float, thresh: float) -> np.ndarray:
-    """Predictive chance (Normal approximation) that the analysis at the cap is decisive is
-    below ``thresh``: the remaining budget cannot change the verdict."""
-    from scipy.special import ndtr, ndtri
-
-    if n_now >= n_cap:
-        return np.ones(dec.mean.shape, bool)
-    s_now = dec.sd
-    s_fin = s_now * math.sqrt(n_now / n_cap)
-    om = np.sqrt(np.maximum(s_now ** 2 - s_fin ** 2, 1e-300))
-    zq = float(ndtri(0.5 + hdi_prob / 2.0)) if rule != "superiority" else float(ndtri(level))
-    m = dec.mean
-    p = ndtr((m - rope - zq * s_fin) / om)
-    if rule != "superiority":
-        p = p + ndtr((-rope - zq * s_fin - m) / om)
-        half = rope - zq * s_fin
-        p = p + np.where(half > 0, ndtr((half - m) / om) - ndtr((-half - m) / om), 0.0)
-    return p < thresh
-
-
-def evaluate_sequential(full: Layout, looks: Sequence[Sequence[int]], prior: NoisePrior,
-                        truth: Truth, rope: float, *, rule: str = "verdict", level: float = 0.95,
-                        hdi_prob: float = 0.95, futility: float = 0.01, seed: int = 0,
-                        existing: Existing | None = None, error_rates: bool = True,
-                        progress: Callable[[int], None] | None = None) -> SequentialResult:
-    """Simulate a sequential plan.
-
-    Parameters
-    ----------
-    full : Layout
-        The design at the cap.
-    looks : sequence of sequences of int
-        For each look, the number of instances of each type of ``full`` analysed so far
-        (increasing; the last is ``full``'s counts).
-    futility : float
-        Stop (undecided) when the predictive chance of a decisive call at the cap is below
-        this (Normal approximation of the future posterior).
-    hdi_prob : float
-        Per-look HDI mass (0.95 = the verdict rule at every look; larger is stricter).
-
-    Returns
-    -------
-    SequentialResult
-    """
-    return evaluate_sequential_levels(full, looks, prior, truth, rope, (hdi_prob,), rule=rule,
-                                      level=level, futility=futility, seed=seed,
-                                      existing=existing, error_rates=error_rates,
-                                      progress=progress)[0]
-
-
-def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], prior: NoisePrior,
-                               truth: Truth, rope: float, hdi_probs: Sequence[float], *,
-                               rule: str = "verdict", level: float = 0.95,
-                               futility: float = 0.01, seed: int = 0,
-                               existing: Existing | None = None, error_rates: bool = True,
-                               until_false_claim: float | None = None,
-                               progress: Callable[[int], None] | None = None
-                               ) -> list[SequentialResult]:
-    """:func:`evaluate_sequential` at several per-look HDI masses, sharing the simulated data
-    and each dataset's posterior between the masses (one pass per scenario).
-
-    Every mass gets exactly the result of its own :func:`evaluate_sequential` call (same
-    seeds, same data; each mass keeps its own set of experiments still running).
-
-    Parameters
-    ----------
-    hdi_probs : sequence of float
-        Per-look HDI masses, in the order they would be tried.
-    until_false_claim : float, optional
-        Only the masses up to the first whose false-claim rate is not above this are needed:
-        the false-claim scenario is simulated for all masses, the others only for those.
-
-    Returns
-    -------
-    list of SequentialResult, one per needed mass (all masses when ``until_false_claim`` is
-    None).
-    """
-    hps = [float(h) for h in hdi_probs]
-    n_old = existing.n_runs if existing is not None else 0
-    tg, sg, _, _ = analysis_grid(prior, full.n_runs + n_old)
-    analyses = [_analysis(full.prefix(c), prior, tg, sg, existing) for c in looks]
-    n_arm = [full.prefix(c).n_a for c in looks]
-    n_inst = [full.prefix(c).n_instances for c in looks]
-    chunk = _chunk_for(tg.size, full.n_runs)
-    nl = len(looks)
-
-    def run(tr: Truth, rng, levels: list[float], report: bool = True
-            ) -> tuple[np.ndarray, np.ndarray]:
-        L = len(levels)
-        labels = np.zeros((L, tr.size), np.int8)
-        stop_look = np.full((L, tr.size), nl - 1)
-        for s in range(0, tr.size, chunk):
-            sl = slice(s, s + chunk)
-            t = tr.take(sl)
-            ys = simulate(full, t, rng)
-            alive = np.ones((L, t.size), bool)          # per mass: experiment still running
-            lab = np.zeros((L, t.size), np.int8)
-            stp = np.full((L, t.size), nl - 1)
-            for j, (an, c) in enumerate(zip(analyses, looks)):
-                rows = np.flatnonzero(alive.any(0))
-                if rows.size == 0:
-                    break
-                ysub = [y[rows] for y in ys]
-                z, zq = an.stats(ysub, c)
-                act = alive[:, rows]
-                decs = decide_analysis_levels(an, z, zq, rope, levels, act, rule=rule,
-                                              level=level, exact_probs=False)
-                for li, (dec, hp) in enumerate(zip(decs, levels)):
-                    a = act[li]
-                    rl = rows[a]
-                    labs = dec.labels[a]
-                    done = labs != UNDECIDED
-                    lab[li, rl[done]] = labs[done]
-                    if j < nl - 1:
-                        sub = Decisions(labs, dec.p_gt[a], dec.p_lt[a], dec.mean[a], dec.sd[a])
-                        fut = ~done & _futile(sub, n_arm[j], n_arm[-1], rope, hp, rule,
-                                              level, futility)
-                        stop = done | fut
-                    else:
-                        stop = np.ones(rl.size, bool)
-                    stp[li, rl[stop]] = j
-                    alive[li, rl[stop]] = False
-            labels[:, sl] = lab
-            stop_look[:, sl] = stp
-            if progress is not None and report:
-                progress(t.size * L)
-        return labels, stop_look
-
-    tgt = target_labels(truth.delta, rope, rule)
-    sgn = planned_sign(truth)
-    fcs: list[tuple[float, float]] = []
-    need = hps
-    if error_rates and existing is None:
-        if rule == "equivalence":
-            l0, _ = run(truth.with_delta(rope), np.random.default_rng([seed, 12]), hps, False)
-            fcs = [_rate(l == EQUIVALENT) for l in l0]
-        else:
-            l0, _ = run(truth.with_delta(0.0), np.random.default_rng([seed, 12]), hps, False)
-            fcs = [_rate((l == B_BETTER) | (l == A_BETTER)) for l in l0]
-        if until_false_claim is not None:
-            k = next((i for i, (fc, _) in enumerate(fcs) if not fc > until_false_claim),
-                     len(hps) - 1)
-            need = hps[:k + 1]
-        if progress is not None:       # count the experiments of the masses reported
-            progress(truth.size * len(need))
-    lab, stop = run(truth, np.random.default_rng([seed, 11]), need)
-    wss: list = [None] * len(need)
-    if error_rates and existing is None and rule != "equivalence":
-        l1, _ = run(truth.with_delta(-truth.delta), np.random.default_rng([seed, 13]), need)
-        wss = [float(np.mean(l == (B_BETTER if sgn > 0 else A_BETTER))) for l in l1]
-    out = []
-    for i, hp in enumerate(need):
-        assur, ase = _rate(lab[i] == tgt)
-        runs = np.asarray(n_arm)[stop[i]]
-        inst = np.asarray(n_inst)[stop[i]]
-        fc = fse = float("nan")
-        ws = None
-        if error_rates and existing is not None:
-            fc, fse, ws = _coherent_errors(lab[i], truth.delta, tgt)
-        elif error_rates:
-            fc, fse = fcs[i]
-            ws = wss[i]
-        out.append(SequentialResult(assur, ase, fc, fse, ws, float(runs.mean()),
-                                    float(inst.mean()), runs, inst, hp, futility, truth.size))
-    if until_false_claim is not None and existing is not None and error_rates:
-        k = next((i for i, r in enumerate(out) if not r.false_claim_rate > until_false_claim),
-                 len(out) - 1)
-        out = out[:k + 1]
-    return out
-
-
-def sequential_plan(base: str, batch: int, cap: int, runs_per_instance: int = 1
-                    ) -> tuple[Layout, list[list[int]]]:
-    """Layout at the cap and the per-look instance counts of a sequential plan.
-
-    Parameters
-    ----------
-    base : {"separate", "paired"}
-        ``separate``: each batch adds ``batch`` runs per arm on new instances
-        (``runs_per_instance`` runs of one config each); ``paired``: each batch is one new
-        instance with ``batch`` interleaved pairs.
-    batch, cap : int
-        Runs per arm per batch, and the cap on runs per arm (rounded down to whole batches).
-    """
-    nb = max(1, cap // batch)
-    if base == "paired":
-        full = Layout((InstanceType(nb, batch, batch),))
-        return full, [[j] for j in range(1, nb + 1)]
-    r = min(runs_per_instance, batch)
-    if batch % r:
-        raise ValueError("batch must be a multiple of runs_per_instance")
-    per = batch // r
-    full = Layout((InstanceType(nb * per, r, 0), InstanceType(nb * per, 0, r)))
-    return full, [[j * per, j * per] for j in range(1, nb + 1)]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 from scipy import stats
 
+from models.decision import LABELS, label_from
 from models.noise import WEAK, NoisePrior
 from models.posterior import Posterior
 from models.tps_model import TPSData, pct
@@ -37,8 +38,6 @@ SCHEMA = "spec-planner/verdict/1"
 
 #: The reference script's noise, SD 1.16 TPS per run (:data:`planner.defaults.ZTEST_SIGMA_TPS`).
 ZTEST_SIGMA = ZTEST_SIGMA_TPS
-
-LABELS = ("B better", "A better", "equivalent", "undecided")
 
 
 @dataclass(frozen=True)
@@ -75,19 +74,6 @@ class Rope:
 
     def describe(self) -> str:
         return f"±{self.value:g}%" if self.relative else f"±{self.value:g} TPS"
-
-
-def label_from(summary, ok: bool = True) -> str:
-    """The four-way label from a :class:`models.tps_model.DeltaSummary`."""
-    if not ok:
-        return "undecided"
-    if summary.hdi_low > summary.rope:
-        return "B better"
-    if summary.hdi_high < -summary.rope:
-        return "A better"
-    if summary.rope > 0 and summary.hdi_low > -summary.rope and summary.hdi_high < summary.rope:
-        return "equivalent"
-    return "undecided"
 
 
 def build_data(table: RunsTable, a: str, b: str, *, use_cold: bool | None = None) -> TPSData:

@@ -1,4 +1,5 @@
-"""Assurance simulation (models/assurance.py): exactness, brute force, real runs, MCMC."""
+"""Assurance simulation (models.assurance, models.sequential): exactness, brute force, real
+runs, MCMC."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ import math
 import numpy as np
 import pytest
 
-from models.assurance import (A_BETTER, B_BETTER, EQUIVALENT, Existing, GridAnalysis, Truth,
-                              analysis_grid, decide, decide_analysis, evaluate_fixed,
-                              evaluate_sequential, flatten, paired_layout, prior_truth,
-                              separate_layout, sequential_plan, simulate)
+from models.assurance import (GridAnalysis, Truth, analysis_grid, decide, decide_analysis,
+                              evaluate_fixed, prior_truth, simulate)
+from models.decision import A_BETTER, B_BETTER, LABEL_CODES as LABEL, label_from
+from models.designs import Existing, flatten, paired_layout, separate_layout
 from models.noise import NoisePrior, ScalePrior, platform_prior
+from models.sequential import evaluate_sequential, sequential_plan
 from models.tps_exact import (SuffStats, conditional_posterior, fit_exact, mixture_summary)
 from models.tps_model import MU_PRIOR_SD, TPSData
-from planner.verdict import label_from
 
 BASE = 307.08
 ROPE = math.log1p(0.001)                     # the default 0.1 %
@@ -25,7 +26,6 @@ FIXED = NoisePrior(tau=ScalePrior("inv_chi2", 1.16 / BASE, 1e5),
                    sigma=ScalePrior("inv_chi2", 1e-4, 100), name="fixed-1.16TPS")
 HF = platform_prior("hf-a10g-small")
 N4 = platform_prior("published-n4")
-LABEL = {"undecided": 0, "B better": B_BETTER, "A better": A_BETTER, "equivalent": EQUIVALENT}
 
 
 def _log(tps):
@@ -341,13 +341,16 @@ def test_default_grid_matches_1200_points_on_budget_example(monkeypatch):
     from pathlib import Path
 
     import models.assurance as asr
+    import models.sequential as seq
     from planner.budget import plan_budget, read_plan
 
     plan = read_plan(Path(__file__).resolve().parent.parent / "examples" / "plan.toml")
     assert analysis_grid.__kwdefaults__["g_max"] == 600
-    new = plan_budget(plan, sims=2000, seed=0)
-    monkeypatch.setattr(asr, "analysis_grid", functools.partial(analysis_grid, g_max=1200))
-    old = plan_budget(plan, sims=2000, seed=0)
+    new = plan_budget(plan, sims=2000, seed=0).to_dict()
+    fine = functools.partial(analysis_grid, g_max=1200)
+    monkeypatch.setattr(asr, "analysis_grid", fine)       # fixed designs
+    monkeypatch.setattr(seq, "analysis_grid", fine)       # sequential plans
+    old = plan_budget(plan, sims=2000, seed=0).to_dict()
     checked = 0
     for cn, co in zip(new["comparisons"], old["comparisons"]):
         assert cn["name"] == co["name"] and cn["status"] == co["status"]
