@@ -63,7 +63,8 @@ from models.errors import ModelInputError
 
 __all__ = ["FEATURES", "ContentModel", "capture_features", "calibration_table", "fit",
            "load_calibration", "default_content_model", "set_tpf", "leave_one_group_out",
-           "MODEL_NAME", "CALIBRATION_FILE"]
+           "MODEL_NAME", "CALIBRATION_FILE", "CapturePrediction", "for_capture",
+           "interval_fields"]
 
 #: Feature names, in design-matrix order (after the intercept).
 FEATURES = ("suffix_easy", "ttr128", "eos_tail")
@@ -324,3 +325,90 @@ def leave_one_group_out(table: dict | None = None, *, level: float = 0.90, n_dra
                     "tau": m.tau, "nu": m.nu})
     return out
 
+
+
+@dataclass
+class CapturePrediction:
+    """Content-model prediction for one capture.
+
+    Attributes
+    ----------
+    tpf : numpy.ndarray, shape (P,)
+        Per-prompt expected tokens/forward at depth 7 (the calibration depth).
+    curves : numpy.ndarray, shape (P, K)
+        Per-prompt survival curves: the base curve power-scaled to ``tpf``
+        (:func:`models.drafting.acceptance.scale_curve`), truncated to the requested K.
+    set_point : float
+        Set tokens/forward at depth K from the per-prompt point predictions (no truncation).
+    ratio_low, ratio_high : float
+        Prediction-interval bounds as multiples of ``set_point`` (coefficient error, prompt
+        residuals and the set effect), used to put an interval on a walked figure.
+    draws : numpy.ndarray, shape (n,)
+        Predictive draws of the set tokens/forward at depth K.
+    """
+
+    tpf: np.ndarray
+    curves: np.ndarray
+    set_point: float
+    ratio_low: float
+    ratio_high: float
+    draws: np.ndarray
+    model: dict
+
+
+def for_capture(capture, base_curve: np.ndarray, k: int, *, level: float = 0.90,
+                n_draws: int = 2000, seed: int = 0,
+                model: ContentModel | None = None) -> CapturePrediction:
+    """Predict every prompt's MTP curve of a capture and a set-level prediction interval.
+
+    Parameters
+    ----------
+    capture : Capture
+    base_curve : array, shape (7,)
+        Curve shape of the calibration stack (``F7_P128_calib``).
+    k : int
+        Chain depth (<= base curve depth).
+    level : float
+        Prediction-interval level (default 0.90).
+    n_draws : int
+        Predictive draws.
+    seed : int
+    model : ContentModel, optional
+        Default :func:`default_content_model`.
+
+    Returns
+    -------
+    CapturePrediction
+    """
+    from models.drafting.acceptance import scale_curve
+
+    m = model or default_content_model()
+    x = capture_features(capture)
+    L = np.array([len(c) for c in capture.completions], float)
+    tpf = m.predict_prompts(x)
+    curves = scale_curve(base_curve, tpf)[:, :k]
+    point = float(set_tpf(1 + curves.sum(1), L))
+    rng = np.random.default_rng(seed)
+    dr = m.draw_prompts(x, n_draws, rng)
+    # depth K from each drawn prompt tpf: scale the base curve, keep the first K positions
+    flat = scale_curve(base_curve, dr.reshape(-1))[:, :k]
+    set_draws = set_tpf((1 + flat.sum(1)).reshape(dr.shape), L)
+    lo, hi = np.quantile(set_draws, [(1 - level) / 2, (1 + level) / 2])
+    return CapturePrediction(tpf, curves, point, float(lo / point), float(hi / point),
+                             set_draws, m.to_dict())
+
+
+def interval_fields(prediction: CapturePrediction | None, point: float, ci_low: float,
+                    ci_high: float) -> dict:
+    """``pi_low`` / ``pi_high`` for a walked tokens/forward figure.
+
+    With a content prediction the interval is ``point x [ratio_low, ratio_high]`` (the
+    relative 90 % prediction interval of the set figure; for hybrids this carries the MTP
+    side's uncertainty to the whole figure, an approximation). Without one (measured
+    counters on their own prompts, or a user curve) it is the bootstrap interval: no set
+    shift is predicted.
+    """
+    if prediction is None:
+        return {"pi_low": ci_low, "pi_high": ci_high}
+    return {"pi_low": float(point * prediction.ratio_low),
+            "pi_high": float(point * prediction.ratio_high)}

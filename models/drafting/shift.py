@@ -1,0 +1,136 @@
+"""Public-to-private prompt-set shift of a speculative-decoding score.
+
+A submission is scored on a public prompt set and re-run by the organiser on a private one.
+For an MTP chain of fixed depth K the verify step costs the same on both sets
+(:class:`models.drafting.cost.ForwardCostModel`: ``step_ms(K+1, K)``), so the modelled TPS
+ratio is the tokens/forward ratio: ``TPS_priv / TPS_pub = (tpf_priv / step) / (tpf_pub /
+step)``; prefill and client overheads are not modelled (they dilute the shift slightly).
+
+Two sources for the private tokens/forward:
+
+``capture``
+    A capture of the private-proxy prompts: the content model
+    (:mod:`models.drafting.acceptance_model`) predicts its set tokens/forward with a
+    prediction interval (coefficient error, prompt residuals, prompt-set effect). The public
+    side is the measured calibration figure when the public capture is the calibration set,
+    else a content-model prediction as well.
+``evidence``
+    No private capture: the shipped public/private pairs (``models/data/
+    private_shift_evidence.json``). ``official``: centred on the one official pair
+    (-4.3 %), spread = SD of the log drops of the local proxy pairs (the only evidence on how
+    much a drop varies between submissions and sets; t with n_proxy - 1 df). ``proxy``:
+    predictive distribution of a new local proxy pair from the proxy pairs (mean, SD x
+    sqrt(1 + 1/n), t with n - 1 df).
+
+Every draw is multiplied by the official allocation-to-allocation noise of two separate
+runs, ``exp(N(0, (0.0079 sqrt 2)^2))`` (tps_runs.md, pooled 0.79 %, df 3).
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Sequence
+
+import numpy as np
+
+from models.errors import ModelInputError
+
+__all__ = ["load_evidence", "evidence_log_ratios", "evidence_draws", "allocation_noise",
+           "validate_pairs", "EVIDENCE_MODES"]
+
+EVIDENCE_MODES = ("official", "proxy")
+
+
+def load_evidence() -> dict:
+    """The shipped public/private evidence (``models/data/private_shift_evidence.json``)."""
+    return json.loads(resources.files("models").joinpath("data", "private_shift_evidence.json")
+                      .read_text(encoding="utf-8"))
+
+
+def evidence_log_ratios(ev: dict | None = None, kind: str = "proxy") -> np.ndarray:
+    """``log(private / public)`` of the shipped pairs of one kind, shape (n,)."""
+    ev = ev or load_evidence()
+    return np.array([np.log(p["private"] / p["public"]) for p in ev["pairs"]
+                     if p["kind"] == kind])
+
+
+def allocation_noise(n: int, rng: np.random.Generator, cv: float) -> np.ndarray:
+    """Multiplicative noise of the private/public ratio of two official allocations."""
+    return np.exp(rng.standard_normal(n) * cv * np.sqrt(2))
+
+
+def _t_draws(center: float, scale: float, df: int, n: int, rng) -> np.ndarray:
+    return center + scale * rng.standard_t(df, size=n)
+
+
+def evidence_draws(mode: str, n: int, rng: np.random.Generator, *,
+                   exclude: Sequence[int] = (), ev: dict | None = None) -> np.ndarray:
+    """Draws of the private/public TPS ratio from the shipped pairs (no private capture).
+
+    Parameters
+    ----------
+    mode : {"official", "proxy"}
+    n : int
+    rng : numpy.random.Generator
+    exclude : sequence of int
+        Indices into ``ev["pairs"]`` left out (leave-one-pair-out validation).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        Ratio draws (allocation noise included).
+
+    Raises
+    ------
+    ModelInputError
+        Unknown mode, or fewer than 2 proxy pairs left.
+    """
+    ev = ev or load_evidence()
+    if mode not in EVIDENCE_MODES:
+        raise ModelInputError(f"unknown evidence {mode!r} ({', '.join(EVIDENCE_MODES)})",
+                              field="evidence")
+    pairs = [p for i, p in enumerate(ev["pairs"]) if i not in set(exclude)]
+    prox = np.array([np.log(p["private"] / p["public"]) for p in pairs if p["kind"] == "proxy"])
+    off = np.array([np.log(p["private"] / p["public"]) for p in pairs
+                    if p["kind"] == "official"])
+    if prox.size < 2:
+        raise ModelInputError("need at least 2 proxy pairs for the spread", field="evidence")
+    sd = float(prox.std(ddof=1))
+    if mode == "proxy":
+        z = _t_draws(float(prox.mean()), sd * np.sqrt(1 + 1 / prox.size), prox.size - 1, n, rng)
+    else:
+        if off.size == 0:
+            raise ModelInputError("no official pair left", field="evidence")
+        z = _t_draws(float(off.mean()), sd, prox.size - 1, n, rng)
+    return np.exp(z) * allocation_noise(n, rng, ev["official_allocation_cv"])
+
+
+def validate_pairs(*, level: float = 0.90, n: int = 20000, seed: int = 0) -> list[dict]:
+    """Leave-one-pair-out check of the evidence modes on the shipped pairs.
+
+    Each proxy pair is predicted by ``proxy`` from the other proxy pairs; the official pair
+    by ``official`` with itself left out is impossible (it is the only one), so it is
+    predicted by ``proxy`` (out of sample) and by ``official`` (in sample, flagged).
+
+    Returns
+    -------
+    list of dict
+        ``config, kind, mode, observed_drop_pct, pi_low_pct, pi_high_pct, covered,
+        in_sample``; drops in % (positive = private below public).
+    """
+    ev = load_evidence()
+    rng = np.random.default_rng(seed)
+    out = []
+    for i, p in enumerate(ev["pairs"]):
+        obs = 100 * (1 - p["private"] / p["public"])
+        modes = [("proxy", [i], False)] if p["kind"] == "proxy" else \
+            [("proxy", [i], False), ("official", [], True)]
+        for mode, excl, ins in modes:
+            r = evidence_draws(mode, n, rng, exclude=excl, ev=ev)
+            lo, hi = np.quantile(100 * (1 - r), [(1 - level) / 2, (1 + level) / 2])
+            out.append({"config": p["config"], "kind": p["kind"], "mode": mode,
+                        "observed_drop_pct": obs, "pi_low_pct": float(lo),
+                        "pi_high_pct": float(hi), "covered": bool(lo <= obs <= hi),
+                        "in_sample": ins})
+    return out
