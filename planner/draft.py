@@ -4,7 +4,7 @@ Pipeline (no statistics live in the CLI; this module makes the decision from the
 
 1. load a capture (:func:`models.drafting.capture.load_capture`);
 2. per policy, per-position draft profiles (:mod:`models.drafting.lookup`) and a step walk
-   (:func:`models.drafting.mtp.walk`), Monte-Carlo replicated for stochastic (MTP, hybrid)
+   (:func:`models.drafting.walk.walk`), Monte-Carlo replicated for stochastic (MTP, hybrid)
    policies, with every step charged by the cost model (:mod:`models.drafting.cost`);
 3. a paired bootstrap over prompts (:mod:`models.drafting.bootstrap`) of tokens/forward and of
    the TPS rate (tokens / modelled time) of each policy and the baseline on the same
@@ -36,13 +36,58 @@ from planner.defaults import (BASELINE_TPS, DEFAULT_ASSURANCE, DEFAULT_PLATFORM,
                               DEFAULT_RULE, ZTEST_CV, ZTEST_SIGMA_TPS)
 from planner.errors import InputError
 
-__all__ = ["PolicySpec", "parse_policy", "NoiseSpec", "worth_a_run", "run_draft", "run_sweep",
-           "DraftResult", "SweepResult", "default_capture_path", "DEFAULT_POLICIES",
+__all__ = ["PolicySpec", "parse_policy", "POLICY_HELP", "POLICY_KEYS", "NoiseSpec",
+           "worth_a_run", "run_draft", "run_sweep", "DraftResult", "SweepResult",
+           "DRAFT_SCHEMA", "SWEEP_SCHEMA", "default_capture_path", "DEFAULT_POLICIES",
            "POLICY_NAMES"]
 
-POLICY_NAMES = ("ar", "pld", "ngram", "suffix", "mtp", "hybrid-max", "suffix-first", "tree")
+POLICY_NAMES = ("ar", "pld", "hf-pld", "ngram", "suffix", "mtp", "hybrid-max", "suffix-first",
+                "tree")
 _ALIASES = {"hybrid-suffix-first": "suffix-first", "hybrid-tree": "tree", "max": "hybrid-max",
-            "autoregressive": "ar", "prompt-lookup": "pld", "eagle": "mtp"}
+            "autoregressive": "ar", "prompt-lookup": "pld", "eagle": "mtp",
+            "hf-prompt-lookup": "hf-pld", "spec-bench-pld": "hf-pld"}
+#: What each policy is, one line (``--help`` and docs).
+POLICY_HELP = {
+    "ar": "no drafting, one token per forward",
+    "pld": "the reference replay's prompt lookup: last n tokens, MOST RECENT earlier match, "
+           "draft D (n, depth)",
+    "hf-pld": "Hugging Face / Spec-Bench prompt lookup: windows from max_matching_ngram_size "
+              "down to 1, FIRST match, draft prompt_lookup_num_tokens (max_n, depth)",
+    "ngram": "vLLM method=ngram (min_n, max_n, k = prompt_lookup_min, prompt_lookup_max, "
+             "num_speculative_tokens)",
+    "suffix": "vLLM method=suffix, SuffixDecoding (depth = num_speculative_tokens, ...)",
+    "mtp": "MTP / EAGLE chain of depth k (num_speculative_tokens)",
+    "hybrid-max": "upper bound: the better of MTP and a lookup each step",
+    "suffix-first": "lookup when its match is long enough, else MTP",
+    "tree": "MTP chain plus a lookup branch verified together",
+}
+_SUFFIX_KEYS = ("depth", "max_tree_depth", "max_spec_tokens", "max_spec_factor",
+                "max_spec_offset", "min_token_prob", "cache", "max_cached_requests")
+_LOOKUP_KEYS = {"pld": ("n", "depth"), "hf-pld": ("max_n", "depth"),
+                "ngram": ("min_n", "max_n", "k"), "suffix": _SUFFIX_KEYS}
+_HYBRID_KEYS = ("k", "lookup", "threshold", "tree_depth", "easy_threshold", "lookup_k", "n",
+                "depth", "min_n", "max_n") + _SUFFIX_KEYS
+#: Parameters each policy takes (anything else is refused).
+POLICY_KEYS = {"ar": (), **_LOOKUP_KEYS, "mtp": ("k",), "hybrid-max": _HYBRID_KEYS,
+               "suffix-first": _HYBRID_KEYS, "tree": _HYBRID_KEYS}
+#: Other spellings of parameter names: the field's short names (D, K), vLLM's
+#: ``speculative_config`` names and Hugging Face ``generate`` names, per policy.
+_KEY_ALIASES = {"D": "depth", "K": "k"}
+_VLLM_ALIASES = {
+    "pld": {"num_speculative_tokens": "depth"},
+    "hf-pld": {"max_matching_ngram_size": "max_n", "prompt_lookup_num_tokens": "depth",
+               "num_speculative_tokens": "depth"},
+    "ngram": {"prompt_lookup_min": "min_n", "prompt_lookup_max": "max_n",
+              "num_speculative_tokens": "k"},
+    "suffix": {"num_speculative_tokens": "depth", "suffix_decoding_max_tree_depth":
+               "max_tree_depth", "suffix_decoding_max_cached_requests": "max_cached_requests",
+               "suffix_decoding_max_spec_factor": "max_spec_factor",
+               "suffix_decoding_min_token_prob": "min_token_prob"},
+    "mtp": {"num_speculative_tokens": "k"},
+}
+for _h in ("hybrid-max", "suffix-first", "tree"):
+    _VLLM_ALIASES[_h] = {"num_speculative_tokens": "k", "prompt_lookup_min": "min_n",
+                         "prompt_lookup_max": "max_n"}
 DEFAULT_POLICIES = ("ar", "pld", "ngram", "suffix", "mtp")
 STOCHASTIC = ("mtp", "hybrid-max", "suffix-first", "tree")
 D_RANGE = (1, 64)
@@ -182,6 +227,10 @@ def worth_a_run(gain: np.ndarray, sigma: float, *, baseline_tps: float, prior,
 
 
 # ----------------------------------------------------------------------------- results
+#: ``schema`` of a saved ``planner draft`` / ``planner draft sweep`` result.
+DRAFT_SCHEMA = "spec-planner/draft/1"
+SWEEP_SCHEMA = "spec-planner/draft-sweep/1"
+
 @dataclass(frozen=True)
 class DraftResult:
     """Result of :func:`run_draft` (``command`` ``draft``).
@@ -222,7 +271,7 @@ class DraftResult:
 
     def to_dict(self) -> dict:
         """The JSON object (``samples`` left out)."""
-        return {"command": "draft", "capture": self.capture, "settings": self.settings,
+        return {"schema": DRAFT_SCHEMA, "command": "draft", "capture": self.capture, "settings": self.settings,
                 "acceptance": self.acceptance, "correlation": self.correlation,
                 "policies": self.policies, "worth_a_run": self.worth_a_run}
 
@@ -273,7 +322,7 @@ class SweepResult:
 
     def to_dict(self) -> dict:
         """The JSON object."""
-        return {"command": "draft-sweep", "capture": self.capture, "n_prompts": self.n_prompts,
+        return {"schema": SWEEP_SCHEMA, "command": "draft-sweep", "capture": self.capture, "n_prompts": self.n_prompts,
                 "baseline_tps": self.baseline_tps, "cost_model": self.cost_model,
                 "seed": self.seed, "mc_replicates": self.mc_replicates,
                 "acceptance": self.acceptance, "rows": self.rows}
@@ -337,13 +386,19 @@ def _num(v: str):
 
 
 def parse_policy(text: str, defaults: dict | None = None) -> PolicySpec:
-    """Parse ``name`` or ``name:key=val,key=val`` (e.g. ``pld:n=3,depth=16``; ``D`` is an
-    alias of ``depth`` and ``K`` of ``k``).
+    """Parse ``name`` or ``name:key=val,key=val`` (e.g. ``pld:n=3,depth=16``).
+
+    ``D`` is an alias of ``depth`` and ``K`` of ``k``; vLLM's ``speculative_config`` names
+    (``prompt_lookup_min``, ``prompt_lookup_max``, ``num_speculative_tokens``, the
+    ``suffix_decoding_*`` options) and Hugging Face's (``max_matching_ngram_size``,
+    ``prompt_lookup_num_tokens`` for ``hf-pld``) are accepted and stored under the canonical
+    names of :data:`POLICY_KEYS`.
 
     Raises
     ------
     InputError
-        Unknown policy or malformed parameters.
+        Unknown policy, malformed parameters, a parameter the policy does not take, or one
+        given twice (also under two spellings).
     """
     name, _, rest = text.strip().partition(":")
     name = _ALIASES.get(name.strip().lower(), name.strip().lower())
@@ -351,14 +406,24 @@ def parse_policy(text: str, defaults: dict | None = None) -> PolicySpec:
         raise InputError(f"unknown policy {text!r} (one of {', '.join(POLICY_NAMES)})",
                          field="policy")
     params = dict(defaults or {})
+    given: dict = {}
     if rest:
         for kv in rest.split(","):
             if "=" not in kv:
                 raise InputError(f"policy parameter {kv!r} is not key=value", field="policy")
             k, v = kv.split("=", 1)
-            k = k.strip().replace("-", "_")
-            # the field's short names: D = draft depth, K = MTP depth
-            k = {"D": "depth", "K": "k"}.get(k, k)
+            raw = k.strip()
+            k = raw.replace("-", "_")
+            k = _KEY_ALIASES.get(k, k)
+            k = _VLLM_ALIASES.get(name, {}).get(k, k)
+            if k not in POLICY_KEYS[name]:
+                takes = ", ".join(POLICY_KEYS[name]) or "no parameters"
+                raise InputError(f"policy {name} does not take {raw!r} (takes: {takes})",
+                                 field="policy")
+            if k in given:
+                raise InputError(f"policy {name}: {k} given twice ({given[k]!r} and {raw!r})",
+                                 field="policy")
+            given[k] = raw
             params[k] = _num(v)
     return PolicySpec(name, params)
 
@@ -388,8 +453,8 @@ def validate_policy(spec: PolicySpec) -> None:
     _check_range(p.get("threshold"), 1, 64, "threshold")
     if spec.name in ("hybrid-max", "suffix-first", "tree"):
         lk = p.get("lookup", "suffix")
-        if lk not in ("pld", "ngram", "suffix"):
-            raise InputError(f"hybrid lookup must be pld, ngram or suffix, got {lk!r}",
+        if lk not in _LOOKUP_KEYS:
+            raise InputError(f"hybrid lookup must be pld, hf-pld, ngram or suffix, got {lk!r}",
                              field="lookup")
 
 
@@ -418,9 +483,11 @@ _NON_LOOKUP = ("lookup", "threshold", "tree_depth", "easy_threshold", "gamma", "
 
 
 def lookup_policy(name: str, params: dict):
-    """The :mod:`models.drafting.lookup` policy object for ``pld`` / ``ngram`` / ``suffix``.
+    """The :mod:`models.drafting.lookup` policy object for ``pld`` / ``hf-pld`` / ``ngram`` /
+    ``suffix``.
 
-    Parameter names: pld ``n`` (2), ``depth`` (D, 24); ngram ``min_n`` (2), ``max_n`` (6),
+    Parameter names: pld ``n`` (2), ``depth`` (D, 24); hf-pld ``max_n``
+    (``max_matching_ngram_size``, 2), ``depth`` (``prompt_lookup_num_tokens``, 10); ngram ``min_n`` (2), ``max_n`` (6),
     ``k`` (5; ``lookup_k`` inside a hybrid); suffix ``depth`` (max_spec_tokens, 24),
     ``max_tree_depth`` (24), ``max_spec_factor`` (1.0), ``min_token_prob`` (0.1), ``cache``
     (fifo/loo/none), ``max_cached_requests`` (10000). Defaults are the lookup module's
@@ -438,6 +505,10 @@ def lookup_policy(name: str, params: dict):
         if name == "pld":
             kw = {"n": p.pop("n", 2), "D": p.pop("depth", 24)}
             cls = lk.PLD
+        elif name == "hf-pld":
+            kw = {"max_matching_ngram_size": p.pop("max_n", 2),
+                  "prompt_lookup_num_tokens": p.pop("depth", 10)}
+            cls = lk.HFPromptLookup
         elif name == "ngram":
             kw = {"prompt_lookup_min": p.pop("min_n", 2), "prompt_lookup_max": p.pop("max_n", 6),
                   "k": p.pop("lookup_k", p.pop("k", 5))}
@@ -494,11 +565,17 @@ def _acceptance_for(capture, k: int, curve: Sequence[float] | None, acceptance: 
         ids = {r["id"] for r in rows}
         if ids == set(capture.ids):
             model = load_acceptance(per_prompt=per_prompt)
+            model.meta["model"] = "measured per-prompt counters (calibration prompts)"
             cur = model.curves_for(capture.ids)
         else:
-            note = ("per-prompt counters (P128) do not match this capture's prompts; global "
-                    "curve used for every prompt")
-            cur = model.curves_for(capture.ids)
+            from models.drafting.acceptance_model import for_capture
+
+            pred = for_capture(capture, model.curve, min(k, model.k))
+            model.meta.update(content=pred, model=pred.model["model"])
+            note = ("prompts are not the calibration prompts (prompt_set_hash 43df0c18b56abde3):"
+                    " per-prompt curves predicted by the content model")
+            cur = np.pad(pred.curves, ((0, 0), (0, model.k - pred.curves.shape[1])),
+                         constant_values=1e-9)
     else:
         cur = model.curves_for(capture.ids)
     if k > model.k:
@@ -572,11 +649,11 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     InputError
         Bad capture, parameters out of range, acceptance prompt set not matching the capture.
     """
-    from models.drafting.bootstrap import bootstrap_ratios, summarize
+    from models.drafting.bootstrap import bootstrap_ratios, summarize_samples
     from models.drafting.capture import load_capture
     from models.drafting.cost import load_cost_model
     from models.drafting.hybrid import calibrate_gamma, easiness_state, run_hybrid
-    from models.drafting.mtp import walk
+    from models.drafting.walk import walk
 
     if n_boot < 1 or n_boot > 1_000_000:
         raise InputError(f"--bootstrap must be in 1..1000000, got {n_boot}", field="bootstrap")
@@ -655,7 +732,7 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
             extra: dict = {}
             if sp.name == "ar":
                 res = walk(lengths, mode="ar", cost=cost.step_ms, start=start)
-            elif sp.name in ("pld", "ngram", "suffix"):
+            elif sp.name in _LOOKUP_KEYS:
                 res = walk(lengths, mode="lookup", lookup=profile(sp.name, prm),
                            cost=cost.step_ms, start=start)
             elif sp.name == "mtp":
@@ -702,7 +779,11 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     for i, r in enumerate(runs):
         res = r.res
         tpf_pt = res.tokens_per_forward()
-        tpf = summarize(boot[f"tpf{i}"], tpf_pt)
+        tpf = summarize_samples(boot[f"tpf{i}"], tpf_pt)
+        if r.spec.name in STOCHASTIC:
+            from models.drafting.acceptance_model import interval_fields
+            tpf.update(interval_fields(model.meta.get("content"), tpf["point"], tpf["ci_low"],
+                                       tpf["ci_high"]))
         rate_pt = res.tokens.sum() / res.time_ms.sum()
         ratio = boot[f"rate{i}"] / base_rate
         ratio_pt = rate_pt / base_rate_pt
@@ -733,9 +814,10 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
             "runs_over_cap": _runs_over_cap(res),
             "step_ms": float(res.time_ms.sum() / res.forwards.sum()),
             "mean_verify_rows": float(res.rows.sum() / res.forwards.sum()),
-            "speedup_vs_baseline": summarize(ratio, float(ratio_pt)),
-            "projected_tps": summarize(tps_s, float(tps_pt)),
+            "speedup_vs_baseline": summarize_samples(ratio, float(ratio_pt)),
+            "projected_tps": summarize_samples(tps_s, float(tps_pt)),
             "worth_a_run": war,
+            "vllm_counters": _vllm_counters(res),
             **r.extra,
         }
         out_pols.append(pol)
@@ -757,7 +839,10 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
                   "cost_model": cost.to_dict()},
         acceptance={"source": model.source, "k": model.k, "curve": model.curve,
                     "tokens_per_forward_curve": model.tokens_per_forward,
-                    "per_prompt": model.meta.get("per_prompt"), "note": pp_note},
+                    "per_prompt": model.meta.get("per_prompt"), "note": pp_note,
+                    "model": model.meta.get("model", "curve (no per-prompt model)"),
+                    "content_model": (model.meta["content"].model
+                                      if "content" in model.meta else None)},
         correlation=corr_info,
         policies=out_pols,
         worth_a_run=None if best is None else {
@@ -766,6 +851,30 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
             "worth_policies": [p["label"] for p in cands if p["worth_a_run"]["worth"]]},
         samples=samples,
     )
+
+
+def _vllm_counters(res) -> dict:
+    """vLLM's spec-decode counters of a walk (means over Monte-Carlo replicates).
+
+    ``num_drafts`` (steps verifying a draft), ``num_draft_tokens`` (drafted tokens verified:
+    verify rows minus one per forward), ``num_accepted_tokens`` (the verifier's count ``a``),
+    ``draft_acceptance_rate`` = accepted / draft tokens, ``mean_acceptance_length`` = 1 +
+    accepted / drafts, ``acceptance_rate_per_position`` = steps accepting at least i draft
+    tokens / drafts, i = 1.. up to the longest accepted draft. ``convention`` is the walk's
+    start: ``vllm`` (start 1) counts as a server does (the prefill token left out);
+    ``reference`` also counts the first forward.
+    """
+    R = res.n_rep
+    hist = np.asarray(res.accept_hist, np.int64)
+    nd = float(res.drafts.sum()) / R
+    ndt = float((res.rows - res.forwards).sum()) / R
+    na = float((np.arange(hist.size) * hist).sum()) / R
+    tail = np.cumsum(hist[::-1])[::-1][1:] / R  # steps with a >= i, i = 1..
+    return {"convention": "vllm" if res.start == 1 else "reference",
+            "num_drafts": nd, "num_draft_tokens": ndt, "num_accepted_tokens": na,
+            "draft_acceptance_rate": na / ndt if ndt else None,
+            "mean_acceptance_length": 1 + na / nd if nd else None,
+            "acceptance_rate_per_position": [float(x / nd) for x in tail] if nd else []}
 
 
 def _runs_over_cap(res) -> float | None:
@@ -794,7 +903,7 @@ def run_sweep(capture_path: str | Path | None = None, *, n_values=range(1, 6),
     """
     from models.drafting.capture import load_capture
     from models.drafting.cost import load_cost_model
-    from models.drafting.mtp import walk
+    from models.drafting.walk import walk
 
     n_values, d_values, k_values = list(n_values), list(d_values), list(k_values)
     for n in n_values:

@@ -48,6 +48,9 @@ def test_json_schema_small_capture():
     ["-p", "mtp", "--curve", "0.5,0.7"],
     ["-p", "mtp", "--k", "5", "--curve", "0.8,0.6,0.5"],
     ["--baseline-tps", "-3"],
+    ["-p", "mtp:k=5,foo=1"],
+    ["-p", "pld:n=2,k=3"],
+    ["-p", "mtp", "--curve", "0.7,0.5", "--curve", "0.6,0.4"],
 ])
 def test_bad_input_exit_2_one_line(args):
     p = run("draft", str(SMALL), "--bootstrap", "50", "--mc-reps", "5", *args)
@@ -155,7 +158,6 @@ def test_draft_sweep_spelled_as_in_the_docs(cli):
 def test_typed_results_round_trip_and_render_from_saved_json(tmp_path):
     """DraftResult / SweepResult -> JSON -> from_dict; the views and the plot work from the
     saved JSON (no bootstrap draws), the live result carries them as a typed field."""
-    from planner.commands.draft import _markdown, _plot
     from planner.draft import DraftResult, SweepResult, parse_policy, run_draft, run_sweep
     from planner.errors import InputError
     from planner.report.output import to_json
@@ -168,12 +170,101 @@ def test_typed_results_round_trip_and_render_from_saved_json(tmp_path):
     assert "samples" not in saved and "_samples" not in saved
     back = DraftResult.from_dict(saved)
     assert back.samples == {} and to_json(back.to_dict()) == text
-    assert "| pld | " in _markdown(saved, None)
-    png = tmp_path / "saved.png"
-    _plot(saved, back.samples, png)
-    assert png.stat().st_size > 1000
+    from planner.report.draft_view import render_markdown
+    from planner.report.plots import tpf_plot
+
+    assert "| pld | " in render_markdown(saved, None)
+    assert len(tpf_plot(saved["policies"], back.samples)) > 1000
     s = run_sweep(SMALL, n_values=[2], d_values=[8], k_values=[2], mc_reps=5)
     assert isinstance(s, SweepResult) and [x["policy"] for x in s.rows].count("pld") == 1
     assert SweepResult.from_dict(json.loads(to_json(s.to_dict()))) == s
     with pytest.raises(InputError):
         DraftResult.from_dict(s.to_dict())
+
+
+def test_vllm_and_hf_parameter_names_and_unknown_keys():
+    """vLLM's / HF's names are aliases of the canonical ones; a key a policy does not take, or
+    one given twice under two spellings, is refused."""
+    from planner.draft import parse_policy
+    from planner.errors import InputError
+
+    sp = parse_policy("ngram:prompt_lookup_min=2,prompt_lookup_max=4,num_speculative_tokens=5")
+    assert sp.params == {"min_n": 2, "max_n": 4, "k": 5}
+    assert parse_policy("mtp:num_speculative_tokens=5").params == {"k": 5}
+    assert parse_policy("hf-pld:max_matching_ngram_size=3,prompt_lookup_num_tokens=10"
+                        ).params == {"max_n": 3, "depth": 10}
+    assert parse_policy("suffix:num_speculative_tokens=16").params == {"depth": 16}
+    for bad in ("mtp:k=5,foo=1", "ar:k=1", "pld:min_n=2", "mtp:k=5,num_speculative_tokens=6"):
+        with pytest.raises(InputError, match="does not take|given twice"):
+            parse_policy(bad)
+
+
+def _hf_reference_propose(x, nmax, D):
+    """transformers' PromptLookupCandidateGenerator, transcribed: windows from
+    min(nmax, len - 1) down to 1, first match followed by a known token."""
+    m = len(x)
+    for n in range(min(nmax, m - 1), 0, -1):
+        for j in range(0, m - n + 1):
+            if x[j:j + n] == x[m - n:] and j + n < min(j + n + D, m):
+                return x[j + n:min(j + n + D, m)], n
+    return [], 0
+
+
+def test_hf_pld_differs_from_pld_on_a_hand_made_stream():
+    """pld takes the most recent match of the last n tokens, hf-pld the first (and falls back
+    to shorter windows): on this stream they propose different drafts at t = 0."""
+    from models.drafting import lookup as lk
+
+    prompt, comp = [1, 2, 3, 9, 1, 2, 4, 7, 1, 2], [3, 9, 1, 2, 4, 7, 5]
+    pld = lk.draft_profiles([prompt], [comp], lk.PLD(n=2, D=4))
+    hf = lk.draft_profiles([prompt], [comp], lk.HFPromptLookup(2, 4))
+    # t = 0, context ends "1 2": pld drafts 4 7 1 2 (after the match at 4), hf 3 9 1 2 (at 0)
+    assert pld.accept_len.tolist() == [0, 4, 4, 3, 0, 1, 0]
+    assert hf.accept_len.tolist() == [4, 4, 4, 3, 0, 1, 0]
+    # a window-1 fallback: no earlier "5 6", but an earlier "6"
+    hf1 = lk.draft_profiles([[6, 8, 5, 6]], [[8, 0]], lk.HFPromptLookup(2, 3))
+    assert hf1.match_len.tolist()[0] == 1 and hf1.accept_len.tolist()[0] == 1
+    assert lk.draft_profiles([[6, 8, 5, 6]], [[8, 0]], lk.PLD(n=2, D=3)).proposed[0] == 0
+    # the profile equals the transcription of the transformers generator on random streams
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        x = rng.integers(0, 4, 40).tolist()
+        P, nmax, D = int(rng.integers(2, 20)), int(rng.integers(1, 4)), int(rng.integers(1, 6))
+        got = lk.draft_profiles([x[:P]], [x[P:]], lk.HFPromptLookup(nmax, D))
+        want = lk.reference_profile(x[:P], x[P:], lambda c: _hf_reference_propose(c, nmax, D))
+        assert got.accept_len.tolist() == want.accept_len.tolist()
+        assert got.match_len.tolist() == want.match_len.tolist()
+        assert got.proposed.tolist() == want.proposed.tolist()
+
+
+def test_vllm_counters_follow_vllm_definitions():
+    """The counters of a lookup policy recomputed from the step trace of its walk
+    (start = 1, as a vLLM server counts), and MTP K = 7 on the shipped capture against the
+    live record's counters (mean acceptance length 3.8493, per-position 0.7291 ...)."""
+    from models.drafting import lookup as lk
+    from models.drafting.capture import load_capture
+    from planner.draft import parse_policy, run_draft
+
+    r = run_draft(SMALL, [parse_policy("pld:n=2,depth=8")], n_boot=20, mc_reps=2, seed=0,
+                  start=1).to_dict()
+    v = r["policies"][1]["vllm_counters"]
+    cap = load_capture(SMALL)
+    w = lk.draft_profiles(cap, lk.PLD(n=2, D=8)).walk(start=1)
+    drafted = w.step_proposed > 0
+    a = w.step_accepted[drafted]
+    assert v["convention"] == "vllm"
+    assert v["num_drafts"] == drafted.sum()
+    assert v["num_draft_tokens"] == w.step_proposed.sum()
+    assert v["num_accepted_tokens"] == a.sum()
+    assert v["draft_acceptance_rate"] == pytest.approx(a.sum() / w.step_proposed.sum())
+    assert v["mean_acceptance_length"] == pytest.approx(1 + a.sum() / drafted.sum())
+    assert v["acceptance_rate_per_position"][:3] == pytest.approx(
+        [(a >= i).mean() for i in (1, 2, 3)])
+    assert r["policies"][0]["vllm_counters"]["num_drafts"] == 0  # ar drafts nothing
+
+    m = run_draft(None, [parse_policy("mtp:num_speculative_tokens=7")], n_boot=20,
+                  mc_reps=20, seed=0, start=1).to_dict()["policies"][1]["vllm_counters"]
+    assert m["mean_acceptance_length"] == pytest.approx(3.8493, abs=0.03)
+    assert m["acceptance_rate_per_position"] == pytest.approx(
+        [0.7291, 0.5537, 0.4393, 0.3609, 0.3013, 0.2518, 0.2132], abs=0.015)
+    assert m["num_draft_tokens"] == pytest.approx(7 * m["num_drafts"])

@@ -26,7 +26,11 @@ Per-position quantities (all int32[L], L = completion length)
 
 Policies
 --------
-* :class:`PLD` -- prompt lookup decoding (Saxena 2023 style).
+* :class:`PLD` -- the reference replay's prompt lookup: fixed window ``n``, MOST RECENT
+  earlier match.
+* :class:`HFPromptLookup` -- Hugging Face ``transformers`` / Spec-Bench prompt lookup
+  (``prompt_lookup_num_tokens``, ``max_matching_ngram_size``): longest window first from the
+  maximum down to 1, FIRST (earliest) match in the sequence.
 * :class:`NGram` -- vLLM ``method="ngram"`` (``NgramProposer``).
 * :class:`Suffix` -- SuffixDecoding (arXiv 2411.04975) as served by vLLM
   ``method="suffix"`` via arctic-inference.
@@ -44,7 +48,7 @@ import numpy as np
 
 from . import _lookup_kernels as _k
 
-__all__ = ["DraftProfile", "ProfileBatch", "AR", "PLD", "NGram", "Suffix", "profile_arrays",
+__all__ = ["DraftProfile", "ProfileBatch", "AR", "PLD", "HFPromptLookup", "NGram", "Suffix", "profile_arrays",
            "draft_profiles", "replay", "pld_reference_replay", "ngram_reference_propose",
            "reference_profile"]
 
@@ -163,6 +167,67 @@ class PLD:
     def __post_init__(self):
         if self.n < 1 or self.D < 1:
             raise ValueError("PLD needs n >= 1 and D >= 1")
+
+
+@dataclass(frozen=True)
+class HFPromptLookup:
+    """Prompt lookup as Hugging Face ``transformers`` (``PromptLookupCandidateGenerator``) and
+    Spec-Bench's PLD run it.
+
+    At committed text ``x`` (length m) try window sizes ``n`` from
+    ``min(max_matching_ngram_size, m - 1)`` down to 1; for the first size whose last-``n``
+    tokens occur earlier in ``x`` followed by at least one known token, take the FIRST
+    (earliest) such occurrence ``j`` and propose ``x[j+n : j+n+prompt_lookup_num_tokens]``
+    cut at the end of ``x``. No match at any size -> no draft. (The generator's
+    ``max_length`` cut is not modelled: the capture's completion ends the stream.)
+
+    Parameters
+    ----------
+    max_matching_ngram_size : int, default 2
+        Largest window (``transformers`` default 2; Spec-Bench uses 3).
+    prompt_lookup_num_tokens : int, default 10
+        Draft length (``transformers``/Spec-Bench default 10).
+    """
+
+    max_matching_ngram_size: int = 2
+    prompt_lookup_num_tokens: int = 10
+    name = "hf-pld"
+
+    def __post_init__(self):
+        if self.max_matching_ngram_size < 1 or self.prompt_lookup_num_tokens < 1:
+            raise ValueError("HFPromptLookup needs max_matching_ngram_size >= 1 and "
+                             "prompt_lookup_num_tokens >= 1")
+
+
+def _hf_pld_batch(seq, seq_off, plen, comp_off, nmax, D, acc, mlen, prop) -> None:
+    """Fill the profile arrays for :class:`HFPromptLookup` (one pass per request; per window
+    size a dict from n-gram to its earliest start whose continuation is known)."""
+    for r in range(plen.shape[0]):
+        x = seq[seq_off[r]:seq_off[r + 1]].tolist()
+        P = int(plen[r])
+        L = len(x) - P
+        o = int(comp_off[r])
+        first = [dict() for _ in range(nmax + 1)]
+        reg = [0] * (nmax + 1)
+        for t in range(L):
+            m = P + t
+            for n in range(1, nmax + 1):
+                d, j = first[n], reg[n]
+                while j <= m - n - 1:
+                    d.setdefault(tuple(x[j:j + n]), j)
+                    j += 1
+                reg[n] = j
+            for n in range(min(nmax, m - 1), 0, -1):
+                j = first[n].get(tuple(x[m - n:m]))
+                if j is None:
+                    continue
+                s = j + n
+                e = min(s + D, m)
+                a = 0
+                while a < e - s and a < L - t and x[s + a] == x[m + a]:
+                    a += 1
+                acc[o + t], mlen[o + t], prop[o + t] = a, n, e - s
+                break
 
 
 @dataclass(frozen=True)
@@ -291,7 +356,7 @@ def profile_arrays(seq, seq_off, plen, comp_off, policy, *, order=None) -> Profi
         int64[R] prompt lengths.
     comp_off : numpy.ndarray
         int64[R+1] boundaries of the completions in the output arrays.
-    policy : PLD, NGram, Suffix or AR
+    policy : PLD, HFPromptLookup, NGram, Suffix or AR
     order : array_like of int, optional
         Processing order of requests for :class:`Suffix` with ``cache="fifo"``
         (default: file order).
@@ -312,6 +377,9 @@ def profile_arrays(seq, seq_off, plen, comp_off, policy, *, order=None) -> Profi
         pass
     elif isinstance(policy, PLD):
         _k.pld_batch(seq, seq_off, plen, comp_off, int(policy.n), int(policy.D), acc, mlen, prop)
+    elif isinstance(policy, HFPromptLookup):
+        _hf_pld_batch(seq, seq_off, plen, comp_off, int(policy.max_matching_ngram_size),
+                      int(policy.prompt_lookup_num_tokens), acc, mlen, prop)
     elif isinstance(policy, NGram):
         _k.ngram_batch(seq, seq_off, plen, comp_off, int(policy.prompt_lookup_min),
                        int(policy.prompt_lookup_max), int(policy.k), acc, mlen, prop)
@@ -355,7 +423,7 @@ def draft_profiles(prompts, completions=None, policy=None, *, order=None) -> Pro
         (then ``completions`` is taken from it and may be omitted).
     completions : list of array_like of int
         Completion (greedy stream) token ids per request.
-    policy : PLD, NGram, Suffix or AR
+    policy : PLD, HFPromptLookup, NGram, Suffix or AR
     order : array_like of int, optional
         Request processing order (only matters for ``Suffix`` with a FIFO cache).
 

@@ -38,118 +38,34 @@ def _progress(enabled: bool):
     return (lambda d, n: _Progress(d, n)) if enabled else None
 
 
-def _fmt_ci(d: dict, nd: int = 3) -> str:
-    return f"{d['point']:.{nd}f} [{d['ci_low']:.{nd}f}, {d['ci_high']:.{nd}f}]"
+def _emit(result, as_json: bool, md: Optional[Path], html: Optional[Path], inputs=()) -> None:
+    """Render a :class:`planner.draft.DraftResult` or :class:`planner.draft.SweepResult`
+    through the report layer (:mod:`planner.report.render`): every view reads the JSON
+    object; only the PNG next to a draft's Markdown also uses the (non-serialised) bootstrap
+    draws."""
+    from planner.report.output import emit
+
+    emit(result.to_dict(), as_json=as_json, md=md, html=html, inputs=inputs,
+         samples=getattr(result, "samples", None))
 
 
-def _terminal(result: dict) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    c = Console()
-    if not c.is_terminal:
-        c = Console(width=170)
-    cap = result["capture"]
-    st = result["settings"]
-    c.print(f"capture {cap['path']}: {cap['n_prompts']} prompts, {cap['n_tokens']} tokens; "
-            f"bootstrap {st['bootstrap']} (seed {st['seed']}), baseline {st['baseline']} "
-            f"({'measured ' + format(st['baseline_tps'], '.1f') if st['baseline_tps'] else 'model ' + format(st['baseline_tps_model'], '.1f')} TPS), "
-            f"noise sigma {st['noise']['sigma_tps']:.2f} TPS/run")
-    t = Table(title="drafting policies (95 % bootstrap intervals)")
-    for col in ("policy", "tokens/forward", "acc.len", "lookup frac", "step ms", "TPS",
-                "gain TPS", "runs/arm", "verdict"):
-        t.add_column(col)
-    for p in result["policies"]:
-        w = p["worth_a_run"]
-        t.add_row(p["label"], _fmt_ci(p["tokens_per_forward"]),
-                  f"{p['mean_acceptance_length']:.2f}", f"{p['frac_tokens_from_lookup']:.3f}",
-                  f"{p['step_ms']:.2f}", _fmt_ci(p["projected_tps"], 1),
-                  "-" if w is None else f"{w['gain_tps']['point']:+.1f}",
-                  "-" if w is None or w["gain_tps"]["point"] <= 0 else
-                  str(w["runs_per_arm"] or f">{w['run_cap']}"),
-                  "baseline" if w is None else ("worth" if w["worth"] else
-                                                ("upper bound" if p.get("upper_bound")
-                                                 else "not worth")))
-    c.print(t)
-    if result.get("worth_a_run"):
-        c.print(result["worth_a_run"]["verdict"])
+_COST_FILE_HELP = ("JSON object overriding fields of the cost profile: verify_base_ms, "
+                   "verify_per_row_ms, drafter_per_token_ms, host_ms, staircase_rel "
+                   "({rows: relative step}), sync_factor, sync_add_ms, harness_efficiency "
+                   "(see docs/drafting.md)")
 
 
-def _plot(result: dict, samples: dict, png: Path) -> None:
-    """Tokens/forward per policy: histograms of the bootstrap draws (``samples``, label ->
-    array of shape (B,)) when the live result has them, else, for a saved JSON, each
-    policy's point and 95 % interval (``tokens_per_forward``)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    if samples:
-        for lab, s in samples.items():
-            if float(s.max() - s.min()) > 0:
-                ax.hist(s, bins=50, alpha=0.55, label=lab, density=True)
-            else:
-                ax.axvline(float(s[0]), ls="--", color="k", lw=1)
-        ax.set_ylabel("density")
-    else:
-        pols = result["policies"]
-        for y, p in enumerate(pols):
-            t = p["tokens_per_forward"]
-            ax.errorbar([t["point"]], [y], xerr=[[t["point"] - t["ci_low"]],
-                                                 [t["ci_high"] - t["point"]]],
-                        fmt="o", capsize=3, label=p["label"])
-        ax.set_yticks(range(len(pols)), [p["label"] for p in pols], fontsize=7)
-    ax.set_xlabel("tokens / forward (bootstrap over prompts)")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
-
-
-def _markdown(result: dict, png_name: str | None) -> str:
-    cap = result["capture"]
-    st = result["settings"]
-    lines = [f"# planner draft: {Path(cap['path']).name}", "",
-             f"{cap['n_prompts']} prompts, {cap['n_tokens']} completion tokens; bootstrap "
-             f"{st['bootstrap']} replicates, seed {st['seed']}; baseline `{st['baseline']}`; "
-             f"cost model `{st['cost_model']['name']}`; TPS noise sigma "
-             f"{st['noise']['sigma_tps']:.2f} per run.", "",
-             "| policy | tokens/forward [95 %] | mean acc. len | lookup frac | step ms | "
-             "projected TPS [95 %] | gain TPS | runs/arm | cost $ | verdict |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for p in result["policies"]:
-        w = p["worth_a_run"]
-        lines.append(
-            f"| {p['label']} | {_fmt_ci(p['tokens_per_forward'])} | "
-            f"{p['mean_acceptance_length']:.3f} | {p['frac_tokens_from_lookup']:.3f} | "
-            f"{p['step_ms']:.2f} | {_fmt_ci(p['projected_tps'], 1)} | "
-            + ("baseline | - | - | - |" if w is None else
-               f"{w['gain_tps']['point']:+.1f} | {w['runs_per_arm'] or '>' + str(w['run_cap'])}"
-               f" | {'-' if w['cost_usd'] is None else format(w['cost_usd'], '.2f')} | "
-               f"{w['verdict']} |"))
-    if result.get("worth_a_run"):
-        lines += ["", f"**{result['worth_a_run']['verdict']}** (best: "
-                  f"`{result['worth_a_run']['best_policy']}`)"]
-    if png_name:
-        lines += ["", f"![tokens/forward bootstrap distributions]({png_name})"]
-    return "\n".join(lines) + "\n"
-
-
-def _emit(result, as_json: bool, md: Optional[Path], inputs=()) -> None:
-    """Render a :class:`planner.draft.DraftResult`: every view reads its JSON object; only the
-    plot also uses the (non-serialised) bootstrap draws."""
-    from planner.report.output import emit, guard_outputs
-
-    png_name = None
-    d = result.to_dict()
-    if md is not None:
-        png = Path(md).with_suffix(".png")
-        guard_outputs([("--md", md), ("--md", png)], inputs)
-        _plot(d, result.samples, png)
-        png_name = png.name
-    emit(d, as_json=as_json, terminal=_terminal, md=md,
-         md_renderer=lambda r: _markdown(r, png_name), inputs=inputs)
+#: ``--policy`` help (static: building it must not import the decision layer at start-up;
+#: planner.draft.POLICY_HELP says the same per policy).
+_POLICY_HELP = ("repeatable; name or name:key=val,... . ar; pld (the reference replay's "
+                "prompt lookup: last n tokens, most recent earlier match, draft D; n, depth); "
+                "hf-pld (Hugging Face / Spec-Bench prompt lookup: windows max_n..1, first "
+                "match; max_n = max_matching_ngram_size, depth = prompt_lookup_num_tokens); "
+                "ngram (vLLM; min_n, max_n, k = prompt_lookup_min, prompt_lookup_max, "
+                "num_speculative_tokens); suffix (vLLM SuffixDecoding; depth = "
+                "num_speculative_tokens); mtp (k = num_speculative_tokens); hybrid-max, "
+                "suffix-first, tree (k, lookup, threshold, tree_depth). Unknown keys are "
+                "refused.")
 
 
 def _policy_specs(policy: List[str], n, depth, min_n, max_n, k, lookup_k, threshold,
@@ -164,6 +80,9 @@ def _policy_specs(policy: List[str], n, depth, min_n, max_n, k, lookup_k, thresh
         if sp.name == "pld":
             prm.setdefault("n", n if n is not None else 2)
             prm.setdefault("depth", depth if depth is not None else 24)
+        elif sp.name == "hf-pld":
+            prm.setdefault("max_n", 2)
+            prm.setdefault("depth", depth if depth is not None else 10)
         elif sp.name == "ngram":
             for key, v in (("min_n", min_n), ("max_n", max_n), ("k", k)):
                 if v is not None:
@@ -196,9 +115,7 @@ def register(app: typer.Typer) -> None:
     def draft(
         capture: Optional[Path] = typer.Argument(None, help="capture .jsonl(.gz); default: "
                                                  "the shipped ar_reference_bf16 example"),
-        policy: List[str] = typer.Option([], "--policy", "-p", help="ar, pld, ngram, suffix, "
-                                         "mtp, hybrid-max, suffix-first, tree; repeatable; "
-                                         "name:key=val,... for per-policy parameters"),
+        policy: List[str] = typer.Option([], "--policy", "-p", help=_POLICY_HELP),
         n: Optional[int] = typer.Option(None, "--n", help="pld match window n (default 2)"),
         depth: Optional[int] = typer.Option(None, "--depth", help="lookup draft length D "
                                             "(pld default 24; suffix max_spec_tokens)"),
@@ -212,8 +129,9 @@ def register(app: typer.Typer) -> None:
                                                 "lookup when match_len >= threshold"),
         tree_depth: Optional[int] = typer.Option(None, "--tree-depth", help="tree: lookup "
                                                  "branch cap D"),
-        curve: Optional[str] = typer.Option(None, "--curve", help="MTP survival curve "
-                                            "'0.73,0.55,...', a record id, or a JSON/JSONL file"),
+        curve: List[str] = typer.Option([], "--curve", help="MTP survival curve "
+                                        "'0.73,0.55,...', a record id, or a JSON/JSONL file; "
+                                        "one only: it applies to every MTP policy"),
         per_prompt: str = typer.Option("B", "--per-prompt", help="embedded stack-F per-prompt "
                                        "counters run: A, B, A+B or none"),
         correlation: str = typer.Option("calibrated", "--correlation", help="calibrated, "
@@ -230,7 +148,7 @@ def register(app: typer.Typer) -> None:
                                        "vLLM's spec-decode counters do"),
         stop_at_eos: bool = typer.Option(False, "--stop-at-eos", help="cut at first EOS"),
         cost_profile: str = typer.Option("F", "--cost-profile", help="F or bf16head"),
-        cost_file: Optional[Path] = typer.Option(None, "--cost-file", help="JSON overrides"),
+        cost_file: Optional[Path] = typer.Option(None, "--cost-file", help=_COST_FILE_HELP),
         sync_factor: Optional[float] = typer.Option(None, "--sync-factor"),
         drafter_ms: Optional[float] = typer.Option(None, "--drafter-ms",
                                                    help="drafter ms per draft token"),
@@ -249,13 +167,20 @@ def register(app: typer.Typer) -> None:
                                                        "model's $ per hour"),
         as_json: bool = typer.Option(False, "--json", help="print the JSON result"),
         md: Optional[Path] = typer.Option(None, "--md", help="write a Markdown report (+PNG)"),
+        html: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML "
+                                            "report"),
     ) -> None:
         """Simulate drafting policies on a capture; project TPS; is it worth a run?"""
-        from planner.draft import NoiseSpec, parse_policy, run_draft
+        from planner.draft import NoiseSpec, run_draft
         from planner.report.output import guard_outputs
 
+        if len(curve) > 1:
+            raise InputError(f"--curve given {len(curve)} times: one curve applies to every "
+                             "MTP policy (run draft once per curve)", field="--curve")
+        curve = curve[0] if curve else None
         inputs = [capture, cost_file] + ([Path(curve)] if curve and Path(curve).exists() else [])
-        guard_outputs([("--md", md), ("--md", md.with_suffix(".png") if md else None)], inputs)
+        guard_outputs([("--md", md), ("--md", md.with_suffix(".png") if md else None),
+                       ("--html", html)], inputs)
         if price_per_hour is not None and not price_per_hour > 0:
             raise InputError(f"must be > 0, got {price_per_hour!r}", field="--price-per-hour")
         if run_cap < 1:
@@ -297,7 +222,7 @@ def register(app: typer.Typer) -> None:
             noise=NoiseSpec(sigma_tps=sigma_tps), platform=platform, run_cap=run_cap,
             minutes_per_run=minutes_per_run, price_per_hour=price_per_hour,
             progress=_progress(not as_json))
-        _emit(result, as_json, md, inputs)
+        _emit(result, as_json, md, html, inputs)
 
     @app.command("draft-sweep")
     def draft_sweep(
@@ -317,10 +242,16 @@ def register(app: typer.Typer) -> None:
         cost_profile: str = typer.Option("F", "--cost-profile"),
         top: int = typer.Option(20, "--top", help="rows shown"),
         as_json: bool = typer.Option(False, "--json"),
+        md: Optional[Path] = typer.Option(None, "--md", help="write a Markdown report"),
+        html: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML "
+                                            "report"),
     ) -> None:
         """Grid over pld n x D and MTP K, ranked by projected TPS."""
         from planner.draft import run_sweep
-        from planner.report.output import emit
+        from planner.report.draft_view import render_sweep_terminal
+        from planner.report.output import emit, guard_outputs
+
+        guard_outputs([("--md", md), ("--html", html)], [capture])
 
         def ints(s: str, fld: str) -> list[int]:
             try:
@@ -338,20 +269,5 @@ def register(app: typer.Typer) -> None:
                            seed=seed, mc_reps=mc_reps, cost_profile=cost_profile,
                            baseline_tps=baseline_tps, progress=_progress(not as_json))
 
-        def term(r: dict) -> None:
-            from rich.console import Console
-            from rich.table import Table
-
-            t = Table(title=f"draft sweep on {Path(r['capture']).name} (ranked by projected TPS)")
-            for col in ("rank", "policy", "params", "tokens/forward", "step ms", "TPS",
-                        "x AR"):
-                t.add_column(col)
-            for i, row in enumerate(r["rows"][:top], 1):
-                t.add_row(str(i), row["policy"],
-                          ",".join(f"{a}={b}" for a, b in row["params"].items()),
-                          f"{row['tokens_per_forward']:.3f}", f"{row['step_ms']:.2f}",
-                          f"{row['projected_tps']:.1f}", f"{row['speedup_vs_ar']:.2f}")
-            con = Console()
-            (con if con.is_terminal else Console(width=150)).print(t)
-
-        emit(result.to_dict(), as_json=as_json, terminal=term)
+        emit(result.to_dict(), as_json=as_json, md=md, html=html, inputs=[capture],
+             terminal=lambda r: render_sweep_terminal(r, top))

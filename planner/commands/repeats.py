@@ -81,6 +81,8 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", min=0, help="Random seed, >= 0."),
         as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
         md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
+        html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained "
+                                            "HTML report (plots inline)."),
     ) -> None:
         """How many runs to buy: assurance, false-claim rate and cost of designs."""
         from models.errors import ModelInputError
@@ -95,7 +97,7 @@ def register(app: typer.Typer) -> None:
 def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metric, workload, rule,
              rope, assurance, design, max_runs, max_cost, price, flavor, minutes_per_run,
              startup_minutes, runs_per_instance, pairs_per_instance, batch, sims, seed, as_json,
-             md, **_) -> None:
+             md, html=None, **_) -> None:
     """The body of ``planner repeats`` (errors name plain fields or options)."""
     from models.noise import PLATFORM_ALIASES, known_platforms
     from planner.costs import PLATFORM_FLAVOR, cost_model
@@ -107,7 +109,7 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
     _check_options(sims=sims, runs_per_instance=runs_per_instance,
                    pairs_per_instance=pairs_per_instance, batch=batch, runs=runs, a=a, b=b,
                    metric=metric, workload=workload)
-    guard_outputs([("--md", md)], [runs] + ([Path(prior)] if prior and Path(prior).exists()
+    guard_outputs([("--md", md), ("--html", html)], [runs] + ([Path(prior)] if prior and Path(prior).exists()
                                             else []))
     if platform is None and runs is not None and a is not None and b is not None:
         from planner.runs import read_runs
@@ -123,7 +125,7 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
                          "platform or a calibrate file)", field="--platform")
     prior_file = prior if prior is not None and prior not in PLATFORM_ALIASES and \
         prior not in ("weak", "none", "auto") else None
-    guard_outputs([("--md", md)], [runs, prior_file])
+    guard_outputs([("--md", md), ("--html", html)], [runs, prior_file])
     designs = _designs(design)
     if design == "auto" and PLATFORM_ALIASES.get(platform) == "published-n4" and \
             prior is None:
@@ -164,7 +166,7 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
                                prior=pr, rope=rope, sims=sims, seed=seed, progress=prog,
                                **kw)
     emit(res.to_dict(), as_json=as_json, terminal=render_terminal, md=md,
-         md_renderer=render_markdown, inputs=[runs, prior_file])
+         md_renderer=render_markdown, html=html, inputs=[runs, prior_file])
 
 
 def _check_options(*, sims, runs_per_instance, pairs_per_instance, batch, runs, a, b, metric,

@@ -75,14 +75,17 @@ def register(app: typer.Typer) -> None:
         max_df: float = typer.Option(10.0, "--max-df", help="Cap on the prior's degrees of "
                                      "freedom."),
         as_json: bool = typer.Option(False, "--json"),
+        md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
+        html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML report."),
     ) -> None:
         """Fit the noise prior (sigma_instance, sigma_run) from your own repeated runs."""
         from planner.calibrate import calibrate as do_calibrate
-        from planner.report.output import to_json
+        from planner.report.output import emit, guard_outputs
         from planner.runs import read_runs
 
         if not (0 < max_df < float("inf")):
             raise InputError(f"must be a finite number > 0, got {max_df!r}", field="--max-df")
+        guard_outputs([("--md", md), ("--html", html), ("--output", output)], [runs])
         table = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
                           instance=instance).filter(platform=platform, metric=metric,
                                                     workload=workload)
@@ -95,18 +98,6 @@ def register(app: typer.Typer) -> None:
 
             guard_outputs([("--output", output)], [runs])
             output.write_text(json.dumps(res, indent=2), encoding="utf-8")
-        if as_json:
-            print(to_json(res))
-            return
-        p = res["posterior"]
-        print(f"noise from {res['runs_used']} runs in {res['groups']} groups "
-              f"({res['cold_dropped']} cold first runs dropped)")
-        print(f"  sigma_instance: median {p['tau_pct']['median']:.3f}%  95% "
-              f"[{p['tau_pct']['low']:.3f}, {p['tau_pct']['high']:.3f}]")
-        print(f"  sigma_run:      median {p['sigma_pct']['median']:.3f}%  95% "
-              f"[{p['sigma_pct']['low']:.3f}, {p['sigma_pct']['high']:.3f}]")
-        pr = res["prior"]
-        print(f"  prior: tau ~ Scaled-Inv-chi2(df={pr['tau']['df']:.3g}, "
-              f"{100 * pr['tau']['scale']:.3f}%), sigma ~ Scaled-Inv-chi2(df="
-              f"{pr['sigma']['df']:.3g}, {100 * pr['sigma']['scale']:.3f}%)"
-              + (f"; written to {output}" if output else ""))
+        emit(res, as_json=as_json, md=md, html=html, inputs=[runs])
+        if output is not None and not as_json:
+            print(f"  prior written to {output}")

@@ -7,7 +7,10 @@
 * ``repeats``: assurance vs runs per design and expected cost vs assurance;
 * ``budget`` (``spec-planner/budget/1``): the plan table, totals, the skipped comparisons, an
   overview bar chart and, per comparison, the expected-Δ distribution with the ROPE, the
-  assurance curves and the cost curve.
+  assurance curves and the cost curve;
+* ``draft`` / ``draft-sweep``: the policies table, vLLM's counters and the tokens/forward
+  intervals; the ranked grid and its scatter plot;
+* ``calibrate``: the fitted noise and prior.
 """
 
 from __future__ import annotations
@@ -210,20 +213,76 @@ def render_budget(r: dict) -> str:
     return _page(r.get("title") or "budget plan", "\n".join(body))
 
 
+# ------------------------------------------------------------------------------- draft
+
+def render_draft(r: dict) -> str:
+    """HTML page of a ``planner draft`` result: policies, vLLM's counters, the verdict and the
+    tokens/forward intervals."""
+    from pathlib import PurePath
+
+    from planner.report import draft_view as v
+    from planner.report import plots
+
+    name = PurePath(r["capture"]["path"]).name
+    body = [f"<h1>planner draft: <code>{_e(name)}</code></h1>",
+            f"<p class=\"sub\">{_e(v.headline(r))}</p>"]
+    if r.get("worth_a_run"):
+        w = r["worth_a_run"]
+        body.append(f"<p><b>{_e(w['verdict'])}</b> (best: <code>{_e(w['best_policy'])}</code>)"
+                    "</p>")
+    body.append(_table(v.POLICY_HEADERS, [[_e(c) for c in row] for row in v.policy_rows(r)],
+                       {1, 2, 3, 4, 5, 6, 7, 8}))
+    vr = v.vllm_rows(r)
+    if vr:
+        body += ["<h2>vLLM spec-decode counters of the replay</h2>",
+                 _table(v.VLLM_HEADERS, [[_e(c) for c in row] for row in vr],
+                        {2, 3, 4, 5, 6}),
+                 "<p class=\"note\">Draft acceptance rate = accepted / draft tokens; mean "
+                 "acceptance length = 1 + accepted / drafts; per-position rate i = drafts "
+                 "accepting at least i tokens / drafts.</p>"]
+    body.append("<div class=\"plots\">" + _img(plots.tpf_plot(r["policies"]),
+                                                "tokens per forward") + "</div>")
+    return _page(f"planner draft: {name}", "\n".join(body))
+
+
+def render_sweep(r: dict) -> str:
+    """HTML page of a ``planner draft sweep`` result."""
+    from planner.report import draft_view as v
+    from planner.report import plots
+
+    body = [f"<h1>{_e(v._sweep_title(r))}</h1>",
+            f"<p class=\"sub\">{r['n_prompts']} prompts · cost model {_e(r['cost_model'])} · "
+            f"MTP acceptance {_e(r['acceptance'])} · seed {r['seed']}</p>",
+            "<div class=\"plots\">" + _img(plots.sweep_plot(r["rows"]), "sweep") + "</div>",
+            _table(v.SWEEP_HEADERS, [[_e(c) for c in row] for row in v.sweep_rows(r)],
+                   {0, 3, 4, 5, 6})]
+    return _page("planner draft sweep", "\n".join(body))
+
+
+# ------------------------------------------------------------------------------- calibrate
+
+def render_calibrate(r: dict) -> str:
+    """HTML page of a ``planner calibrate`` result (no plot)."""
+    from planner.report.calibrate_view import rows
+
+    body = ["<h1>Noise calibration</h1>",
+            _table(["quantity", "value"], [[_e(k), _e(v)] for k, v in rows(r)])]
+    return _page("noise calibration", "\n".join(body))
+
+
+_PAGES = {"verdict": render_verdict, "repeats": render_repeats, "budget": render_budget,
+          "draft": render_draft, "draft-sweep": render_sweep, "calibrate": render_calibrate}
+
+
 def render_html(result: dict) -> str:
-    """Render a verdict, repeats or budget JSON result as one self-contained HTML page.
+    """Render any result (verdict, repeats, budget, draft, draft sweep, calibrate) as one
+    self-contained HTML page, chosen by :func:`planner.report.render.kind_of`.
 
     Raises
     ------
-    ValueError
+    planner.errors.InputError
         The result is none of these.
     """
-    cmd = result.get("command") or ""
-    schema = result.get("schema") or ""
-    if cmd == "budget" or schema.startswith("spec-planner/budget/"):
-        return render_budget(result)
-    if cmd == "verdict" or schema.startswith("spec-planner/verdict/"):
-        return render_verdict(result)
-    if cmd == "repeats" or schema.startswith("spec-planner/repeats/") or "designs" in result:
-        return render_repeats(result)
-    raise ValueError(f"no HTML renderer for result {cmd or schema or '?'}")
+    from planner.report.render import kind_of
+
+    return _PAGES[kind_of(result)](result)

@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 from typing import Any, Callable
 
+__all__ = ["VOLATILE_KEYS", "to_json", "saved_form", "guard_outputs", "emit"]
+
 
 def _clean(obj: Any) -> Any:
     """Make a result JSON-safe: numpy scalars to Python, NaN/inf to None."""
@@ -71,21 +73,38 @@ def guard_outputs(outputs, inputs) -> None:
             raise InputError("folder does not exist", file=str(out), field=opt)
 
 
-def emit(result: dict, *, as_json: bool, terminal: Callable[[dict], None],
+def saved_form(result: dict) -> dict:
+    """``result`` as a saved ``--json`` file reads back (JSON-safe, timings left out): what
+    every file report is rendered from, so ``planner report`` re-renders it identically."""
+    return json.loads(to_json(result))
+
+
+def emit(result: dict, *, as_json: bool, terminal: Callable[[dict], None] | None = None,
          md: Path | None = None, html: Path | None = None,
          md_renderer: Callable[[dict], str] | None = None,
-         html_renderer: Callable[[dict], str] | None = None, inputs=()) -> None:
+         html_renderer: Callable[[dict], str] | None = None, inputs=(),
+         samples: dict | None = None) -> None:
     """Write ``result`` to stdout (JSON or terminal view) and optional Markdown / HTML files.
 
-    ``inputs`` are the command's input paths: a report never overwrites one
-    (:func:`guard_outputs`).
+    The files are rendered from :func:`saved_form` of ``result``, by the given renderers or,
+    when none is given, by :mod:`planner.report.render` (which knows every result); the
+    terminal view likewise. ``samples`` (bootstrap draws of a live draft result) only feed
+    the PNG next to a draft's Markdown. ``inputs`` are the command's input paths: a report
+    never overwrites one (:func:`guard_outputs`).
     """
-    guard_outputs([("--md", md), ("--html", html)], inputs)
-    if md is not None and md_renderer is not None:
-        Path(md).write_text(md_renderer(result), encoding="utf-8")
-    if html is not None and html_renderer is not None:
-        Path(html).write_text(html_renderer(result), encoding="utf-8")
+    from planner.report import render
+
+    saved = saved_form(result)
+    png = render.markdown_plot_path(saved, md) if md_renderer is None else None
+    guard_outputs([("--md", md), ("--html", html), ("--md", png)], inputs)
+    if md is not None:
+        if md_renderer is not None:
+            Path(md).write_text(md_renderer(saved), encoding="utf-8")
+        else:
+            render.write_markdown(saved, md, samples=samples)
+    if html is not None:
+        Path(html).write_text((html_renderer or render.render_html)(saved), encoding="utf-8")
     if as_json:
         print(to_json(result))
     else:
-        terminal(result)
+        (terminal or render.render_terminal)(result)

@@ -4,7 +4,9 @@
   the ROPE band and the HDI / interval;
 * :func:`assurance_plot` — assurance vs runs per arm, one line per design, with the target;
 * :func:`cost_plot` — expected cost vs assurance, one line per design;
-* :func:`budget_plot` — cost of every comparison's recommended purchase, coloured by status.
+* :func:`budget_plot` — cost of every comparison's recommended purchase, coloured by status;
+* :func:`tpf_plot` — tokens/forward per drafting policy (a draft result);
+* :func:`sweep_plot` — projected TPS against tokens/forward of every sweep row.
 
 All take plain lists / dicts from a JSON result and return PNG ``bytes``.
 """
@@ -211,4 +213,53 @@ def budget_plot(comparisons: Sequence[dict], *, total_usd: float | None = None) 
     ax.grid(axis="x", alpha=0.3)
     if total_usd is not None:
         ax.set_title(f"budget ${total_usd:.2f}", fontsize=10)
+    return _png(fig)
+
+
+def tpf_plot(policies: Sequence[dict], samples: dict | None = None) -> bytes:
+    """Tokens/forward per drafting policy.
+
+    Parameters
+    ----------
+    policies : sequence of dict
+        ``policies`` of a draft result (``label``, ``tokens_per_forward`` with ``point``,
+        ``ci_low``, ``ci_high``).
+    samples : dict of str to array, optional
+        Bootstrap draws per label (a live result): drawn as histograms; without them (a saved
+        JSON) each policy's point and 95 % interval.
+    """
+    fig = _fig(7.0, 3.5, left=0.1 if samples else 0.3, bottom=0.16)
+    ax = fig.add_subplot()
+    if samples:
+        for lab, s in samples.items():
+            if float(s.max() - s.min()) > 0:
+                ax.hist(s, bins=50, alpha=0.55, label=lab, density=True)
+            else:
+                ax.axvline(float(s[0]), ls="--", color="k", lw=1)
+        ax.set_ylabel("density")
+        if any(float(s.max() - s.min()) > 0 for s in samples.values()):
+            ax.legend(fontsize=7)
+    else:
+        for y, p in enumerate(policies):
+            t = p["tokens_per_forward"]
+            ax.errorbar([t["point"]], [y], xerr=[[t["point"] - t["ci_low"]],
+                                                 [t["ci_high"] - t["point"]]],
+                        fmt="o", capsize=3)
+        ax.set_yticks(range(len(policies)), [p["label"] for p in policies], fontsize=7)
+    ax.set_xlabel("tokens / forward (bootstrap over prompts)")
+    return _png(fig)
+
+
+def sweep_plot(rows: Sequence[dict]) -> bytes:
+    """Projected TPS of every sweep row against its tokens/forward, one colour per policy."""
+    fig = _fig(6.0, 3.4, left=0.13)
+    ax = fig.add_subplot()
+    for pol, colour in (("ar", "#999999"), ("pld", "#0072B2"), ("mtp", "#D55E00")):
+        pts = [(r["tokens_per_forward"], r["projected_tps"]) for r in rows
+               if r["policy"] == pol]
+        if pts:
+            ax.scatter(*zip(*pts), s=14, color=colour, label=pol)
+    ax.set_xlabel("tokens / forward")
+    ax.set_ylabel("projected TPS")
+    ax.legend(fontsize=7)
     return _png(fig)

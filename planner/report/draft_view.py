@@ -1,0 +1,163 @@
+"""Renderers of the ``planner draft`` and ``planner draft sweep`` results: rich terminal
+tables and Markdown.
+
+Every function takes the JSON object of a result (:meth:`planner.draft.DraftResult.to_dict`,
+:meth:`planner.draft.SweepResult.to_dict`, or a saved ``--json`` output read back). The row
+functions are shared with the HTML page (:mod:`planner.report.html`).
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+__all__ = ["POLICY_HEADERS", "VLLM_HEADERS", "SWEEP_HEADERS", "policy_rows", "vllm_rows",
+           "sweep_rows", "headline", "render_terminal", "render_markdown",
+           "render_sweep_terminal", "render_sweep_markdown"]
+
+POLICY_HEADERS = ["policy", "tokens/forward [95 %]", "mean acc. len", "lookup frac", "step ms",
+                  "projected TPS [95 %]", "gain TPS", "runs/arm", "cost $", "verdict"]
+VLLM_HEADERS = ["policy", "convention", "drafts", "draft tokens", "accepted",
+                "draft acceptance rate", "mean acceptance length",
+                "per-position acceptance rate"]
+SWEEP_HEADERS = ["rank", "policy", "params", "tokens/forward", "step ms", "TPS", "x AR"]
+_POSITIONS_SHOWN = 8
+
+
+def _ci(d: dict, nd: int = 3) -> str:
+    return f"{d['point']:.{nd}f} [{d['ci_low']:.{nd}f}, {d['ci_high']:.{nd}f}]"
+
+
+def _num(x, fmt: str) -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def headline(r: dict) -> str:
+    """One line: capture, bootstrap, baseline, cost model and noise."""
+    cap, st = r["capture"], r["settings"]
+    anchor = (f"measured {st['baseline_tps']:.1f}" if st.get("baseline_tps")
+              else f"model {st['baseline_tps_model']:.1f}")
+    return (f"{cap['n_prompts']} prompts, {cap['n_tokens']} completion tokens; bootstrap "
+            f"{st['bootstrap']} replicates, seed {st['seed']}; baseline {st['baseline']} "
+            f"({anchor} TPS); cost model {st['cost_model']['name']}; TPS noise sigma "
+            f"{st['noise']['sigma_tps']:.2f} per run")
+
+
+def policy_rows(r: dict) -> list[list[str]]:
+    """One row of :data:`POLICY_HEADERS` per policy."""
+    out = []
+    for p in r["policies"]:
+        w = p["worth_a_run"]
+        if w is None:
+            tail = ["-", "-", "-", "baseline"]
+        else:
+            verdict = ("upper bound" if p.get("upper_bound") else
+                       "worth" if w["worth"] else "not worth")
+            tail = [f"{w['gain_tps']['point']:+.1f}",
+                    "-" if w["gain_tps"]["point"] <= 0 else
+                    str(w["runs_per_arm"] or f">{w['run_cap']}"),
+                    _num(w["cost_usd"], ".2f"), verdict]
+        out.append([p["label"], _ci(p["tokens_per_forward"]),
+                    f"{p['mean_acceptance_length']:.3f}", f"{p['frac_tokens_from_lookup']:.3f}",
+                    f"{p['step_ms']:.2f}", _ci(p["projected_tps"], 1), *tail])
+    return out
+
+
+def vllm_rows(r: dict) -> list[list[str]]:
+    """One row of :data:`VLLM_HEADERS` per drafting policy (vLLM's spec-decode counters of the
+    replay, per replicate; the first positions of the per-position rate)."""
+    out = []
+    for p in r["policies"]:
+        v = p.get("vllm_counters")
+        if not v or not v["num_drafts"]:
+            continue
+        pos = v["acceptance_rate_per_position"]
+        shown = ", ".join(f"{x:.3f}" for x in pos[:_POSITIONS_SHOWN])
+        out.append([p["label"], v["convention"], f"{v['num_drafts']:.0f}",
+                    f"{v['num_draft_tokens']:.0f}", f"{v['num_accepted_tokens']:.0f}",
+                    _num(v["draft_acceptance_rate"], ".4f"),
+                    _num(v["mean_acceptance_length"], ".4f"),
+                    shown + (", ..." if len(pos) > _POSITIONS_SHOWN else "")])
+    return out
+
+
+def sweep_rows(r: dict, top: int | None = None) -> list[list[str]]:
+    """Rows of :data:`SWEEP_HEADERS`, best first (``top`` rows, default all)."""
+    rows = r["rows"] if top is None else r["rows"][:top]
+    return [[str(i), row["policy"], ",".join(f"{a}={b}" for a, b in row["params"].items()),
+             f"{row['tokens_per_forward']:.3f}", f"{row['step_ms']:.2f}",
+             f"{row['projected_tps']:.1f}", f"{row['speedup_vs_ar']:.2f}"]
+            for i, row in enumerate(rows, 1)]
+
+
+def _md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    return (["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+            + ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in rows])
+
+
+def _console(width: int):
+    from rich.console import Console
+
+    con = Console()
+    return con if con.is_terminal else Console(width=width)
+
+
+def _rich_table(title: str, headers: list[str], rows: list[list[str]]):
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left")
+    for h in headers:
+        t.add_column(h)
+    for row in rows:
+        t.add_row(*row)
+    return t
+
+
+def render_terminal(r: dict) -> None:
+    """Print a draft result: the policies table, vLLM's counters, the verdict."""
+    con = _console(190)
+    con.print(f"capture {PurePath(r['capture']['path']).name}: {headline(r)}")
+    con.print(_rich_table("drafting policies (95 % bootstrap intervals)", POLICY_HEADERS,
+                          policy_rows(r)))
+    vr = vllm_rows(r)
+    if vr:
+        con.print(_rich_table("vLLM spec-decode counters of the replay (per run)", VLLM_HEADERS,
+                              vr))
+    if r.get("worth_a_run"):
+        con.print(r["worth_a_run"]["verdict"])
+
+
+def render_markdown(r: dict, plot_name: str | None = None) -> str:
+    """A draft result as Markdown; ``plot_name`` is the PNG written next to it, if any."""
+    lines = [f"# planner draft: {PurePath(r['capture']['path']).name}", "",
+             headline(r) + ".", ""] + _md_table(POLICY_HEADERS, policy_rows(r))
+    vr = vllm_rows(r)
+    if vr:
+        lines += ["", "## vLLM spec-decode counters of the replay", ""]
+        lines += _md_table(VLLM_HEADERS, vr)
+        lines += ["", "Draft acceptance rate = accepted / draft tokens; mean acceptance length "
+                  "= 1 + accepted / drafts; per-position rate i = drafts accepting at least i "
+                  "tokens / drafts. Convention vllm leaves the prefill token out as a server "
+                  "does (`--convention vllm`)."]
+    if r.get("worth_a_run"):
+        w = r["worth_a_run"]
+        lines += ["", f"**{w['verdict']}** (best: `{w['best_policy']}`)"]
+    if plot_name:
+        lines += ["", f"![tokens/forward per policy]({plot_name})"]
+    return "\n".join(lines) + "\n"
+
+
+def _sweep_title(r: dict) -> str:
+    return f"draft sweep on {PurePath(r['capture']).name} (ranked by projected TPS)"
+
+
+def render_sweep_terminal(r: dict, top: int = 20) -> None:
+    """Print the best ``top`` rows of a sweep result."""
+    _console(150).print(_rich_table(_sweep_title(r), SWEEP_HEADERS, sweep_rows(r, top)))
+
+
+def render_sweep_markdown(r: dict) -> str:
+    """A sweep result as Markdown (every row)."""
+    lines = [f"# {_sweep_title(r)}", "",
+             f"{r['n_prompts']} prompts; cost model {r['cost_model']}; MTP acceptance "
+             f"{r['acceptance']}; {r['mc_replicates']} MC replicates, seed {r['seed']}.", ""]
+    return "\n".join(lines + _md_table(SWEEP_HEADERS, sweep_rows(r))) + "\n"
