@@ -45,7 +45,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
     """
 
 
-_COMMAND_MODULES = ("verdict", "runs", "repeats", "budget", "draft", "report")
+_COMMAND_MODULES = ("verdict", "runs", "repeats", "budget", "draft", "report", "shift")
 
 
 def _register_all() -> None:

@@ -1,0 +1,50 @@
+"""``planner shift``: public-to-private risk of a submission. Parses options, calls
+:mod:`planner.shift`, renders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Register ``planner shift`` on the typer app."""
+    @app.command()
+    def shift(
+        public_tps: Optional[float] = typer.Option(None, "--public-tps",
+                                                   help="Public score, TPS."),
+        runs: Optional[List[float]] = typer.Option(None, "--run", help="A public run's TPS "
+                                                   "(repeat for several runs)."),
+        public_capture: Optional[Path] = typer.Option(None, "--public-capture",
+                                                      help="Capture of the public prompts "
+                                                      "(default: the calibration set's "
+                                                      "measured counters)."),
+        private_capture: Optional[Path] = typer.Option(None, "--private-capture",
+                                                       help="Capture of the private-proxy "
+                                                       "prompts."),
+        evidence: str = typer.Option("official", "--evidence", help="Without a private "
+                                     "capture: official | proxy shipped pairs."),
+        x: float = typer.Option(5.0, "--x", help="Drop threshold X in %."),
+        k: int = typer.Option(7, "--k", help="MTP chain depth (1..7)."),
+        level: float = typer.Option(0.90, "--level", help="Interval level."),
+        draws: int = typer.Option(20000, "--draws", min=100, help="Monte-Carlo draws."),
+        seed: int = typer.Option(0, "--seed", min=0, help="Random seed, >= 0."),
+        as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
+        md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
+        html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML report."),
+    ) -> None:
+        """P(private score more than X % below public): project the private TPS through the
+        content acceptance model and the cost model (or the shipped public/private pairs)."""
+        from planner.report.output import emit, guard_outputs
+        from planner.report.shift_view import render_html, render_markdown, render_terminal
+        from planner.shift import run_shift
+
+        caps = [p for p in (public_capture, private_capture) if p]
+        guard_outputs([("--md", md), ("--html", html)], caps)
+        res = run_shift(public_tps, runs=runs or None, public_capture=public_capture,
+                        private_capture=private_capture, evidence=evidence, x_pct=x, k=k,
+                        level=level, n_draws=draws, seed=seed)
+        emit(res.to_dict(), as_json=as_json, terminal=render_terminal, md=md, html=html,
+             md_renderer=render_markdown, html_renderer=render_html, inputs=caps)
