@@ -500,5 +500,41 @@ def fit_mcmc(data: TPSData, prior: NoisePrior, *, likelihood: str = "normal",
         likelihood=likelihood, seed=int(seed), n_configs=data.n_configs)
 
 
-__all__ = ["fit_mcmc", "McmcPosterior", "build_model", "has_sessions", "nutpie_available",
+def inference_data(post: McmcPosterior, data: TPSData):
+    """The fit as one ArviZ ``InferenceData`` to save (``to_netcdf``) and open elsewhere.
+
+    Parameters
+    ----------
+    post : McmcPosterior
+        A fit of :func:`fit_mcmc` on ``data``.
+    data : TPSData
+
+    Returns
+    -------
+    arviz.InferenceData
+        ``posterior`` and ``sample_stats`` of the sampler (``mu`` on the centred scale: add
+        ``observed_data.attrs["centre"]``), ``observed_data`` ``y`` (log TPS minus ``centre``,
+        one per run; attributes ``centre``, ``likelihood``, ``seed``, ``configs``,
+        ``instances``) and ``constant_data`` (``config``, ``instance``, ``cold`` index per run),
+        with the config and instance names as coordinates.
+    """
+    import arviz as az
+
+    n = int(data.y.size)
+    extra = az.from_dict(
+        observed_data={"y": np.asarray(data.y, float) - post.centre},
+        constant_data={"config": np.asarray(data.config, np.int64),
+                       "instance": np.asarray(data.instance, np.int64),
+                       "cold": np.asarray(data.cold, np.int64)},
+        coords={"run": np.arange(n)},
+        dims={"y": ["run"], "config": ["run"], "instance": ["run"], "cold": ["run"]})
+    out = post.idata.copy()
+    out.extend(extra)
+    out.observed_data.attrs.update({
+        "centre": float(post.centre), "likelihood": post.likelihood, "seed": int(post.seed),
+        "configs": ", ".join(data.config_names), "instances": ", ".join(data.instance_names)})
+    return out
+
+
+__all__ = ["fit_mcmc", "McmcPosterior", "inference_data", "build_model", "has_sessions", "nutpie_available",
            "RHAT_MAX", "ESS_MIN", "SESSION_PRIOR_SD", "NU_PRIOR"]

@@ -127,3 +127,29 @@ def test_report_refuses_bad_files_and_its_input(tmp_path, cli, written):
     before = js.read_text()
     code, _, err = cli("report", js, "--html", js)
     assert code == 2 and "over an input" in err and js.read_text() == before
+
+
+@pytest.mark.slow
+def test_verdict_idata_opens_in_arviz(tmp_path, cli):
+    """--idata writes the verdict's MCMC fit as NetCDF InferenceData: the posterior gives the
+    verdict's own Δ (same draws), observed data are the runs."""
+    import arviz as az
+    import numpy as np
+
+    nc = tmp_path / "fit.nc"
+    code, out, err = cli("verdict", "--a-runs", "308.1,307.9,308.4", "--b-runs",
+                         "309.0,309.4,309.1", "--platform", "hf-a10g-small", "--engine", "mcmc",
+                         "--seed", "3", "--json", "--idata", nc)
+    assert code == 0, err
+    v = json.loads(out)
+    idata = az.from_netcdf(nc)
+    assert {"posterior", "sample_stats", "observed_data", "constant_data"} <= set(idata.groups())
+    assert {"mu", "tau", "sigma"} <= set(idata.posterior.data_vars)
+    assert idata.observed_data["y"].size == 6
+    mu = idata.posterior["mu"].values.reshape(-1, 2)
+    assert np.mean(mu[:, 1] - mu[:, 0]) == pytest.approx(v["delta_log"]["mean"], rel=1e-9)
+    y = idata.observed_data["y"].values + idata.observed_data.attrs["centre"]
+    assert np.exp(y[idata.constant_data["config"].values == 0]).mean() == pytest.approx(
+        v["mean_tps_a"])
+    code, _, err = cli("verdict", "--a-runs", "308,309", "--b-runs", "309,310", "--idata", nc)
+    assert code == 2 and "--engine mcmc" in err

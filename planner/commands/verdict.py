@@ -72,6 +72,9 @@ def register(app: typer.Typer) -> None:
         md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
         html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained "
                                             "HTML report (posterior plot inline)."),
+        idata: Optional[Path] = typer.Option(None, "--idata", help="With --engine mcmc: also "
+                                             "write the fit as ArviZ InferenceData (NetCDF: "
+                                             "posterior, sample_stats, observed_data)."),
     ) -> None:
         """Posterior verdict on B vs A: P(B > A), HDI of Δ, ROPE, label."""
         from planner.priors import resolve_prior
@@ -87,7 +90,10 @@ def register(app: typer.Typer) -> None:
         from planner.report.output import guard_outputs
 
         prior_path = Path(prior) if prior and Path(prior).exists() else None
-        guard_outputs([("--md", md), ("--html", html)], [runs, prior_path])
+        guard_outputs([("--md", md), ("--html", html), ("--idata", idata)], [runs, prior_path])
+        if idata is not None and engine != "mcmc":
+            raise InputError("--idata needs --engine mcmc (the exact engine has no draws)",
+                             field="--idata")
         if runs is not None and (a_runs is not None or b_runs is not None):
             raise InputError("--a-runs/--b-runs are the quick form without a RUNS file; with a "
                              "file give --a CONFIG --b CONFIG", field="--a-runs")
@@ -145,5 +151,21 @@ def register(app: typer.Typer) -> None:
                           platform=plat)
         from planner.report.html import render_html
 
+        if idata is not None:
+            _write_idata(idata, table, a_name, b_name, pr, seed=seed, likelihood=likelihood,
+                         use_cold=cold)
         emit(res.to_dict(), as_json=as_json, terminal=render_terminal, md=md, md_renderer=render_markdown,
              html=html, html_renderer=render_html, inputs=[runs, prior_path])
+
+
+def _write_idata(path: Path, table, a: str, b: str, prior, *, seed: int, likelihood: str,
+                 use_cold) -> None:
+    """Write the verdict's MCMC fit as ArviZ InferenceData (NetCDF). The fit is repeated with
+    the verdict's data, prior and seed, so the draws are the verdict's own."""
+    from models.noise import WEAK
+    from models.tps_mcmc import inference_data
+    from planner.verdict import build_data, fit
+
+    data = build_data(table, a, b, use_cold=use_cold)
+    post, _ = fit(data, prior or WEAK, "mcmc", seed=seed, likelihood=likelihood)
+    inference_data(post, data).to_netcdf(str(path))
