@@ -20,7 +20,6 @@ import math
 from dataclasses import dataclass, field, fields
 
 import numpy as np
-from scipy import stats
 
 from models.decision import LABELS, label_from
 from models.noise import WEAK, NoisePrior
@@ -208,10 +207,14 @@ def classical_tests(tps_a: np.ndarray, tps_b: np.ndarray, sigma: float | None = 
         sigma = ZTEST_CV * float(np.mean(tps_a)) if sigma is None else sigma
         se = sigma * math.sqrt(1.0 / len(tps_a) + 1.0 / len(tps_b))
         z = d / se
+        from scipy import stats
+
         pz = float(2 * stats.norm.sf(abs(z)))
         zt = {"sigma_tps": sigma, "z": z, "p": pz, "significant": pz < 0.05}
     out = {"delta_tps": d, "z_test": zt}
     if len(tps_a) >= 2 and len(tps_b) >= 2 and (np.var(tps_a) > 0 or np.var(tps_b) > 0):
+        from scipy import stats
+
         t = stats.ttest_ind(tps_b, tps_a, equal_var=False)
         out["welch"] = {"t": float(t.statistic), "df": float(t.df), "p": float(t.pvalue),
                         "significant": bool(t.pvalue < 0.05)}
