@@ -19,7 +19,7 @@ from planner.errors import InputError
 
 __all__ = ["ShiftResult", "run_shift", "SCHEMA"]
 
-SCHEMA = "planner.shift/1"
+SCHEMA = "spec-planner/shift/1"
 CALIBRATION_HASH = "43df0c18b56abde3"
 
 

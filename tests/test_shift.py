@@ -23,7 +23,7 @@ def test_official_evidence_centres_on_official_drop():
     assert r.ratio["point"] == pytest.approx(460.85 / 481.53, abs=0.005)
     assert 0.3 < r.p_drop < 0.6
     d = r.to_dict()
-    assert d["schema"] == "planner.shift/1"
+    assert d["schema"] == "spec-planner/shift/1"
     assert ShiftResult.from_dict(json.loads(json.dumps(d))).to_dict() == d
 
 
