@@ -175,3 +175,50 @@ def test_screenshot_not_blank(reports, tmp_path):
     assert im.size == (1280, 1800)
     lo, hi = im.getextrema()
     assert hi - lo > 100  # text and plots, not a blank page
+
+
+@pytest.fixture(scope="module")
+def more_reports(tmp_path_factory):
+    """The HTML of repeats, draft, draft sweep and calibrate, written by each command and
+    re-rendered from its saved JSON by ``planner report``."""
+    import contextlib
+    import io
+
+    from planner.cli import main
+
+    small = ROOT / "tests" / "fixtures" / "draft_small_capture.jsonl.gz"
+    runs = ROOT / "examples" / "runs" / "tps_runs.csv"
+    cmds = {"repeats": ["repeats", "--delta", "1", "--relative", "--sims", "200"],
+            "draft": ["draft", str(small), "-p", "pld", "-p", "hf-pld", "-p", "mtp",
+                      "--bootstrap", "100", "--mc-reps", "5"],
+            "draft_sweep": ["draft", "sweep", str(small), "--n-values", "2", "--d-values",
+                            "8", "--k-values", "2", "--mc-reps", "5"],
+            "calibrate": ["calibrate", str(runs), "--platform", "local-a10g", "--metric",
+                          "decode_wall", "--workload", "128x512"]}
+    d = tmp_path_factory.mktemp("more")
+    out = {}
+    for name, argv in cmds.items():
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            try:
+                main(argv + ["--json", "--html", str(d / f"{name}.html")])
+            except SystemExit as exc:
+                assert not exc.code, argv
+        js = d / f"{name}.json"
+        js.write_text(buf.getvalue(), encoding="utf-8")
+        try:
+            main(["report", str(js), "--html", str(d / f"{name}_report.html")])
+        except SystemExit as exc:
+            assert not exc.code, name
+        out[name] = d / f"{name}.html"
+        out[name + "_report"] = d / f"{name}_report.html"
+    return out
+
+
+@pytest.mark.parametrize("which,n_images", [
+    ("repeats", 2), ("repeats_report", 2), ("draft", 1), ("draft_report", 1),
+    ("draft_sweep", 1), ("draft_sweep_report", 1), ("calibrate", 0), ("calibrate_report", 0)])
+def test_every_command_report_in_browser(driver, more_reports, which, n_images):
+    imgs, console, urls = _open(driver, more_reports[which])
+    _check(imgs, console, urls, n_images)
+    assert driver.execute_script("return document.querySelectorAll('table').length") >= 1
