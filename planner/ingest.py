@@ -28,7 +28,7 @@ import json
 from pathlib import Path
 
 from planner.errors import InputError
-from planner.runs import Run, canonical_platform
+from planner.runs import Run, canonical_platform, validate_run
 
 __all__ = ["ingest"]
 
@@ -124,8 +124,7 @@ def ingest(root: str | Path, *, platform: str | None = None, metric: str | None 
             skipped += 1
             continue
         tps = d.get("tps")
-        if isinstance(tps, bool) or not isinstance(tps, (int, float)) or not tps > 0 \
-                or tps != tps or tps == float("inf"):
+        if isinstance(tps, bool) or not isinstance(tps, (int, float)):
             raise InputError(f"missing or invalid tps: {tps!r}", file=str(f), field="tps")
         ppl = d.get("ppl")
         ppl = float(ppl) if isinstance(ppl, (int, float)) and not isinstance(ppl, bool) else None
@@ -139,11 +138,13 @@ def ingest(root: str | Path, *, platform: str | None = None, metric: str | None 
             seen_jobs[job] = str(f)
         rep = counts.get(cfg, 0)
         counts[cfg] = rep + 1
-        runs.append(Run(config=cfg, tps=float(tps), instance=inst, rep=rep, platform=platform,
-                        metric=metric, workload=workload, phase="measure", ppl=ppl,
-                        timestamp=str(d.get("timestamp", "") or ""),
-                        run_group=str(root.name), line=0,
-                        extra={"source": str(f), "model": d.get("model", "")}))
+        # the check every reader makes (planner.runs.validate_run): what ingest writes,
+        # verdict reads
+        runs.append(validate_run(
+            Run(config=cfg, tps=float(tps), instance=inst, rep=rep, platform=platform,
+                metric=metric, workload=workload, phase="measure", ppl=ppl,
+                timestamp=str(d.get("timestamp", "") or ""), run_group=str(root.name), line=0,
+                extra={"source": str(f), "model": d.get("model", "")}), file=str(f)))
     return runs, {"found": len(files), "skipped_incomplete": skipped}
 
 
@@ -182,4 +183,5 @@ def _ingest_results(root: Path, *, platform, metric, workload, format, instance)
         r.platform = plat
         r.workload = workload or r.workload
         r.run_group = root.name
+        validate_run(r, file=r.extra.get("source"))  # the names given here too
     return runs, {"found": len(files), "skipped_unrecognised": skipped}

@@ -20,9 +20,11 @@ field. Input files are only ever opened for reading.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import re
+from sys import intern
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -31,14 +33,17 @@ import numpy as np
 
 from planner._parse import parse_number
 from planner.errors import InputError
+from planner.limits import PPL, TPS, check_name, has_control, value_limit
 
-__all__ = ["KNOWN_COLUMNS", "RATE_ALIASES", "MAX_TPS", "Run", "RunsTable", "read_runs",
-           "runs_from_values", "write_runs_csv", "instance_key", "canonical_platform",
-           "metric_lower_is_better"]
+__all__ = ["KNOWN_COLUMNS", "RATE_ALIASES", "MAX_TPS", "NAME_FIELDS", "Run", "RunsTable",
+           "read_runs", "runs_from_values", "write_runs_csv", "validate_run", "instance_key",
+           "canonical_platform", "metric_lower_is_better"]
 
 #: Columns a runs table may carry (others are kept as strings in ``extra``).
 KNOWN_COLUMNS = ("config", "tps", "instance", "session", "rep", "platform", "metric",
                  "workload", "phase", "server", "ppl", "timestamp", "run_group", "cold")
+
+_KNOWN = frozenset(KNOWN_COLUMNS)
 
 #: Other names of the rate column, read as ``tps`` when the table has no ``tps`` column
 #: (two of them in one table is ambiguous and refused).
@@ -50,6 +55,7 @@ RATE_ALIASES = ("throughput", "output_throughput", "tokens_per_s", "tok/s")
 _LOWER_IS_BETTER = re.compile(r"(_ms$|(?<!per)_s$|latency|^bytes$|^time_s$)")
 
 
+@functools.lru_cache(maxsize=256)
 def metric_lower_is_better(metric: str) -> bool:
     """True when smaller values of ``metric`` are better (a latency or a duration).
 
@@ -62,13 +68,20 @@ def metric_lower_is_better(metric: str) -> bool:
 
 
 #: Upper bound on a plausible TPS value (a single-stream decode at 1e6 tokens/s is far beyond
-#: any hardware; larger values are unit errors and would overflow the reports).
-MAX_TPS = 1e6
+#: any hardware; larger values are unit errors and would overflow the reports). The whole
+#: rule, lower bound included, is :data:`planner.limits.TPS`.
+MAX_TPS = TPS.high
+
+#: The text columns of a run; none may hold a control character
+#: (:func:`planner.limits.check_name`): a NUL byte in a config label would make another config.
+NAME_FIELDS = ("config", "instance", "session", "platform", "metric", "workload", "phase",
+               "server", "timestamp", "run_group")
 
 
-@dataclass
+@dataclass(slots=True)
 class Run:
-    """One benchmark execution (a row of the runs table)."""
+    """One benchmark execution (a row of the runs table; slotted: a 50 MB table holds
+    ~250,000 of them)."""
 
     config: str
     tps: float
@@ -251,9 +264,6 @@ def _row_to_run(row: dict, *, path: str, line: int, rate: str = "tps") -> Run:
     if cfg is None or str(cfg).strip() == "":
         raise InputError("missing config label", file=path, line=line, field="config")
     tps = _parse_float(row.get(rate), path=path, line=line, fld=rate, positive=True)
-    if tps > MAX_TPS:
-        raise InputError(f"implausible TPS {tps:g} (> {MAX_TPS:g}); is the column in tokens/s?",
-                         file=path, line=line, field=rate)
     rep_raw = row.get("rep")
     rep = None
     if rep_raw is not None and str(rep_raw).strip() != "":
@@ -267,19 +277,67 @@ def _row_to_run(row: dict, *, path: str, line: int, rate: str = "tps") -> Run:
         rep = int(repf)
     ppl = _parse_float(row.get("ppl"), path=path, line=line, fld="ppl", optional=True)
     extra = {k: v for k, v in row.items()
-             if k not in KNOWN_COLUMNS and k != rate and k is not None}
+             if k not in _KNOWN and k != rate and k is not None}
+    get = row.get
 
-    def s(k):
-        v = row.get(k)
-        return "" if v is None else str(v).strip()
+    def s(k):  # names repeat across rows: one shared string each (a large table's memory)
+        v = get(k)
+        return "" if v is None else intern(v.strip() if type(v) is str else str(v).strip())
 
-    return Run(config=str(cfg).strip(), tps=tps, instance=s("instance"), session=s("session"),
-               rep=rep, platform=s("platform"), metric=s("metric"), workload=s("workload"),
-               phase=s("phase"), server=s("server"), ppl=ppl, timestamp=s("timestamp"),
-               run_group=s("run_group"),
-               cold=_parse_bool(row.get("cold"), path=path, line=line, fld="cold"),
-               line=line, extra=extra,
-               lower_is_better=metric_lower_is_better(s("metric") or rate))
+    run = Run(config=intern(str(cfg).strip()), tps=tps, instance=s("instance"), session=s("session"),
+              rep=rep, platform=s("platform"), metric=s("metric"), workload=s("workload"),
+              phase=s("phase"), server=s("server"), ppl=ppl, timestamp=s("timestamp"),
+              run_group=s("run_group"),
+              cold=_parse_bool(row.get("cold"), path=path, line=line, fld="cold"),
+              line=line, extra=extra,
+              lower_is_better=metric_lower_is_better(s("metric") or rate))
+    return validate_run(run, file=path, value_field=rate)
+
+
+def validate_run(run: Run, *, file: str | None, value_field: str = "tps") -> Run:
+    """Return ``run`` if it is a run every command accepts; the one check of a run shared by
+    every reader (runs tables, tools' result files, quick forms) and writer (``planner
+    ingest``).
+
+    Parameters
+    ----------
+    run : Run
+        The run (its ``line`` is reported when non-zero and ``file`` is given).
+    file : str or None
+        Its file, for messages.
+    value_field : str
+        The name of the value's column or option in messages (``tps``, ``--a-runs``).
+
+    Returns
+    -------
+    Run
+        ``run`` itself.
+
+    Raises
+    ------
+    planner.errors.InputError
+        Naming the file, line and field: an empty config; a control character in a text
+        column (:data:`NAME_FIELDS`); a value outside its quantity's range
+        (:func:`planner.limits.value_limit`: a rate in tokens/s, a duration, a size);
+        a perplexity outside :data:`planner.limits.PPL`; a ``rep`` below -1.
+    """
+    line = (run.line or None) if file is not None else None  # no file, no line: an option
+    if not run.config:
+        raise InputError("missing config label", file=file, line=line, field="config")
+    if has_control("".join([run.config, run.instance, run.session, run.platform, run.metric,
+                            run.workload, run.phase, run.server, run.timestamp,
+                            run.run_group])):
+        for f in NAME_FIELDS:
+            check_name(getattr(run, f), field=f, file=file, line=line)
+    lim = value_limit(run.metric, run.lower_is_better)
+    run.tps = lim.check(run.tps, field=value_field, file=file, line=line)
+    if run.ppl is not None:
+        run.ppl = PPL.check(run.ppl, field="ppl", file=file, line=line)
+    if run.rep is not None and (isinstance(run.rep, bool) or int(run.rep) != run.rep
+                                or run.rep < -1):
+        raise InputError(f"not a run index (integer >= 0, or -1 for a warm-up pass): "
+                         f"{run.rep!r}", file=file, line=line, field="rep")
+    return run
 
 
 def _check_columns(cols: Iterable[str], path: str, tps_column: str | None = None) -> str:
@@ -347,6 +405,18 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
     if p.is_dir():
         raise InputError("is a directory (expected a runs CSV/JSON/JSONL file; "
                          "use 'planner ingest DIR' to build one)", file=name)
+    suffix = p.suffix.lower()
+    try:
+        size = p.stat().st_size
+    except FileNotFoundError:
+        raise InputError("file not found", file=name) from None
+    if suffix in (".csv", ".jsonl") and format in (None, "table"):
+        runs = _read_streamed(p, name, suffix, tps_column, instance, size, format)
+        if runs is not None:
+            if not runs:
+                raise InputError("no runs in file (header only?)", file=name)
+            _check_duplicates(runs, name)
+            return RunsTable(runs, name)
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
@@ -355,9 +425,9 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=name) from None
+    del raw
     if not text.strip():
         raise InputError("empty file", file=name)
-    suffix = p.suffix.lower()
     first = text.lstrip()[:1]
     from planner.readers import detect_format, read_results
 
@@ -372,32 +442,77 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
                          file=name, field="instance")
     elif suffix == ".jsonl" or (suffix not in (".csv", ".json") and first == "{"
                                 and "\n{" in text.strip()):
-        runs = _read_jsonl(text, name, tps_column)
+        runs = _read_jsonl(text.splitlines(), name, tps_column)
     elif suffix == ".json" or first in "[{":
         runs = _read_json(text, name, tps_column)
     else:
-        runs = _read_csv(text, name, tps_column)
+        runs = _read_csv(io.StringIO(text, newline=""), name, tps_column)
     if not runs:
         raise InputError("no runs in file (header only?)", file=name)
     _check_duplicates(runs, name)
     return RunsTable(runs, name)
 
 
-def _read_csv(text: str, path: str, tps_column: str | None = None) -> list[Run]:
-    reader = csv.DictReader(io.StringIO(text))
-    if reader.fieldnames is None:
+def _read_streamed(p: Path, name: str, suffix: str, tps_column: str | None,
+                   instance: str | None, size: int, format: str | None) -> list[Run] | None:
+    """A ``.csv`` or ``.jsonl`` runs table read line by line from the open file (no copy of
+    the whole text); None when a ``.jsonl`` file's first record is a tool's result (the caller
+    then reads the whole file)."""
+    with open(p, encoding="utf-8-sig", newline="" if suffix == ".csv" else None) as fh:
+        try:
+            head = fh.read(1 << 16)
+            if not head.strip() and size <= len(head.encode("utf-8")) + 3:
+                raise InputError("empty file", file=name)
+            fh.seek(0)
+            if suffix == ".jsonl" and format is None:
+                from planner.readers import detect_format
+
+                first = ""
+                while not first.strip():
+                    first = fh.readline()
+                    if not first:
+                        break
+                if detect_format(first) != "table":
+                    return None
+                fh.seek(0)
+            if instance:
+                raise InputError("a runs table names its instances in its 'instance' column",
+                                 file=name, field="instance")
+            if suffix == ".csv":
+                return _read_csv(fh, name, tps_column)
+            return _read_jsonl(fh, name, tps_column)
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text ({exc.reason})", file=name) from None
+
+
+def _read_csv(fh, path: str, tps_column: str | None = None) -> list[Run]:
+    """Rows of a CSV runs table from an open text file (read row by row)."""
+    reader = csv.reader(fh)
+    header = next(reader, None)
+    if header is None:
         raise InputError("empty file", file=path)
-    rate = _check_columns([c.strip() for c in reader.fieldnames if c], path, tps_column)
+    names = [c.strip() for c in header]
+    rate = _check_columns([c for c in names if c], path, tps_column)
+    width = len(header)
+    keep = [(i, c) for i, c in enumerate(names) if c]
     runs = []
-    for row in reader:
-        line = reader.line_num
-        if None in row:
-            raise InputError("more fields than the header", file=path, line=line)
-        row = {k.strip(): v for k, v in row.items() if k}
-        if all((v or "").strip() == "" for v in row.values()):
-            continue
-        runs.append(_row_to_run(row, path=path, line=line, rate=rate))
+    try:
+        for row in reader:
+            _csv_row(row, reader, runs, width, keep, path, rate)
+    except csv.Error as exc:
+        raise InputError(f"unreadable CSV: {exc}", file=path, line=reader.line_num) from None
     return runs
+
+
+def _csv_row(row, reader, runs, width, keep, path, rate) -> None:
+    """Append the run of one CSV row (blank rows are skipped)."""
+    if len(row) > width:
+        raise InputError("more fields than the header", file=path, line=reader.line_num)
+    if not any(v.strip() for v in row):
+        return
+    n = len(row)
+    d = {c: row[i] for i, c in keep if i < n}
+    runs.append(_row_to_run(d, path=path, line=reader.line_num, rate=rate))
 
 
 def _read_json(text: str, path: str, tps_column: str | None = None) -> list[Run]:
@@ -420,10 +535,16 @@ def _read_json(text: str, path: str, tps_column: str | None = None) -> list[Run]
     return runs
 
 
-def _read_jsonl(text: str, path: str, tps_column: str | None = None) -> list[Run]:
-    runs = []
+def _read_jsonl(lines: Iterable[str], path: str, tps_column: str | None = None) -> list[Run]:
+    """Rows of a JSONL runs table from an iterable of lines (an open file is read line by
+    line). The rate column is known from the first record when it has ``tps`` (or
+    ``tps_column`` is given), and every row becomes a run as it is read; otherwise the
+    records are kept until the columns of the whole file are known."""
+    runs: list[Run] = []
+    pending: list[tuple[int, dict]] = []
     cols: set = set()
-    for k, line in enumerate(text.splitlines(), start=1):
+    rate: str | None = None
+    for k, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
@@ -432,10 +553,17 @@ def _read_jsonl(text: str, path: str, tps_column: str | None = None) -> list[Run
             raise InputError(f"invalid JSON: {exc.msg}", file=path, line=k) from None
         if not isinstance(d, dict):
             raise InputError("expected a JSON object", file=path, line=k)
-        cols |= d.keys()
-        runs.append((k, d))
-    rate = _check_columns(cols, path, tps_column) if runs else "tps"
-    return [_row_to_run(d, path=path, line=k, rate=rate) for k, d in runs]
+        if rate is None and not pending and (tps_column or "tps") in d and "config" in d:
+            rate = _check_columns(d.keys(), path, tps_column)
+        if rate is not None:
+            runs.append(_row_to_run(d, path=path, line=k, rate=rate))
+        else:
+            cols |= d.keys()
+            pending.append((k, d))
+    if pending:
+        rate = _check_columns(cols, path, tps_column)
+        runs = [_row_to_run(d, path=path, line=k, rate=rate) for k, d in pending]
+    return runs
 
 
 def _check_duplicates(runs: list[Run], path: str) -> None:
@@ -468,16 +596,27 @@ def runs_from_values(a: Sequence[float], b: Sequence[float], *, a_name: str = "A
             raise InputError("no TPS values given", field=opt)
         for k, v in enumerate(vals):
             x = _parse_float(v, path=None, line=None, fld=opt, positive=True)
-            if x > MAX_TPS:
-                raise InputError(f"implausible TPS {x:g} (> {MAX_TPS:g})", field=opt)
             inst = f"pair-{k}" if paired else f"{name}-run-{k}"
-            runs.append(Run(config=name, tps=x, instance=inst, rep=0 if paired else k,
-                            platform=platform, line=k + 1))
+            runs.append(validate_run(
+                Run(config=name, tps=x, instance=inst, rep=0 if paired else k,
+                    platform=platform, line=k + 1), file=None, value_field=opt))
     return RunsTable(runs, "<command line>")
 
 
 def write_runs_csv(runs: Sequence[Run], path: str | Path) -> None:
-    """Write runs to a CSV with the :data:`KNOWN_COLUMNS` header (``planner ingest`` output)."""
+    """Write runs to a CSV with the :data:`KNOWN_COLUMNS` header (``planner ingest`` output).
+
+    Every run is checked first (:func:`validate_run`, the check every reader makes), so the
+    file is written only when :func:`read_runs` will read it back.
+
+    Raises
+    ------
+    planner.errors.InputError
+        A run that no reader would accept (naming its source file and field); nothing is
+        written.
+    """
+    for r in runs:
+        validate_run(r, file=str(r.extra.get("source") or path))
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(KNOWN_COLUMNS)

@@ -6,13 +6,32 @@ import math
 from pathlib import Path
 
 from planner.errors import InputError
-from planner.runs import MAX_TPS, Run, metric_lower_is_better
+from planner.limits import value_limit
+from planner.runs import Run, metric_lower_is_better, validate_run
 
 __all__ = ["value", "pick_metric", "refuse_metric", "fallback_config", "make_run", "text_field"]
 
 
-def value(v, *, path: str, line: int | None, field: str) -> float:
-    """A positive finite number from a result file, or an error naming ``field``."""
+def value(v, *, path: str, line: int | None, field: str, metric: str | None = None) -> float:
+    """A number from a result file within the plausible range of its metric, or an error
+    naming ``field``.
+
+    Parameters
+    ----------
+    v : any
+        The raw JSON value.
+    path, line, field :
+        Where it came from.
+    metric : str, optional
+        The metric the value measures (default ``field``): a rate must be in
+        :data:`planner.limits.TPS`, a latency or duration in :data:`planner.limits.DURATION`,
+        a size in :data:`planner.limits.BYTES` (:func:`planner.limits.value_limit`).
+
+    Raises
+    ------
+    planner.errors.InputError
+        Not a number, not finite, <= 0 (the model works on the log scale) or outside the range.
+    """
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise InputError(f"not a number: {v!r}", file=path, line=line, field=field)
     x = float(v)
@@ -21,10 +40,9 @@ def value(v, *, path: str, line: int | None, field: str) -> float:
     if x <= 0:
         raise InputError(f"must be > 0 (the model works on the log scale), got {v!r}",
                          file=path, line=line, field=field)
-    if x > MAX_TPS:
-        raise InputError(f"implausible value {x:g} (> {MAX_TPS:g})", file=path, line=line,
-                         field=field)
-    return x
+    m = metric or field
+    return value_limit(m, metric_lower_is_better(m)).check(x, field=field, file=path,
+                                                            line=line)
 
 
 def pick_metric(record: dict, metric: str | None, default: str, *, path: str,
@@ -69,8 +87,17 @@ def fallback_config(path: str, config: str | None) -> str:
 def make_run(*, config: str, tps: float, metric: str, path: str, line: int, rep: int,
              instance: str = "", workload: str = "", cold: bool | None = None,
              timestamp: str = "", extra: dict | None = None) -> Run:
-    """A :class:`planner.runs.Run` from a result file, its direction set by its metric."""
-    return Run(config=config, tps=tps, instance=instance, rep=rep, metric=metric,
-               workload=workload, phase="measure", timestamp=timestamp, cold=cold, line=line,
-               extra={"source": path, **(extra or {})},
-               lower_is_better=metric_lower_is_better(metric))
+    """A :class:`planner.runs.Run` from a result file, its direction set by its metric,
+    checked by :func:`planner.runs.validate_run` (control characters in names, the value's
+    range).
+
+    Raises
+    ------
+    planner.errors.InputError
+        Naming the file, line and field.
+    """
+    run = Run(config=config, tps=tps, instance=instance, rep=rep, metric=metric,
+              workload=workload, phase="measure", timestamp=timestamp, cold=cold, line=line,
+              extra={"source": path, **(extra or {})},
+              lower_is_better=metric_lower_is_better(metric))
+    return validate_run(run, file=path, value_field=metric)

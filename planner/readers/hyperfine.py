@@ -53,7 +53,7 @@ def read(data: dict, *, path: str, metric: str | None = None, config: str | None
         for t, code in zip(times, codes):
             if code not in (0, None):
                 continue
-            runs.append(make_run(config=cmd, tps=value(t, path=path, line=k, field="times"),
+            runs.append(make_run(config=cmd, tps=value(t, path=path, line=k, field="times", metric=METRIC),
                                  metric=METRIC, path=path, line=k, rep=rep,
                                  instance=instance or "",
                                  extra={"parameters": res.get("parameters") or {}}))

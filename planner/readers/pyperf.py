@@ -63,7 +63,7 @@ def read(data: dict, *, path: str, metric: str | None = None, config: str | None
             if not isinstance(vals, list):
                 raise InputError("expected a list of values", file=path, line=k,
                                  field="values")
-            xs = [value(v, path=path, line=k, field="values") for v in vals]
+            xs = [value(v, path=path, line=k, field="values", metric=mname) for v in vals]
             rmeta = worker.get("metadata") or {}
             host = _meta(rmeta, bmeta, top, key="hostname")
             inst = instance or (str(host) if host else fallback_config(path, None))

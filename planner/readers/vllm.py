@@ -104,7 +104,8 @@ def read_latency(record: dict, *, path: str, metric: str | None = None,
                          field="latencies")
     cfg = text_field(record, "config") or fallback_config(path, config)
     inst = instance or fallback_config(path, None)
-    return [make_run(config=cfg, tps=value(x, path=path, line=None, field="latencies"),
+    return [make_run(config=cfg, tps=value(x, path=path, line=None, field="latencies",
+                                                metric="latency_s"),
                      metric="latency_s", path=path, line=1, rep=k, instance=inst,
                      cold=False)
             for k, x in enumerate(lat)]
