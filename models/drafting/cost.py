@@ -46,6 +46,11 @@ __all__ = ["ForwardCostModel", "load_cost_model", "PROFILES"]
 
 PROFILES = ("F", "bf16head")
 
+#: :meth:`ForwardCostModel.step_ms` uses a look-up table from this many steps on ...
+_TABLE_MIN = 4096
+#: ... while the (M, draft tokens) grid has at most this many cells.
+_TABLE_MAX = 1 << 16
+
 
 @dataclass
 class ForwardCostModel:
@@ -119,10 +124,42 @@ class ForwardCostModel:
         -------
         numpy.ndarray (broadcast shape), ms
         """
+        table = self._step_table(M, draft_tokens, sync)
+        if table is not None:
+            return table
+        return self._step_formula(M, draft_tokens, sync)
+
+    def _step_formula(self, M, draft_tokens, sync) -> np.ndarray:
+        """:meth:`step_ms` computed element by element (the definition)."""
         base = self.verify_ms(M) + self.drafter_per_token_ms * np.asarray(draft_tokens, float) \
             + self.host_ms
         s = np.asarray(sync, dtype=bool)
         return np.where(s, base * self.sync_factor + self.sync_add_ms, base)
+
+    def _step_table(self, M, draft_tokens, sync) -> np.ndarray | None:
+        """:meth:`step_ms` of a long walk by table look-up, or None when it does not apply.
+
+        A step walk prices millions of steps whose (M, draft tokens, sync) take a few
+        dozen distinct values: :meth:`_step_formula` is evaluated once per distinct
+        (sync, M, d) on the grid ``[0, max M] x [0, max d]`` and gathered, so every step gets
+        the value the formula gives it (the same operations on the same numbers, bit for
+        bit) at the price of one gather instead of a dozen passes over the steps. Used for
+        integer M and d >= 0 on at least :data:`_TABLE_MIN` steps with a small grid.
+        """
+        M = np.asarray(M)
+        d = np.asarray(draft_tokens)
+        if M.size < _TABLE_MIN or M.dtype.kind not in "iu" or d.dtype.kind not in "iub":
+            return None
+        s = np.asarray(sync, dtype=bool)
+        m_hi = int(M.max())
+        d_hi = int(d.max()) if d.size else 0
+        if int(M.min()) < 0 or (d.size and int(d.min()) < 0) \
+                or (m_hi + 1) * (d_hi + 1) > _TABLE_MAX:
+            return None
+        grid = self._step_formula(np.arange(m_hi + 1)[None, :, None],
+                                  np.arange(d_hi + 1)[None, None, :],
+                                  np.array([False, True])[:, None, None])
+        return grid[s.astype(np.intp), M, d.astype(np.intp, copy=False)]
 
     def tps(self, tokens_per_forward: np.ndarray | float, step_ms: np.ndarray | float
             ) -> np.ndarray:
