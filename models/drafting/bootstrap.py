@@ -61,7 +61,12 @@ def resample_indices(n_prompts: int, n_boot: int, rng: np.random.Generator,
     cols = []
     for lab in sorted(set(g.tolist()), key=str):
         members = np.flatnonzero(g == lab)
-        cols.append(members[rng.integers(0, members.size, size=(n_boot, members.size))])
+        draw = rng.integers(0, members.size, size=(n_boot, members.size))
+        if members[-1] - members[0] + 1 == members.size:  # one run of prompts: shift in place
+            draw += members[0]
+            cols.append(draw)
+        else:
+            cols.append(members[draw])
     return np.concatenate(cols, axis=1)
 
 
