@@ -4,7 +4,8 @@ Each comparison of a budget plan offers at most one *purchase* (its recommended 
 value, the assurance, and a cost in $ and runs). :func:`allocate` picks the set that
 maximises the expected number of decisive, correct verdicts (the sum of the bought
 assurances) subject to total cost ≤ ``total_usd`` (or total runs ≤ ``max_runs``); ties go to
-the cheaper set. Costs are integer cents (runs for ``max_runs``), so the knapsack is exact.
+the cheaper set. Costs are integer cents (runs for ``max_runs``), so the knapsack is exact;
+its search is over the purchases, so its cost does not grow with the budget.
 """
 
 from __future__ import annotations
@@ -12,13 +13,17 @@ from __future__ import annotations
 import math
 from typing import Mapping, Sequence
 
-import numpy as np
-
 __all__ = ["knapsack", "total_runs", "allocate"]
 
 
 def knapsack(values: Sequence[float], weights: Sequence[int], capacity: int) -> list[int]:
     """Exact 0/1 knapsack: indices maximising total value with total weight ≤ capacity.
+
+    The search walks the items, keeping the (weight, value) states no other state dominates
+    (lighter or as light, and worth more): at most one state per weight and at most 2^n, so
+    time and memory grow with the items and their distinct subset sums, never with the
+    capacity (a $1,000,000 budget is 10^8 cents; the dense table over cents this replaces
+    needed 745 GiB at $10^9).
 
     Parameters
     ----------
@@ -32,7 +37,9 @@ def knapsack(values: Sequence[float], weights: Sequence[int], capacity: int) -> 
     Returns
     -------
     list of int
-        Sorted indices of the chosen items; ties in value go to the lighter set.
+        Sorted indices of the chosen items; ties in value go to the lighter set, and among
+        sets of equal value and weight to the one found first in item order (as the dense
+        table did).
     """
     n = len(values)
     cap = max(int(capacity), 0)
@@ -41,28 +48,24 @@ def knapsack(values: Sequence[float], weights: Sequence[int], capacity: int) -> 
     w = [max(int(x), 0) for x in weights]
     # scale values to integers to make ties exact (1e-9 resolution)
     v = [int(round(x * 1e9)) for x in values]
-    neg = -(1 << 62)
-    best = np.full(cap + 1, neg, dtype=np.int64)  # best[c]: max value at total weight exactly c
-    best[0] = 0
-    take = np.zeros((n, cap + 1), dtype=bool)
+    # non-dominated states: increasing weight, strictly increasing value; mask = chosen items
+    states: list[tuple[int, int, int]] = [(0, 0, 0)]
     for i in range(n):
         if v[i] <= 0 or w[i] > cap:
             continue
-        prev = best[:cap + 1 - w[i]]
-        cand = np.full(cap + 1, neg, dtype=np.int64)
-        cand[w[i]:] = np.where(prev > neg, prev + v[i], neg)
-        better = cand > best
-        take[i] = better
-        best = np.where(better, cand, best)
-    # best value, lightest weight achieving it
-    top = best.max()
-    c = int(np.nonzero(best == top)[0][0])
-    chosen = []
-    for i in range(n - 1, -1, -1):
-        if take[i, c]:
-            chosen.append(i)
-            c -= w[i]
-    return sorted(chosen)
+        wi, vi, bit = w[i], v[i], 1 << i
+        new = [(sw + wi, sv + vi, m | bit) for sw, sv, m in states if sw + wi <= cap]
+        # same weight: the larger value; equal value: the old state (found first)
+        merged = sorted([(sw, -sv, 0, m) for sw, sv, m in states]
+                        + [(sw, -sv, 1, m) for sw, sv, m in new])
+        states = []
+        top = -1
+        for sw, nsv, _, m in merged:
+            if -nsv > top:
+                states.append((sw, -nsv, m))
+                top = -nsv
+    mask = states[-1][2]
+    return [i for i in range(n) if mask >> i & 1]
 
 
 def total_runs(runs_per_arm: float) -> int:

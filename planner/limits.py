@@ -27,10 +27,10 @@ from typing import Any
 
 from planner.errors import InputError
 
-__all__ = ["Limit", "LIMITS", "TPS", "DURATION", "BYTES", "PPL", "DELTA_TPS", "DELTA_PCT",
+__all__ = ["Limit", "LIMITS", "TPS", "DURATION", "BYTES", "PPL", "DELTA_TPS", "DELTA_PCT", "DELTA_SD",
            "ROPE_PCT", "ROPE_TPS", "PRICE_PER_HOUR", "TOTAL_USD", "MINUTES_PER_RUN",
            "STARTUP_MINUTES", "RUNS_PER_ARM", "MAX_RUNS_TOTAL", "RUNS_PER_INSTANCE", "SIMS",
-           "BOOTSTRAP", "SEED", "check", "value_limit", "check_name", "has_control"]
+           "BOOTSTRAP", "SEED", "check", "check_all", "value_limit", "check_name", "has_control"]
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,8 @@ class Limit:
             raise InputError(f"not a finite number: {value!r}", **where)
         below = x <= self.low if self.low_open else x < self.low
         if below or x > self.high:
-            raise InputError(f"implausible {self.quantity} {x:g}: outside {self.describe()}",
+            shown = f"{int(x):,}" if self.integer and x == int(x) and abs(x) < 1e18 else f"{x:g}"
+            raise InputError(f"implausible {self.quantity} {shown}: outside {self.describe()}",
                              **where)
         if self.integer:
             if x != int(x):
@@ -127,6 +128,9 @@ DELTA_TPS = Limit("delta", "TPS", -1e6, 1e6, why="a difference of two TPS values
 #: 100x speed-up; speculative decoding reaches ~2-5x).
 DELTA_PCT = Limit("delta", "%", -100.0, 10_000.0, low_open=True,
                   why="-100 % is a rate of 0; +10,000 % is a 100x speed-up")
+#: The sd of an expected Δ (a plan's ``delta_sd``, TPS or % as its Δ): positive, at most the
+#: TPS range.
+DELTA_SD = Limit("delta sd", "TPS or %", 0.0, 1e6, low_open=True, why="the TPS range")
 #: ROPE half-width in % of TPS: below 50 % (a wider ROPE calls any two configs equivalent;
 #: :class:`planner.verdict.Rope` enforces it), default 0.1 %.
 ROPE_PCT = Limit("ROPE", "%", 0.0, 50.0, why="a ROPE of 50 % calls any two configs equal")
@@ -173,8 +177,7 @@ SEED = Limit("seed", "", 0, 2**32 - 1, integer=True, why="32-bit seeds reproduce
 #: Every limit by plain field name (the plan file's and the decision layer's field names).
 LIMITS: dict[str, Limit] = {
     "tps": TPS, "baseline_tps": TPS, "duration": DURATION, "bytes": BYTES, "ppl": PPL,
-    "delta_tps": DELTA_TPS, "delta_pct": DELTA_PCT, "delta_sd_tps": DELTA_TPS,
-    "delta_sd_pct": DELTA_PCT, "rope_pct": ROPE_PCT, "rope_tps": ROPE_TPS,
+    "delta_tps": DELTA_TPS, "delta_pct": DELTA_PCT, "delta_sd": DELTA_SD, "rope_pct": ROPE_PCT, "rope_tps": ROPE_TPS,
     "price_per_hour": PRICE_PER_HOUR, "total_usd": TOTAL_USD, "max_cost": TOTAL_USD,
     "minutes_per_run": MINUTES_PER_RUN, "startup_minutes": STARTUP_MINUTES,
     "max_runs_per_arm": RUNS_PER_ARM, "runs_per_arm": RUNS_PER_ARM, "max_runs": MAX_RUNS_TOTAL,
@@ -209,6 +212,21 @@ def check(name: str, value: Any, *, field: str | None = None, file: str | None =
         Outside the quantity's range, not finite or not a number.
     """
     return LIMITS[name].check(value, field=field or name, file=file, line=line)
+
+
+def check_all(items) -> None:
+    """Check several values at once: ``items`` of ``(name, value, field)``; ``None`` values
+    (options not given) are skipped.
+
+    Raises
+    ------
+    planner.errors.InputError
+        The first value outside its range, naming its ``field`` (a command passes its option
+        spelling, ``--max-runs``).
+    """
+    for name, value, field in items:
+        if value is not None:
+            check(name, value, field=field)
 
 
 def value_limit(metric: str, lower_is_better: bool) -> Limit:

@@ -29,6 +29,7 @@ from planner._parse import parse_number
 from planner.defaults import (DEFAULT_ASSURANCE, DEFAULT_PLATFORM, DEFAULT_ROPE, DEFAULT_RULE,
                               check_assurance)
 from planner.errors import InputError
+from planner.limits import LIMITS
 
 __all__ = ["DEFAULT_DESIGNS", "Comparison", "Budget", "Plan", "read_plan"]
 
@@ -156,8 +157,11 @@ def _toml_lines(text: str) -> dict:
 
 def _num(v: Any, *, path: str, line: int | None, fld: str, positive: bool = False,
          integer: bool = False, allow_zero: bool = True) -> float:
-    return parse_number(v, path=path, line=line, field=fld, positive=positive,
-                        allow_zero=allow_zero, integer=integer)
+    x = parse_number(v, path=path, line=line, field=fld, positive=positive,
+                     allow_zero=allow_zero, integer=integer)
+    # the plausible range of the quantity (planner.limits): delta_tps, baseline_tps...
+    name = fld.split(".")[-1]
+    return LIMITS[name].check(x, field=fld, file=path, line=line) if name in LIMITS else x
 
 
 def _designs(v: Any, *, path: str, line: int | None, fld: str) -> tuple[str, ...]:
@@ -243,8 +247,10 @@ def _budget(raw: dict, *, path: str, where: Callable, cli: set | frozenset = fro
     def num(f, **kw):
         loc = b.where(f)
         kw.setdefault("allow_zero", True)
-        return parse_number(raw[f], path=loc.get("file"), line=loc.get("line"),
-                            field=loc["field"], **kw)
+        x = parse_number(raw[f], path=loc.get("file"), line=loc.get("line"),
+                         field=loc["field"], **kw)
+        # sizes taken from values are bounded (planner.limits: total_usd, max_runs_per_arm...)
+        return LIMITS[f].check(x, **loc) if f in LIMITS else x
 
     if raw.get("total_usd") is not None:
         b.total_usd = num("total_usd", positive=True, allow_zero=False)

@@ -100,3 +100,93 @@ def test_large_table_streamed_with_the_same_runs(tmp_path):
         [("c0", 250.5, "i0", 0, 2), ("c1", 251.5, "i1", 1, 3)]
     assert [(r.config, r.tps, r.rep) for r in a.runs] == [(r.config, r.tps, r.rep)
                                                          for r in b.runs]
+
+
+def _dense_knapsack(values, weights, capacity):
+    """The dense table over capacity that planner.knapsack replaced (reference)."""
+    import numpy as np
+
+    n, cap = len(values), max(int(capacity), 0)
+    if n == 0:
+        return []
+    w = [max(int(x), 0) for x in weights]
+    v = [int(round(x * 1e9)) for x in values]
+    neg = -(1 << 62)
+    best = np.full(cap + 1, neg, dtype=np.int64)
+    best[0] = 0
+    take = np.zeros((n, cap + 1), dtype=bool)
+    for i in range(n):
+        if v[i] <= 0 or w[i] > cap:
+            continue
+        cand = np.full(cap + 1, neg, dtype=np.int64)
+        prev = best[:cap + 1 - w[i]]
+        cand[w[i]:] = np.where(prev > neg, prev + v[i], neg)
+        take[i] = cand > best
+        best = np.where(take[i], cand, best)
+    c = int(np.nonzero(best == best.max())[0][0])
+    out = []
+    for i in range(n - 1, -1, -1):
+        if take[i, c]:
+            out.append(i)
+            c -= w[i]
+    return sorted(out)
+
+
+def test_knapsack_over_items_matches_the_dense_table():
+    import random
+
+    from planner.knapsack import knapsack
+
+    rnd = random.Random(0)
+    for _ in range(1500):
+        n = rnd.randint(0, 9)
+        vals = [rnd.choice([0.0, 0.2, 0.5, 0.8, rnd.random(), -0.1]) for _ in range(n)]
+        wts = [rnd.randint(0, 30) for _ in range(n)]
+        cap = rnd.randint(0, 80)
+        assert knapsack(vals, wts, cap) == _dense_knapsack(vals, wts, cap), (vals, wts, cap)
+
+
+def test_knapsack_cost_does_not_grow_with_the_budget():
+    import time
+    import tracemalloc
+
+    from planner.knapsack import allocate
+
+    buys = [{"assurance": 0.8 + k / 100, "cost_usd": 3.0 + k, "runs_per_arm": 6}
+            for k in range(12)]
+    tracemalloc.start()
+    t = time.perf_counter()
+    out = allocate(buys, total_usd=1e6)  # 10^8 cents: the dense table needed 1.1 GB
+    dt = time.perf_counter() - t
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert out["bought"] == list(range(12)) and out["capacity"] == 100_000_000
+    assert peak < 5e6 and dt < 2.0
+
+
+def test_plan_file_sizes_are_bounded(cli, tmp_path):
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "examples" / "plan.toml").read_text()
+    for old, new, msg in (("total_usd = 15.0", "total_usd = 1e9",
+                           "field 'budget.total_usd': implausible budget 1e+09"),
+                          ("max_runs_per_arm = 40", "max_runs_per_arm = 100000000",
+                           "field 'budget.max_runs_per_arm': implausible runs per arm "
+                           "100,000,000")):
+        p = tmp_path / "plan.toml"
+        p.write_text(text.replace(old, new))
+        code, _, err = cli("budget", p, "--sims", "100")
+        assert code == 2 and msg in err and f"{p}:" in err, err
+    code, _, err = cli("budget", tmp_path / "plan.toml", "--total-usd", "1e308")
+    assert code == 2 and "'--total-usd': implausible budget 1e+308" in err
+
+
+@pytest.mark.parametrize("args,msg", [
+    (("--delta", "1e308"), "'--delta': implausible delta 1e+308"),
+    (("--delta", "2", "--max-runs", "100000000"), "'--max-runs': implausible runs per arm"),
+    (("--delta", "5", "--relative", "--baseline-tps", "1e-300"), "'--baseline-tps'"),
+    (("--delta", "-150", "--relative"), "'--delta': implausible delta -150"),
+])
+def test_repeats_options_are_bounded(cli, args, msg):
+    code, _, err = cli("repeats", *args)
+    assert code == 2 and msg in err, err

@@ -62,6 +62,9 @@ def _budget(plan: Path, *, sims: int, seed: int, as_json: bool, md: Path | None,
     from planner.report.output import emit, guard_outputs
 
     check_sims(sims, field="--sims")
+    from planner.limits import check
+
+    check("seed", seed, field="--seed")
     # before the (slow) sizing: a report must never overwrite the plan
     guard_outputs([("--md", md), ("--html", html)], [plan])
     if overrides["assurance"] is not None:

@@ -109,6 +109,17 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
     _check_options(sims=sims, runs_per_instance=runs_per_instance,
                    pairs_per_instance=pairs_per_instance, batch=batch, runs=runs, a=a, b=b,
                    metric=metric, workload=workload)
+    from planner.limits import check_all  # plausible ranges: no size or Δ taken unbounded
+
+    check_all([("delta_pct" if relative else "delta_tps", delta, "--delta"),
+               ("baseline_tps", baseline_tps, "--baseline-tps"),
+               ("max_runs_per_arm", max_runs, "--max-runs"), ("max_cost", max_cost, "--max-cost"),
+               ("price_per_hour", price, "--price"),
+               ("minutes_per_run", minutes_per_run, "--minutes-per-run"),
+               ("startup_minutes", startup_minutes, "--startup-minutes"),
+               ("runs_per_instance", runs_per_instance, "--runs-per-instance"),
+               ("pairs_per_instance", pairs_per_instance, "--pairs-per-instance"),
+               ("batch", batch, "--batch"), ("seed", seed, "--seed")])
     guard_outputs([("--md", md), ("--html", html)], [runs] + ([Path(prior)] if prior and Path(prior).exists()
                                             else []))
     if platform is None and runs is not None and a is not None and b is not None:
