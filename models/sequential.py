@@ -121,6 +121,7 @@ def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], pri
                                futility: float = 0.01, seed: int = 0,
                                existing: Existing | None = None, error_rates: bool = True,
                                until_false_claim: float | None = None,
+                               until_false_claim_se: float = 0.0,
                                progress: Callable[[int], None] | None = None
                                ) -> list[SequentialResult]:
     """:func:`evaluate_sequential` at several per-look HDI masses, sharing the simulated data
@@ -136,6 +137,9 @@ def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], pri
     until_false_claim : float, optional
         Only the masses up to the first whose false-claim rate is not above this are needed:
         the false-claim scenario is simulated for all masses, the others only for those.
+    until_false_claim_se : float
+        Monte-Carlo tolerance of that test in standard errors: a rate is "above" when it
+        exceeds ``until_false_claim`` by more than this many of its binomial SEs (0 = strict).
 
     Returns
     -------
@@ -205,7 +209,8 @@ def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], pri
             l0, _ = run(truth.with_delta(0.0), np.random.default_rng([seed, 12]), hps, False)
             fcs = [_rate((l == B_BETTER) | (l == A_BETTER)) for l in l0]
         if until_false_claim is not None:
-            k = next((i for i, (fc, _) in enumerate(fcs) if not fc > until_false_claim),
+            k = next((i for i, (fc, fse) in enumerate(fcs)
+                      if not fc > until_false_claim + until_false_claim_se * fse + 1e-12),
                      len(hps) - 1)
             need = hps[:k + 1]
         if progress is not None:       # count the experiments of the masses reported
@@ -230,7 +235,8 @@ def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], pri
         out.append(SequentialResult(assur, ase, fc, fse, ws, float(runs.mean()),
                                     float(inst.mean()), runs, inst, hp, futility, truth.size))
     if until_false_claim is not None and existing is not None and error_rates:
-        k = next((i for i, r in enumerate(out) if not r.false_claim_rate > until_false_claim),
+        k = next((i for i, r in enumerate(out) if not r.false_claim_rate > until_false_claim
+                  + until_false_claim_se * r.false_claim_se + 1e-12),
                  len(out) - 1)
         out = out[:k + 1]
     return out

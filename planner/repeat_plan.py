@@ -22,12 +22,12 @@ REASON_CODES = ("recommended", "target_unreachable", "false_claims", "over_budge
 
 # JSON key order of a fixed (separate / paired) and of a sequential row
 _FIXED_KEYS = ("design", "runs_per_arm", "runs_per_instance", "pairs_per_instance",
-               "instances", "assurance", "assurance_se", "false_claim_rate", "false_claim_se",
-               "wrong_sign_rate", "labels", "gpu_hours", "cost_usd", "allocations",
+               "instances", "assurance", "assurance_se", "false_claim_rate",
+               "false_claim_rate_se", "wrong_sign_rate", "labels", "gpu_hours", "cost_usd", "allocations",
                "runs_total", "meets_target", "false_claim_ok", "within_budget", "minimal")
 _SEQ_KEYS = ("design", "layout", "batch", "runs_per_arm", "max_runs_per_arm",
              "runs_per_instance", "pairs_per_instance", "instances", "assurance",
-             "assurance_se", "false_claim_rate", "false_claim_se", "wrong_sign_rate",
+             "assurance_se", "false_claim_rate", "false_claim_rate_se", "wrong_sign_rate",
              "per_look_hdi_prob", "futility_threshold", "looks", "gpu_hours", "cost_usd",
              "max_gpu_hours", "max_cost_usd", "expected_runs_per_arm", "p_stop_early",
              "minimal", "meets_target", "false_claim_ok", "within_budget", "fixed_equivalent")
@@ -48,14 +48,16 @@ class DesignRow:
         Allocations (expected, for a sequential design).
     assurance, assurance_se : float
         Probability of the right call, and its Monte-Carlo standard error.
-    false_claim_rate, false_claim_se : float or None
-        Rate of decisive directional calls when Δ = 0, and its standard error.
+    false_claim_rate, false_claim_rate_se : float or None
+        Rate of decisive directional calls when Δ = 0, and its Monte-Carlo standard error
+        (0 for an exact rate; results saved before this name read ``false_claim_se``).
     wrong_sign_rate : float or None
         Rate of the planned direction's call when Δ has the opposite sign.
     gpu_hours, cost_usd : float
         GPU-hours (h) and dollars ($) of the design (expected, for a sequential design).
     meets_target, false_claim_ok, within_budget : bool
-        Assurance ≥ target; false-claim rate ≤ :data:`planner.defaults.MAX_FALSE_CLAIM`;
+        Assurance ≥ target; false-claim rate ≤ :data:`planner.defaults.MAX_FALSE_CLAIM` within
+        its Monte-Carlo error (:func:`planner.repeats.false_claim_ok`);
         (worst-case) cost ≤ the $ cap.
     minimal : bool
         The smallest fixed design of its kind meeting the target.
@@ -77,7 +79,7 @@ class DesignRow:
     assurance: float
     assurance_se: float
     false_claim_rate: float | None
-    false_claim_se: float | None
+    false_claim_rate_se: float | None
     wrong_sign_rate: float | None
     gpu_hours: float
     cost_usd: float
@@ -118,6 +120,9 @@ class DesignRow:
     def from_dict(cls, d: dict) -> "DesignRow":
         """A row of a saved JSON result (keys as :meth:`to_dict` writes them)."""
         names = {f.name for f in fields(cls)}
+        d = dict(d)
+        if "false_claim_se" in d and "false_claim_rate_se" not in d:
+            d["false_claim_rate_se"] = d.pop("false_claim_se")
         return cls(**{k: v for k, v in d.items() if k in names})
 
 
@@ -182,6 +187,12 @@ class RepeatPlan:
     existing : dict or None
         With runs already bought: ``a``, ``b``, ``n_a``, ``n_b``, ``level_tps_a``, ``label``,
         ``delta_pct`` (``mean``, ``hdi_low``, ``hdi_high``), ``p_b_gt_a``.
+    allocation : dict or None
+        When the runs per allocation were chosen (``runs_per_instance`` not given):
+        ``mode``, ``tau``, ``sigma`` (the noise it used), ``startup_minutes``,
+        ``minutes_per_run``, ``r_star`` (Kalibera & Jones' optimum, None when infinite),
+        ``candidates`` (per runs-per-allocation: minimal ``runs_per_arm``, ``cost_usd``,
+        ``assurance``), ``runs_per_instance`` (chosen) and ``reason``.
     elapsed_s : float or None
         Wall-clock seconds; not part of the JSON (a seeded result is byte-reproducible).
     """
@@ -195,6 +206,7 @@ class RepeatPlan:
     notes: list[str] = field(default_factory=list)
     simulated_experiments: int = 0
     existing: dict | None = None
+    allocation: dict | None = None
     elapsed_s: float | None = field(default=None, compare=False)
 
     @property
@@ -216,6 +228,8 @@ class RepeatPlan:
         if self.existing is not None:
             out["existing"] = self.existing
             out["more_runs_per_arm"] = self.more_runs_per_arm
+        if self.allocation is not None:
+            out["allocation"] = self.allocation
         return out
 
     @classmethod
@@ -238,7 +252,7 @@ class RepeatPlan:
                    reason=Reason(reason_code(designs, rec), d.get("reason", "")),
                    beyond_cap=d.get("beyond_cap"), notes=list(d.get("notes", [])),
                    simulated_experiments=int(d.get("simulated_experiments", 0)),
-                   existing=d.get("existing"))
+                   existing=d.get("existing"), allocation=d.get("allocation"))
 
     def design_curves(self) -> tuple[list[dict], dict | None]:
         """One entry per design and layout, with its assurance-vs-runs curve (for plots and the

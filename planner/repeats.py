@@ -24,7 +24,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from models.assurance import Truth, evaluate_fixed, prior_truth
+from models.assurance import (Truth, evaluate_fixed, evaluate_known, known_scales,
+                              normal_assurance, prior_truth)
 from models.designs import Existing, Layout, paired_layout, separate_layout
 from models.sequential import evaluate_sequential_levels, sequential_plan
 from models.noise import NoisePrior
@@ -35,8 +36,9 @@ from planner.errors import InputError
 from planner.repeat_plan import SCHEMA, DesignRow, Reason, RepeatPlan
 from planner.verdict import Rope
 
-__all__ = ["SCHEMA", "LADDER", "DESIGNS", "STRICTER_HDI", "parse_rule", "ladder",
-           "posterior_truth", "plan_repeats", "plan_more_runs"]
+__all__ = ["SCHEMA", "LADDER", "DESIGNS", "STRICTER_HDI", "FALSE_CLAIM_Z", "false_claim_ok",
+           "optimal_runs_per_instance", "parse_rule", "ladder", "posterior_truth",
+           "plan_repeats", "plan_more_runs"]
 
 #: Runs-per-arm ladder of the design table.
 LADDER = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 80, 100, 128, 160, 200)
@@ -45,6 +47,60 @@ DESIGNS = ("separate", "paired", "sequential")
 STRICTER_HDI = (0.975, 0.99, 0.995)
 #: Largest runs per arm of the search beyond the cap.
 _BEYOND_LIMIT = 5000
+#: Monte-Carlo tolerance of the false-claim constraint: a simulated rate fails only when it
+#: exceeds :data:`~planner.defaults.MAX_FALSE_CLAIM` by more than this many standard errors
+#: (a one-sided test at about 2.3 %; an exact rate, SE 0, is compared as it is).
+FALSE_CLAIM_Z = 2.0
+
+
+def false_claim_ok(rate: float | None, se: float | None) -> bool:
+    """The false-claim constraint decided with its Monte-Carlo error.
+
+    ``rate <= MAX_FALSE_CLAIM + FALSE_CLAIM_Z * se`` (5 % + 2 SE; SE 0 for an exact rate):
+    a design whose true rate is 5 % passes in about 97.7 % of seeds instead of flipping with
+    every seed (issue: a textbook-sized design failed in half the seeds). The price: a design
+    whose true rate is above 5 % but within about 2 SE (1 % at 2,000 simulations) can pass.
+    A missing or NaN rate fails.
+    """
+    if rate is None or not np.isfinite(rate):
+        return False
+    tol = FALSE_CLAIM_Z * se if se is not None and np.isfinite(se) else 0.0
+    return bool(rate <= MAX_FALSE_CLAIM + tol + 1e-12)
+
+
+def optimal_runs_per_instance(tau: float, sigma: float, startup_minutes: float,
+                              minutes_per_run: float) -> float:
+    r"""Cost-optimal runs of one config per allocation (unrounded).
+
+    Kalibera & Jones, "Rigorous Benchmarking in Reasonable Time" (ISMM 2013), two-level
+    experiment: with :math:`r` runs per allocation and :math:`m` allocations, the variance
+    of an arm's mean is :math:`	au^2/m + \sigma^2/(m r)` and its cost
+    :math:`m\,(c_\mathrm{alloc} + r\,c_\mathrm{run})`; minimising the variance at a fixed cost
+    (their optimal repetition count of the lower level, also Cochran, *Sampling Techniques*,
+    1977, two-stage sampling) gives
+
+    .. math:: r^* = \sqrt{rac{c_\mathrm{alloc}\,\sigma^2}{c_\mathrm{run}\,	au^2}},
+
+    with :math:`c_\mathrm{alloc}` the cost of one allocation beyond its runs (start-up
+    minutes) and :math:`c_\mathrm{run}` the cost of one run (benchmark minutes).
+
+    Parameters
+    ----------
+    tau, sigma : float
+        Between-allocation and run-to-run SDs (log scale, relative).
+    startup_minutes, minutes_per_run : float
+        Minutes (the price per minute cancels).
+
+    Returns
+    -------
+    float
+        :math:`r^*` (inf when τ = 0 or a run is free; 0 when an allocation is free).
+    """
+    if startup_minutes <= 0:
+        return 0.0
+    if tau <= 0 or minutes_per_run <= 0:
+        return math.inf
+    return math.sqrt(startup_minutes * sigma ** 2 / (minutes_per_run * tau ** 2))
 
 
 def parse_rule(rule: str) -> tuple[str, float]:
@@ -146,7 +202,7 @@ class _Question:
     max_runs: int
     max_cost: float | None
     designs: tuple[str, ...]
-    rpi: int
+    rpi: int | None
     ppi: int | None
     cm: CostModel
 
@@ -163,7 +219,7 @@ def _question(*, rule, rope, target, baseline_tps, max_runs, sims, runs_per_inst
         raise InputError(f"the budget must allow at least one run per arm, got {max_runs}",
                          field="max_runs")
     check_sims(int(sims), field="sims")
-    if runs_per_instance < 1:
+    if runs_per_instance is not None and runs_per_instance < 1:
         raise InputError(f"must be >= 1, got {runs_per_instance}", field="runs_per_instance")
     if pairs_per_instance is not None and pairs_per_instance < 1:
         raise InputError(f"must be >= 1, got {pairs_per_instance}", field="pairs_per_instance")
@@ -179,7 +235,8 @@ def _question(*, rule, rope, target, baseline_tps, max_runs, sims, runs_per_inst
                              f"{cm.minutes_per_run:g} min at ${cm.price_per_hour:g}/h)",
                              field="max_cost")
     return _Question(rule_name, level, rp, rp.log_halfwidth(baseline_tps), float(target),
-                     int(max_runs), max_cost, tuple(designs), int(runs_per_instance),
+                     int(max_runs), max_cost, tuple(designs),
+                     None if runs_per_instance is None else int(runs_per_instance),
                      pairs_per_instance, cm)
 
 
@@ -210,54 +267,65 @@ class _Sizer:
         self.q, self.prior, self.truth, self.work = q, prior, truth, work
         self.common = dict(rule=q.rule, level=q.level, seed=seed, existing=existing)
         self.cache: dict[tuple, object] = {}
+        # noise known to the analysis and no runs bought yet: exact rates, no simulation
+        self.exact = existing is None and known_scales(prior) is not None
 
-    def layout(self, kind: str, n: int) -> Layout:
-        return separate_layout(n, self.q.rpi) if kind == "separate" else \
+    def layout(self, kind: str, n: int, rpi: int | None = None) -> Layout:
+        return separate_layout(n, rpi or self.q.rpi) if kind == "separate" else \
             paired_layout(n, self.q.ppi)
 
-    def fixed(self, kind: str, n: int, errors: bool = True):
-        """Simulated result of a fixed design (``errors``: also the false-claim and
-        wrong-sign rates)."""
-        key = (kind, n, errors)
+    def fixed(self, kind: str, n: int, errors: bool = True, rpi: int | None = None):
+        """Simulated (or, with known noise, exact) result of a fixed design (``errors``:
+        also the false-claim and wrong-sign rates)."""
+        r = (rpi or self.q.rpi) if kind == "separate" else None
+        key = (kind, n, errors, r)
         if key in self.cache:
             return self.cache[key]
-        if not errors and (kind, n, True) in self.cache:
-            return self.cache[(kind, n, True)]
+        if not errors and (kind, n, True, r) in self.cache:
+            return self.cache[(kind, n, True, r)]
         self.work.stage = f"{kind} n={n}"
-        res = evaluate_fixed(self.layout(kind, n), self.prior, self.truth, self.q.rope_log,
-                             error_rates=errors, progress=self.work, **self.common)
+        lay = self.layout(kind, n, rpi)
+        if self.exact:
+            c = self.common
+            res = evaluate_known(lay, self.prior, self.truth, self.q.rope_log, rule=c["rule"],
+                                 level=c["level"], error_rates=errors)
+        else:
+            res = evaluate_fixed(lay, self.prior, self.truth, self.q.rope_log,
+                                 error_rates=errors, progress=self.work, **self.common)
         self.cache[key] = res
         return res
 
-    def minimal_n(self, kind: str, goal: float, lo: int, hi: int) -> int:
+    def minimal_n(self, kind: str, goal: float, lo: int, hi: int, rpi: int | None = None) -> int:
         """Smallest n in (lo, hi] with assurance >= goal, given A(lo) < goal <= A(hi)."""
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if self.fixed(kind, mid, False).assurance >= goal:
+            if self.fixed(kind, mid, False, rpi).assurance >= goal:
                 hi = mid
             else:
                 lo = mid
         return hi
 
-    def _cost(self, kind: str, n: int) -> dict:
-        return self.q.cm.cost(self.layout(kind, n).instances_per_arm())
+    def _cost(self, kind: str, n: int, rpi: int | None = None) -> dict:
+        return self.q.cm.cost(self.layout(kind, n, rpi).instances_per_arm())
 
     def _flags(self, row: DesignRow, worst_cost: float) -> DesignRow:
         q = self.q
         row.meets_target = bool(row.assurance >= q.target)
-        fc = row.false_claim_rate
-        row.false_claim_ok = bool(fc is not None and np.isfinite(fc) and fc <= MAX_FALSE_CLAIM)
+        row.false_claim_ok = false_claim_ok(row.false_claim_rate, row.false_claim_rate_se)
         row.within_budget = bool(q.max_cost is None or worst_cost <= q.max_cost + 1e-9)
         return row
 
-    def row_fixed(self, kind: str, n: int, minimal: bool = False) -> DesignRow:
-        res, lay, c = self.fixed(kind, n), self.layout(kind, n), self._cost(kind, n)
+    def row_fixed(self, kind: str, n: int, minimal: bool = False,
+                  rpi: int | None = None) -> DesignRow:
+        res, lay = self.fixed(kind, n, rpi=rpi), self.layout(kind, n, rpi)
+        c = self._cost(kind, n, rpi)
         row = DesignRow(design=kind, runs_per_arm=n,
-                        runs_per_instance=self.q.rpi if kind == "separate" else None,
+                        runs_per_instance=(rpi or self.q.rpi) if kind == "separate" else None,
                         pairs_per_instance=(self.q.ppi or n) if kind == "paired" else None,
                         instances=lay.n_instances, assurance=res.assurance,
                         assurance_se=res.assurance_se, false_claim_rate=res.false_claim_rate,
-                        false_claim_se=res.false_claim_se, wrong_sign_rate=res.wrong_sign_rate,
+                        false_claim_rate_se=res.false_claim_se,
+                        wrong_sign_rate=res.wrong_sign_rate,
                         labels=res.label_fractions, gpu_hours=c["gpu_hours"],
                         cost_usd=c["cost_usd"], allocations=c["allocations"],
                         runs_total=c["runs"], minimal=minimal)
@@ -298,7 +366,8 @@ class _Sizer:
         self.work.stage = f"sequential {base} b={bb}"
         srs = evaluate_sequential_levels(full, looks, self.prior, self.truth, q.rope_log,
                                          (0.95,) + STRICTER_HDI,
-                                         until_false_claim=MAX_FALSE_CLAIM, progress=self.work,
+                                         until_false_claim=MAX_FALSE_CLAIM,
+                                         until_false_claim_se=FALSE_CLAIM_Z, progress=self.work,
                                          **self.common)
         # cost of stopping at each look, then expectations over the stop distribution
         costs, hours = {}, {}
@@ -317,7 +386,7 @@ class _Sizer:
                             instances=sr.expected_instances, assurance=sr.assurance,
                             assurance_se=sr.assurance_se,
                             false_claim_rate=sr.false_claim_rate,
-                            false_claim_se=sr.false_claim_se,
+                            false_claim_rate_se=sr.false_claim_se,
                             wrong_sign_rate=sr.wrong_sign_rate,
                             per_look_hdi_prob=sr.hdi_prob, futility_threshold=sr.futility,
                             looks=len(looks),
@@ -344,24 +413,90 @@ class _Sizer:
             prev = n
         return None
 
-    def beyond_cap(self, kind: str, limit: int = _BEYOND_LIMIT) -> dict:
-        """Step 6: the smallest fixed design beyond the cap reaching the target (doubling
-        search up to ``limit`` runs per arm)."""
-        target = self.q.target
-        lo, n = self.q.max_runs, self.q.max_runs
-        while n < limit:
-            n = min(limit, 2 * n)
-            if self.fixed(kind, n, False).assurance >= target:
-                nmin = self.minimal_n(kind, target, lo, n)
-                c = self._cost(kind, nmin)
-                r = self.fixed(kind, nmin, False)
-                return {"design": kind, "runs_per_arm": nmin, "assurance": r.assurance,
-                        "assurance_se": r.assurance_se, "gpu_hours": c["gpu_hours"],
-                        "cost_usd": c["cost_usd"]}
-            lo = n
-        return {"design": kind, "runs_per_arm": None,
-                "assurance": self.fixed(kind, limit, False).assurance,
-                "note": f"not reached with {limit} runs per arm"}
+    def beyond_cap(self, kind: str, limit: int = _BEYOND_LIMIT) -> dict | None:
+        """Step 6: the smallest fixed design beyond the cap reaching the target, by the Normal
+        approximation of :func:`models.assurance.normal_assurance` (noise known per draw),
+        up to ``limit`` runs per arm: no simulation of designs of thousands of runs.
+
+        The approximation is used for the separate layout (``kind`` paired is searched as
+        separate with one run per allocation, which is what a paired design approaches when
+        the instance effect cancels only partly); the result says ``method``.
+        """
+        q = self.q
+        rpi = q.rpi if kind == "separate" else 1
+        grid = np.unique(np.concatenate([
+            np.arange(q.max_runs + 1, min(limit, 4 * q.max_runs) + 1),
+            np.round(np.geomspace(max(4 * q.max_runs, q.max_runs + 1), limit, 400)),
+            [limit]]).astype(int))
+        grid = grid[grid > q.max_runs]
+        method = ("Normal approximation: each draw of the noise taken as known, flat prior "
+                  "on the means (models.assurance.normal_assurance)")
+        if grid.size == 0:
+            return None
+        a, se = normal_assurance(grid, rpi, self.truth, q.rope_log, rule=q.rule, level=q.level)
+        hit = np.flatnonzero(a >= q.target)
+        if hit.size == 0:
+            return {"design": kind, "runs_per_arm": None, "assurance": float(a[-1]),
+                    "assurance_se": float(se[-1]), "method": method,
+                    "note": f"not reached below {limit} runs per arm"}
+        k = int(hit[0])
+        n = int(grid[k])
+        c = self._cost(kind, n, rpi if kind == "separate" else None)
+        return {"design": kind, "runs_per_arm": n, "assurance": float(a[k]),
+                "assurance_se": float(se[k]), "gpu_hours": c["gpu_hours"],
+                "cost_usd": c["cost_usd"], "method": method}
+
+    def choose_rpi(self, lad: list[int]) -> dict:
+        """Runs of one config per allocation for separate designs (``runs_per_instance``
+        not given): :func:`optimal_runs_per_instance` from the noise (medians of the prior, or
+        of the posterior draws with runs already bought) and the cost model, then the
+        integers around it sized by assurance; the cheapest minimal design wins (ties: fewer
+        runs per allocation). Returns the ``allocation`` entry of the result."""
+        q = self.q
+        if self.common["existing"] is None:
+            tau, sig = float(self.prior.tau.median()), float(self.prior.sigma.median())
+        else:
+            tau, sig = float(np.median(self.truth.tau)), float(np.median(self.truth.sigma))
+        cm = q.cm
+        rstar = optimal_runs_per_instance(tau, sig, cm.startup_minutes, cm.minutes_per_run)
+        r_hi = max(1, min(q.max_runs, math.ceil(rstar) if math.isfinite(rstar) else q.max_runs))
+        r_lo = max(1, min(q.max_runs, math.floor(rstar) if math.isfinite(rstar) else q.max_runs))
+        cands = sorted({r_lo, r_hi})
+        results = []
+        for r in cands:
+            prev, found = 0, None
+            for n in lad:
+                if self.fixed("separate", n, False, r).assurance >= q.target:
+                    found = self.minimal_n("separate", q.target, prev, n, r)
+                    break
+                prev = n
+            if found is None:
+                results.append({"runs_per_instance": r, "runs_per_arm": None, "cost_usd": None,
+                                "assurance": self.fixed("separate", lad[-1], False,
+                                                        r).assurance})
+            else:
+                results.append({"runs_per_instance": r, "runs_per_arm": found,
+                                "cost_usd": self._cost("separate", found, r)["cost_usd"],
+                                "assurance": self.fixed("separate", found, False, r).assurance})
+        ok = [e for e in results if e["runs_per_arm"] is not None]
+        if ok:
+            best = min(ok, key=lambda e: (e["cost_usd"], e["runs_per_instance"]))
+            why = (f"cheapest of {len(cands)} candidate(s): {best['runs_per_arm']} runs per arm "
+                   f"reach assurance {q.target:g} for ${best['cost_usd']:.2f}")
+        else:
+            best = min(results, key=lambda e: (abs(e["runs_per_instance"] - rstar),
+                                               e["runs_per_instance"]))
+            why = f"no candidate reaches assurance {q.target:g} within {q.max_runs} runs per arm"
+        chosen = int(best["runs_per_instance"])
+        rs = "inf" if not math.isfinite(rstar) else f"{rstar:.2f}"
+        text = (f"runs per allocation {chosen}: r* = sqrt(c_alloc sigma^2 / (c_run tau^2)) = "
+                f"sqrt({cm.startup_minutes:g} min x ({100 * sig:.3g}%)^2 / "
+                f"({cm.minutes_per_run:g} min x ({100 * tau:.3g}%)^2)) = {rs} "
+                f"(Kalibera & Jones, ISMM 2013); {why}")
+        return {"mode": "auto", "tau": tau, "sigma": sig,
+                "startup_minutes": cm.startup_minutes, "minutes_per_run": cm.minutes_per_run,
+                "r_star": None if not math.isfinite(rstar) else rstar,
+                "candidates": results, "runs_per_instance": chosen, "reason": text}
 
 
 def _recommend(rows: list[DesignRow], q: _Question) -> tuple[DesignRow | None, Reason]:
@@ -432,7 +567,7 @@ def plan_repeats(delta: float | np.ndarray | None, *, relative: bool = False,
                  startup_minutes: float = 5.0, billed_per_minute: bool = True,
                  sims: int = 2000, seed: int = 0,
                  progress: Callable[[str, int], None] | None = None,
-                 runs_per_instance: int = 1, pairs_per_instance: int | None = None,
+                 runs_per_instance: int | None = 1, pairs_per_instance: int | None = None,
                  batch: int | None = None, existing: Existing | None = None,
                  truth: Truth | None = None, prior_label: str | None = None,
                  search_beyond_cap: bool = True, cost: CostModel | None = None,
@@ -474,8 +609,11 @@ def plan_repeats(delta: float | np.ndarray | None, *, relative: bool = False,
         Seed; the same inputs and seed give the same result.
     progress : callable(stage: str, advance: int), optional
         Called with the number of simulated experiments done.
-    runs_per_instance : int
-        Runs of one config per allocation in separate designs (1 = every run a new HF job).
+    runs_per_instance : int or None
+        Runs of one config per allocation in separate designs (1 = every run a new HF job);
+        None: chosen from the noise and the cost model (``_Sizer.choose_rpi``:
+        :func:`optimal_runs_per_instance`, then its neighbouring integers sized by assurance;
+        the result's ``allocation`` says which and why).
     pairs_per_instance : int, optional
         A/B pairs per allocation in paired designs (None = all on one allocation).
     batch : int, optional
@@ -532,9 +670,22 @@ def plan_repeats(delta: float | np.ndarray | None, *, relative: bool = False,
     sizer = _Sizer(q, prior, truth, seed, existing, work)
     fixed_kinds = [k for k in ("separate", "paired") if k in q.designs]
     lad = ladder(q.max_runs)
+    allocation = None
+    if q.rpi is None:
+        if "separate" in fixed_kinds:
+            allocation = sizer.choose_rpi(lad)
+            q.rpi = allocation["runs_per_instance"]
+        else:
+            q.rpi = 1
     rows: list[DesignRow] = []
     for kind in fixed_kinds:
         rows += sizer.fixed_rows(kind, lad)
+    if allocation is not None:
+        # the minimal designs of the other candidates, beside the chosen split's ladder
+        for e in allocation["candidates"]:
+            if e["runs_per_instance"] != q.rpi and e["runs_per_arm"] is not None:
+                rows.append(sizer.row_fixed("separate", e["runs_per_arm"], minimal=True,
+                                            rpi=e["runs_per_instance"]))
     if "sequential" in q.designs:
         b = int(batch) if batch else max(1, int(round(q.max_runs / 10)))
         if b > q.max_runs:
@@ -555,7 +706,8 @@ def plan_repeats(delta: float | np.ndarray | None, *, relative: bool = False,
                        existing=existing, platform=platform),
         effect=_effect_summary(truth.delta, fixed_effect, baseline_tps),
         designs=rows, recommended=rec, reason=reason, beyond_cap=beyond,
-        notes=_notes(q.rpi, fixed_kinds, existing), simulated_experiments=work.n,
+        notes=_notes(q.rpi, fixed_kinds, existing, allocation, sizer.exact),
+        simulated_experiments=work.n, allocation=allocation,
         elapsed_s=time.perf_counter() - t0)
 
 
@@ -570,8 +722,14 @@ def _existing_note(given: str | None = None) -> str:
             "drawn true Δ contradicts (Δ = 0 is not a coherent truth once runs exist)")
 
 
-def _notes(rpi: int, kinds: Sequence[str], existing: Existing | None) -> list[str]:
+def _notes(rpi: int, kinds: Sequence[str], existing: Existing | None,
+           allocation: dict | None = None, exact: bool = False) -> list[str]:
     n = []
+    if allocation is not None:
+        n.append(allocation["reason"])
+    if exact:
+        n.append("noise known (both scales stated exactly): the assurance and false-claim "
+                 "rates of fixed designs are exact Normal probabilities, not simulated")
     if "paired" in kinds:
         n.append("paired designs run A and B interleaved on the same allocation, so the "
                  "instance effect cancels; their assurance rests on the prior of the "
@@ -584,6 +742,10 @@ def _notes(rpi: int, kinds: Sequence[str], existing: Existing | None) -> list[st
         n.append(_existing_note())
     n.append("assurance averages over the noise prior: it is not frequentist power at one "
              "assumed sigma (see docs/planning.md)")
+    if not exact:
+        n.append(f"a simulated false-claim rate fails the {MAX_FALSE_CLAIM:g} limit only when it "
+                 f"exceeds it by more than {FALSE_CLAIM_Z:g} Monte-Carlo standard errors "
+                 "(false_claim_rate_se)")
     return n
 
 

@@ -163,7 +163,7 @@ def test_projection_delta():
 def _row(design, n, a, *, layout=None, fc=0.01, cost=1.0, minimal=False, target=0.8):
     return DesignRow(design=design, runs_per_arm=n, runs_per_instance=None,
                      pairs_per_instance=None, instances=n, assurance=a, assurance_se=0.01,
-                     false_claim_rate=fc, false_claim_se=0.01, wrong_sign_rate=0.0,
+                     false_claim_rate=fc, false_claim_rate_se=0.01, wrong_sign_rate=0.0,
                      gpu_hours=cost, cost_usd=cost, meets_target=a >= target,
                      false_claim_ok=fc <= 0.05, minimal=minimal, layout=layout)
 

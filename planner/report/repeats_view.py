@@ -9,8 +9,8 @@ from __future__ import annotations
 __all__ = ["rows", "footnotes", "headline", "recommendation", "render_terminal",
            "render_markdown"]
 
-_HEAD = ("design", "runs/arm", "alloc.", "assurance", "false claim", "wrong sign", "GPU-h", "$",
-         "flags")
+_HEAD = ("design", "runs/arm", "alloc.", "runs/alloc.", "assurance", "false claim",
+         "wrong sign", "GPU-h", "$", "flags")
 
 
 def _design_name(r: dict) -> str:
@@ -53,9 +53,12 @@ def rows(res: dict, se: bool = False) -> list[tuple[str, ...]]:
             flags.append("FC>5%")
         if not r["within_budget"]:
             flags.append("$>cap")
-        out.append((_design_name(r), runs, alloc,
+        per = (f"{r['runs_per_instance']}" if r.get("runs_per_instance") else
+               f"{r['pairs_per_instance']} pairs" if r.get("pairs_per_instance") else "–")
+        out.append((_design_name(r), runs, alloc, per,
                     _fmt_p(r["assurance"], r["assurance_se"] if se else None),
-                    _fmt_p(r["false_claim_rate"], r["false_claim_se"] if se else None),
+                    _fmt_p(r["false_claim_rate"],
+                           r.get("false_claim_rate_se", r.get("false_claim_se")) if se else None),
                     _fmt_p(r["wrong_sign_rate"]), hours, cost, " ".join(flags)))
     return out
 
