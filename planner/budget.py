@@ -330,8 +330,8 @@ def _cost_model(plan: Plan, platform: str):
         raise InputError(exc.message, **b.where(exc.field)) from None
 
 
-def _size(plan: Plan, c: Comparison, *, sims: int, seed: int, cache: dict
-          ) -> tuple[dict, RepeatPlan]:
+def _size(plan: Plan, c: Comparison, *, sims: int, seed: int, cache: dict,
+          stated: dict | None = None) -> tuple[dict, RepeatPlan]:
     """Step 2: the settings of one comparison (plan defaults filled in), its expected Δ and
     its repeat plan; returns the comparison's result entry (without status) and the plan."""
     from models.noise import PLATFORM_ALIASES
@@ -353,7 +353,7 @@ def _size(plan: Plan, c: Comparison, *, sims: int, seed: int, cache: dict
         raise InputError(f"{label}: {exc.message}", **_plan_loc(plan, c, "rope")) from None
     prior_spec = c.prior or plan.prior
     try:
-        prior, prior_label = resolve_prior(prior_spec or "auto", platform)
+        prior, prior_label = resolve_prior(prior_spec or "auto", platform, **(stated or {}))
     except InputError as exc:
         raise InputError(f"{label}: {exc.message}", **_plan_loc(
             plan, c, "prior" if prior_spec else "platform")) from None
@@ -496,7 +496,8 @@ def _totals(items: list[dict], bought: set, b: Budget) -> dict:
 
 
 def plan_budget(plan: Plan, *, sims: int = 2000, seed: int = 0,
-                progress: Callable[[str], None] | None = None) -> BudgetPlan:
+                progress: Callable[[str], None] | None = None,
+                stated: dict | None = None) -> BudgetPlan:
     """Size every comparison of ``plan`` and allocate the budget.
 
     Parameters
@@ -510,6 +511,12 @@ def plan_budget(plan: Plan, *, sims: int = 2000, seed: int = 0,
         of the other comparisons.
     progress : callable, optional
         Called with the comparison name after each comparison is sized.
+    stated : dict, optional
+        Noise the user states for every comparison: ``cv``, ``cv_instance``, ``aa_runs``
+        (:func:`planner.priors.resolve_prior`; with the platform's tau when only ``cv`` is
+        given). A comparison or plan with its own ``prior`` is then an error (one statement
+        of the noise). The metric and workload are not passed: the plan's runs table gives
+        levels, often on another platform than the one sized.
 
     Returns
     -------
@@ -530,7 +537,7 @@ def plan_budget(plan: Plan, *, sims: int = 2000, seed: int = 0,
     cache: dict = {}
     items, plans = [], []
     for c in plan.comparisons:
-        item, rp = _size(plan, c, sims=sims, seed=seed, cache=cache)
+        item, rp = _size(plan, c, sims=sims, seed=seed, cache=cache, stated=stated)
         items.append(item)
         plans.append(rp)
         if progress:

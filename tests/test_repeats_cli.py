@@ -177,3 +177,87 @@ def test_md_never_overwrites_the_runs(cli, runs_csv, tmp_path):
     code, out, err = cli("repeats", "--runs", src, "--a", "x", "--b", "y", "--sims", "200",
                          "--md", src)
     assert code == 2 and "field '--md'" in err and src.read_bytes() == before
+
+
+# --------------------------------------------------------------------------------------------
+# seed-stable plans, runs per allocation, stated noise
+# --------------------------------------------------------------------------------------------
+def _known(tau: float, sigma: float):
+    from models.noise import NoisePrior, ScalePrior
+
+    return NoisePrior(tau=ScalePrior("inv_chi2", tau, 1e9),
+                      sigma=ScalePrior("inv_chi2", sigma, 1e9), name="known")
+
+
+def test_known_noise_plan_is_the_same_for_8_seeds():
+    """Issue 8.6: Δ = +1 % at 300 TPS, noise known at a 2 % CV, separate, ROPE 0, cap 200:
+    the textbook 63-64 runs per arm for every seed (exact rates, SE ~ 0)."""
+    import math
+
+    pr = _known(2e-5, math.log1p(0.02))
+    got = []
+    for seed in range(8):
+        r = plan_repeats(1.0, relative=True, baseline_tps=300, prior=pr, rope="0",
+                         designs=("separate",), max_runs=200, seed=seed)
+        assert r.recommended is not None
+        got.append(r.recommended.runs_per_arm)
+        assert r.recommended.false_claim_rate_se < 1e-6
+        assert r.recommended.false_claim_rate <= 0.05
+    assert got == [63] * 8
+
+
+def test_cli_known_noise_json_has_standard_errors(cli):
+    code, out, err = cli("repeats", "--delta", "1", "--relative", "--baseline-tps", "300",
+                         "--cv", "2%", "--known-noise", "--design", "separate", "--rope", "0",
+                         "--max-runs", "200", "--seed", "5", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["recommended"]["runs_per_arm"] == 63
+    assert r["inputs"]["prior"]["label"] == "stated"
+    assert all("false_claim_rate_se" in d and "assurance_se" in d for d in r["designs"])
+
+
+def test_false_claim_ok_tolerance():
+    from planner.repeats import false_claim_ok
+
+    assert false_claim_ok(0.05, 0.0) and not false_claim_ok(0.0501, 0.0)
+    assert false_claim_ok(0.059, 0.005) and not false_claim_ok(0.061, 0.005)
+    assert not false_claim_ok(float("nan"), 0.01) and not false_claim_ok(None, None)
+
+
+def test_runs_per_allocation_chosen_from_noise_and_costs():
+    """Issue 8.7: τ = 0.2 %, σ = 1 %, 10 min start-up, 2 min per run -> r* = sqrt(10 · 1² /
+    (2 · 0.2²)) = 11.18 (Kalibera & Jones); 11 and 12 are sized and the cheaper chosen."""
+    from planner.costs import CostModel
+    from planner.repeats import optimal_runs_per_instance
+
+    assert optimal_runs_per_instance(0.002, 0.01, 10, 2) == pytest.approx(11.1803, abs=1e-4)
+    assert optimal_runs_per_instance(0.008, 0.001, 5, 3) < 1
+    cm = CostModel("custom", 1.0, 2.0, 10.0, True)
+    r = plan_repeats(1.0, relative=True, prior=_known(0.002, 0.01), rope="0",
+                     designs=("separate",), max_runs=40, runs_per_instance=None, cost=cm)
+    al = r.allocation
+    assert al["r_star"] == pytest.approx(11.18, abs=0.01)
+    assert [c["runs_per_instance"] for c in al["candidates"]] == [11, 12]
+    best = min(c["cost_usd"] for c in al["candidates"] if c["cost_usd"] is not None)
+    chosen = next(c for c in al["candidates"] if c["runs_per_instance"] == al["runs_per_instance"])
+    assert chosen["cost_usd"] == best
+    assert r.recommended.runs_per_instance == al["runs_per_instance"]
+    assert r.inputs["runs_per_instance"] == al["runs_per_instance"]
+    assert "Kalibera" in al["reason"] and al["reason"] in r.notes
+    d = r.to_dict()
+    assert d["allocation"]["runs_per_instance"] == al["runs_per_instance"]
+    # one run per allocation costs more here (a start-up per run)
+    one = plan_repeats(1.0, relative=True, prior=_known(0.002, 0.01), rope="0",
+                       designs=("separate",), max_runs=40, runs_per_instance=1, cost=cm)
+    assert one.allocation is None
+    assert one.recommended is None or one.recommended.cost_usd > r.recommended.cost_usd
+
+
+@pytest.mark.parametrize("opt, val", [("--cv", "abc"), ("--cv-instance", "-2%"),
+                                      ("--aa-runs", "300")])
+def test_stated_noise_errors_name_the_option(cli, opt, val):
+    code, _, err = cli("repeats", "--delta", "1", opt, val, "--sims", "100")
+    assert code == 2 and opt in err
+    code, _, err = cli("budget", "examples/plan.toml", opt, val)
+    assert code == 2 and opt in err

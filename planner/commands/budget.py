@@ -8,11 +8,13 @@ from typing import Optional
 import typer
 
 from planner.defaults import MAX_SIMS, MIN_SIMS, check_assurance, check_sims
+from planner.priors import AA_RUNS_HELP, CV_HELP, CV_INSTANCE_HELP
 
 #: Plain field of the decision layer -> option of ``planner budget`` (a value from the plan
 #: file keeps its plan field and line).
 _OPTIONS = {"total_usd": "--total-usd", "max_runs": "--max-runs",
-            "price_per_hour": "--price-per-hour", "assurance": "--assurance", "sims": "--sims"}
+            "price_per_hour": "--price-per-hour", "assurance": "--assurance", "sims": "--sims",
+            "cv": "--cv", "cv_instance": "--cv-instance", "aa_runs": "--aa-runs"}
 
 
 def register(app: typer.Typer) -> None:
@@ -33,6 +35,10 @@ def register(app: typer.Typer) -> None:
                                                        "a10g-small $1.00)."),
         assurance: Optional[float] = typer.Option(None, "--assurance", help="Assurance target "
                                                   "in (0, 1) (default 0.8)."),
+        cv: Optional[str] = typer.Option(None, "--cv", help=CV_HELP + " Applies to every "
+                                         "comparison (none may set its own prior)."),
+        cv_instance: Optional[str] = typer.Option(None, "--cv-instance", help=CV_INSTANCE_HELP),
+        aa_runs: Optional[str] = typer.Option(None, "--aa-runs", help=AA_RUNS_HELP),
         sims: int = typer.Option(2000, "--sims", help="Monte-Carlo simulations per design "
                                  f"({MIN_SIMS} .. {MAX_SIMS:,})."),
         seed: int = typer.Option(0, "--seed", min=0, help="Random seed, >= 0."),
@@ -49,13 +55,14 @@ def register(app: typer.Typer) -> None:
         try:
             _budget(plan, sims=sims, seed=seed, as_json=as_json, md=md, html=html,
                     overrides={"total_usd": total_usd, "max_runs": max_runs,
-                               "price_per_hour": price_per_hour, "assurance": assurance})
+                               "price_per_hour": price_per_hour, "assurance": assurance},
+                    stated={"cv": cv, "cv_instance": cv_instance, "aa_runs": aa_runs})
         except ModelInputError as exc:
             raise as_option(exc, _OPTIONS) from None
 
 
 def _budget(plan: Path, *, sims: int, seed: int, as_json: bool, md: Path | None,
-            html: Path | None, overrides: dict) -> None:
+            html: Path | None, overrides: dict, stated: dict | None = None) -> None:
     """The body of ``planner budget`` (errors name plain fields, plan fields or options)."""
     from planner.plan_file import read_plan
     from planner.report.budget_view import render_markdown, render_terminal
@@ -72,7 +79,12 @@ def _budget(plan: Path, *, sims: int, seed: int, as_json: bool, md: Path | None,
     the_plan = read_plan(plan, overrides=overrides)
     inputs = [plan] + _plan_inputs(the_plan)
     guard_outputs([("--md", md), ("--html", html)], inputs)
-    res = _run_with_progress(the_plan, sims=sims, seed=seed, quiet=as_json)
+    stated = {k: v for k, v in (stated or {}).items() if v is not None} or None
+    if stated:
+        from planner.priors import stated_prior
+
+        stated_prior(**stated)  # bad values fail here, naming the option, before the sizing
+    res = _run_with_progress(the_plan, sims=sims, seed=seed, quiet=as_json, stated=stated)
 
     def html_renderer(r: dict) -> str:
         from planner.report.html import render_html
@@ -91,7 +103,7 @@ def _plan_inputs(plan) -> list[Path]:
     return [Path(r) if Path(r).is_absolute() else base / r for r in refs if r]
 
 
-def _run_with_progress(plan, *, sims: int, seed: int, quiet: bool):
+def _run_with_progress(plan, *, sims: int, seed: int, quiet: bool, stated: dict | None = None):
     """Run :func:`planner.budget.plan_budget` under a rich progress bar (on stderr)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
@@ -108,4 +120,4 @@ def _run_with_progress(plan, *, sims: int, seed: int, quiet: bool):
         def step(name: str) -> None:
             prog.update(task, advance=1, description=name)
 
-        return plan_budget(plan, sims=sims, seed=seed, progress=step)
+        return plan_budget(plan, sims=sims, seed=seed, progress=step, stated=stated)

@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from planner.priors import AA_RUNS_HELP, CV_HELP, CV_INSTANCE_HELP
 from planner.defaults import (BASELINE_TPS, DEFAULT_ASSURANCE, DEFAULT_PLATFORM, DEFAULT_ROPE,
                               DEFAULT_RULE, MAX_SIMS, check_assurance, check_sims)
 from planner.errors import InputError
@@ -17,7 +18,14 @@ _OPTIONS = {"delta": "--delta", "baseline_tps": "--baseline-tps", "rule": "--rul
             "max_runs": "--max-runs", "max_cost": "--max-cost", "price_per_hour": "--price",
             "minutes_per_run": "--minutes-per-run", "startup_minutes": "--startup-minutes",
             "flavor": "--flavor", "runs_per_instance": "--runs-per-instance",
-            "pairs_per_instance": "--pairs-per-instance", "batch": "--batch", "sims": "--sims"}
+            "pairs_per_instance": "--pairs-per-instance", "batch": "--batch", "sims": "--sims",
+            "cv": "--cv", "cv_instance": "--cv-instance", "aa_runs": "--aa-runs",
+            "prior": "--prior"}
+#: df of a scale stated with --known-noise (read as known: models.assurance.KNOWN_DF = 1e6)
+_KNOWN_NOISE_DF = 1e9
+#: between-instance CV taken with --known-noise when --cv-instance is not given (the
+#: between-instance noise is then included in --cv; the engine's grid starts at 0.001 %)
+_KNOWN_NOISE_TAU = "0.002%"
 
 
 def _designs(text: str) -> tuple[str, ...]:
@@ -47,6 +55,13 @@ def register(app: typer.Typer) -> None:
                                                "rows, else hf-a10g-small."),
         prior: Optional[str] = typer.Option(None, "--prior", help="Override the noise prior: "
                                             "a platform name or a calibrate JSON file."),
+        cv: Optional[str] = typer.Option(None, "--cv", help=CV_HELP),
+        cv_instance: Optional[str] = typer.Option(None, "--cv-instance", help=CV_INSTANCE_HELP),
+        aa_runs: Optional[str] = typer.Option(None, "--aa-runs", help=AA_RUNS_HELP),
+        known_noise: bool = typer.Option(False, "--known-noise", help="Take --cv (and "
+                                         "--cv-instance, default: included in --cv) as exact: "
+                                         "fixed designs then get exact assurance and "
+                                         "false-claim rates (no simulation)."),
         runs: Optional[Path] = typer.Option(None, "--runs", help="Runs already bought (CSV/JSON/"
                                             "JSONL); with --a and --b."),
         a: Optional[str] = typer.Option(None, "--a", help="Config A (with --runs)."),
@@ -69,8 +84,10 @@ def register(app: typer.Typer) -> None:
                                              "local-a10g (cost defaults)."),
         minutes_per_run: Optional[float] = typer.Option(None, "--minutes-per-run"),
         startup_minutes: Optional[float] = typer.Option(None, "--startup-minutes"),
-        runs_per_instance: int = typer.Option(1, "--runs-per-instance", help="Runs of one config "
-                                              "per allocation in separate designs."),
+        runs_per_instance: Optional[int] = typer.Option(
+            None, "--runs-per-instance", help="Runs of one config per allocation in separate "
+            "designs (default: 1, or with --design auto chosen from the noise and the start-up "
+            "vs run minutes, Kalibera & Jones 2013)."),
         pairs_per_instance: Optional[int] = typer.Option(None, "--pairs-per-instance",
                                                          help="A/B pairs per allocation in "
                                                          "paired designs (default: all)."),
@@ -97,7 +114,8 @@ def register(app: typer.Typer) -> None:
 def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metric, workload, rule,
              rope, assurance, design, max_runs, max_cost, price, flavor, minutes_per_run,
              startup_minutes, runs_per_instance, pairs_per_instance, batch, sims, seed, as_json,
-             md, html=None, **_) -> None:
+             md, html=None, cv=None, cv_instance=None, aa_runs=None, known_noise=False,
+             **_) -> None:
     """The body of ``planner repeats`` (errors name plain fields or options)."""
     from models.noise import PLATFORM_ALIASES, known_platforms
     from planner.costs import PLATFORM_FLAVOR, cost_model
@@ -131,9 +149,10 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
     if platform not in PLATFORM_ALIASES and platform not in PLATFORM_FLAVOR:
         raise InputError(f"unknown platform {platform!r} (known: "
                          f"{', '.join(known_platforms())})", field="--platform")
-    if platform not in PLATFORM_ALIASES and prior is None:
+    stated = cv is not None or cv_instance is not None or aa_runs is not None
+    if platform not in PLATFORM_ALIASES and prior is None and not stated:
         raise InputError(f"platform {platform!r} has no noise prior: give --prior (a "
-                         "platform or a calibrate file)", field="--platform")
+                         "platform or a calibrate file) or --cv", field="--platform")
     prior_file = prior if prior is not None and prior not in PLATFORM_ALIASES and \
         prior not in ("weak", "none", "auto") else None
     guard_outputs([("--md", md), ("--html", html)], [runs, prior_file])
@@ -144,7 +163,27 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
         # a paired design would look free of noise
         designs = tuple(d for d in designs if d != "paired")
     check_assurance(assurance, field="--assurance")
-    pr, label = resolve_prior(prior or platform, platform)
+    if known_noise:
+        if cv is None:
+            raise InputError("--known-noise needs --cv (the run-to-run CV taken as exact)",
+                             field="--known-noise")
+        cv, cv_instance = _exact(cv), _exact(cv_instance or _KNOWN_NOISE_TAU)
+    if runs_per_instance is None and design != "auto":
+        runs_per_instance = 1
+    cell_metric, cell_workload = metric, workload
+    if runs is not None and a is not None and b is not None and metric is None:
+        from planner.runs import read_runs
+
+        # the runs' own cell when they hold one metric / workload (the hierarchy's prior)
+        sel = read_runs(runs).filter(workload=workload, platform=platform).select([a, b])
+        ms = {r.metric for r in sel.runs if r.metric}
+        ws = {r.workload for r in sel.runs if r.workload}
+        cell_metric = ms.pop() if len(ms) == 1 else None
+        cell_workload = workload or (ws.pop() if len(ws) == 1 else None)
+    pr, label = resolve_prior(prior, platform,
+                              cell_metric if runs is not None else None,
+                              cell_workload if runs is not None else None,
+                              cv=cv, cv_instance=cv_instance, aa_runs=aa_runs)
     if pr is None:
         raise InputError("repeats needs a noise prior (a platform or a file), not 'weak'",
                          field="--prior")
@@ -180,11 +219,16 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
          md_renderer=render_markdown, html=html, inputs=[runs, prior_file])
 
 
+def _exact(cv: str) -> str:
+    """A stated CV with the df of a known scale (``2%`` -> ``2%:1e9``; a given df is kept)."""
+    return cv if ":" in str(cv) else f"{cv}:{_KNOWN_NOISE_DF:g}"
+
+
 def _check_options(*, sims, runs_per_instance, pairs_per_instance, batch, runs, a, b, metric,
                    workload) -> None:
     """Option checks that need no computation (one line, naming the option)."""
     check_sims(sims, field="--sims")
-    if runs_per_instance < 1:
+    if runs_per_instance is not None and runs_per_instance < 1:
         raise InputError(f"must be >= 1, got {runs_per_instance}", field="--runs-per-instance")
     if pairs_per_instance is not None and pairs_per_instance < 1:
         raise InputError(f"must be >= 1, got {pairs_per_instance}",
