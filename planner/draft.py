@@ -38,7 +38,7 @@ from planner.errors import InputError
 __all__ = ["PolicySpec", "parse_policy", "POLICY_HELP", "POLICY_KEYS", "NoiseSpec",
            "worth_a_run", "run_draft", "run_sweep", "DraftResult", "SweepResult",
            "DRAFT_SCHEMA", "SWEEP_SCHEMA", "default_capture_path", "DEFAULT_POLICIES",
-           "POLICY_NAMES", "EVIDENCE_FLOORS", "capture_evidence"]
+           "POLICY_NAMES", "POLICY_GRAMMAR", "EVIDENCE_FLOORS", "capture_evidence"]
 
 POLICY_NAMES = ("ar", "pld", "hf-pld", "ngram", "suffix", "mtp", "hybrid-max", "suffix-first",
                 "tree")
@@ -49,7 +49,7 @@ _ALIASES = {"hybrid-suffix-first": "suffix-first", "hybrid-tree": "tree", "max":
 POLICY_HELP = {
     "ar": "no drafting, one token per forward",
     "pld": "the reference replay's prompt lookup: last n tokens, MOST RECENT earlier match, "
-           "draft D (n, depth)",
+           "draft depth tokens (n, depth)",
     "hf-pld": "Hugging Face / Spec-Bench prompt lookup: windows from max_matching_ngram_size "
               "down to 1, FIRST match, draft prompt_lookup_num_tokens (max_n, depth)",
     "ngram": "vLLM method=ngram (min_n, max_n, k = prompt_lookup_min, prompt_lookup_max, "
@@ -292,17 +292,19 @@ def capture_evidence(n_prompts: int, walked: np.ndarray, *, file: str | None = N
     return {"level": "limited" if reasons else "ok", **have,
             "floors": dict(EVIDENCE_FLOORS["limited"]), "reasons": reasons,
             "note": ("too little evidence: " + "; ".join(reasons) + ". Bootstrap intervals "
-                     "on captures this small cover the value of a full capture less often "
-                     "than they claim; no policy is called worth a run") if reasons else None}
+                     "on a capture this small cover a full capture's value less often than "
+                     "they claim, so no projection here is a basis for a run") if reasons
+            else None}
 
 
 def _withhold(war: dict, evidence: dict) -> dict:
     """A worth-a-run dict relabelled "too little evidence" (numbers kept, label withheld)."""
     g = war["gain_tps"]
     return {**war, "worth": False, "code": "too_little_evidence",
-            "verdict": (f"too little evidence: projected {g['point']:+.1f} TPS "
-                        f"[{g['ci_low']:+.1f}, {g['ci_high']:+.1f}] from "
-                        f"{'; '.join(evidence['reasons'])}")}
+            "verdict": (f"too little evidence ({'; '.join(evidence['reasons'])}): the "
+                        f"projected {g['point']:+.1f} TPS [{g['ci_low']:+.1f}, "
+                        f"{g['ci_high']:+.1f}] is no basis for a run; capture more prompts "
+                        "or longer completions")}
 
 
 # ----------------------------------------------------------------------------- results
@@ -335,6 +337,12 @@ class DraftResult:
         ...}``), ``worth_a_run`` (None for the baseline), ...
     worth_a_run : dict or None
         Best runnable policy and its one-line verdict (None when there is no candidate).
+    evidence : dict or None
+        How far the capture supports a projection (:func:`capture_evidence`); None in
+        results saved before it existed.
+    inputs : dict or None
+        What the result was computed from (files with their SHA-256, options, version), as
+        recorded by the command layer (:func:`planner.report.output.emit`).
     samples : dict of str to ndarray, shape (B,)
         Bootstrap draws of tokens/forward per policy label (for the plot); not serialised,
         empty after :meth:`from_dict`.
@@ -346,13 +354,19 @@ class DraftResult:
     correlation: dict
     policies: list
     worth_a_run: dict | None
+    evidence: dict | None = None
+    inputs: dict | None = None
     samples: dict = field(default_factory=dict, repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        """The JSON object (``samples`` left out)."""
-        return {"schema": DRAFT_SCHEMA, "command": "draft", "capture": self.capture, "settings": self.settings,
-                "acceptance": self.acceptance, "correlation": self.correlation,
-                "policies": self.policies, "worth_a_run": self.worth_a_run}
+        """The JSON object (``samples`` left out; ``inputs`` only when recorded)."""
+        head = {"schema": DRAFT_SCHEMA, "command": "draft"}
+        if self.inputs is not None:
+            head["inputs"] = self.inputs
+        return {**head, "capture": self.capture, "evidence": self.evidence,
+                "settings": self.settings, "acceptance": self.acceptance,
+                "correlation": self.correlation, "policies": self.policies,
+                "worth_a_run": self.worth_a_run}
 
     @classmethod
     def from_dict(cls, d: dict) -> "DraftResult":
@@ -366,7 +380,8 @@ class DraftResult:
         _check_saved(d, "draft", ("capture", "settings", "acceptance", "correlation",
                                   "policies", "worth_a_run"))
         return cls(d["capture"], d["settings"], d["acceptance"], d["correlation"],
-                   d["policies"], d["worth_a_run"])
+                   d["policies"], d["worth_a_run"], evidence=d.get("evidence"),
+                   inputs=d.get("inputs"))
 
 
 @dataclass(frozen=True)
@@ -387,7 +402,13 @@ class SweepResult:
         Source of the MTP acceptance curve.
     rows : list of dict
         ``policy``, ``params``, ``tokens_per_forward``, ``step_ms`` (ms), ``speedup_vs_ar``,
-        ``projected_tps`` (TPS), sorted by projected TPS, descending.
+        ``projected_tps`` (TPS), ``from_capture`` (False: the numbers come from the MTP
+        acceptance curve, the capture gives only lengths), sorted by projected TPS,
+        descending.
+    evidence : dict or None
+        :func:`capture_evidence` of the capture.
+    inputs : dict or None
+        Files, options and version, as recorded by the command layer.
     """
 
     capture: str
@@ -398,10 +419,16 @@ class SweepResult:
     mc_replicates: int
     acceptance: str
     rows: list
+    evidence: dict | None = None
+    inputs: dict | None = None
 
     def to_dict(self) -> dict:
-        """The JSON object."""
-        return {"schema": SWEEP_SCHEMA, "command": "draft-sweep", "capture": self.capture, "n_prompts": self.n_prompts,
+        """The JSON object (``inputs`` only when recorded)."""
+        head = {"schema": SWEEP_SCHEMA, "command": "draft-sweep"}
+        if self.inputs is not None:
+            head["inputs"] = self.inputs
+        return {**head, "capture": self.capture, "n_prompts": self.n_prompts,
+                "evidence": self.evidence,
                 "baseline_tps": self.baseline_tps, "cost_model": self.cost_model,
                 "seed": self.seed, "mc_replicates": self.mc_replicates,
                 "acceptance": self.acceptance, "rows": self.rows}
@@ -418,7 +445,8 @@ class SweepResult:
         keys = ("capture", "n_prompts", "baseline_tps", "cost_model", "seed", "mc_replicates",
                 "acceptance", "rows")
         _check_saved(d, "draft-sweep", keys)
-        return cls(**{k: d[k] for k in keys})
+        return cls(**{k: d[k] for k in keys}, evidence=d.get("evidence"),
+                   inputs=d.get("inputs"))
 
 
 def _check_saved(d: dict, command: str, keys: Sequence[str]) -> None:
@@ -464,10 +492,18 @@ def _num(v: str):
         return v
 
 
-def parse_policy(text: str, defaults: dict | None = None) -> PolicySpec:
-    """Parse ``name`` or ``name:key=val,key=val`` (e.g. ``pld:n=3,depth=16``).
+#: The one grammar of a policy spec (``--policy``, plan files), for ``--help`` and errors.
+POLICY_GRAMMAR = ("NAME or NAME:KEY=VALUE,KEY=VALUE,... (a ':' needs at least one pair; "
+                  "no empty item)")
 
-    ``D`` is an alias of ``depth`` and ``K`` of ``k``; vLLM's ``speculative_config`` names
+
+def parse_policy(text: str, defaults: dict | None = None) -> PolicySpec:
+    """Parse ``name`` or ``name:key=val,key=val`` (e.g. ``pld:n=3,depth=16``), the one grammar
+    :data:`POLICY_GRAMMAR`: ``pld:`` and ``pld:,`` are both refused.
+
+    The draft depth of a lookup policy is ``depth`` in every output (labels, JSON); ``D``,
+    vLLM's ``num_speculative_tokens`` and (hf-pld) ``prompt_lookup_num_tokens`` are its
+    aliases. ``K`` is an alias of ``k``; vLLM's ``speculative_config`` names
     (``prompt_lookup_min``, ``prompt_lookup_max``, ``num_speculative_tokens``, the
     ``suffix_decoding_*`` options) and Hugging Face's (``max_matching_ngram_size``,
     ``prompt_lookup_num_tokens`` for ``hf-pld``) are accepted and stored under the canonical
@@ -479,17 +515,21 @@ def parse_policy(text: str, defaults: dict | None = None) -> PolicySpec:
         Unknown policy, malformed parameters, a parameter the policy does not take, or one
         given twice (also under two spellings).
     """
-    name, _, rest = text.strip().partition(":")
+    name, sep, rest = text.strip().partition(":")
     name = _ALIASES.get(name.strip().lower(), name.strip().lower())
     if name not in POLICY_NAMES:
         raise InputError(f"unknown policy {text!r} (one of {', '.join(POLICY_NAMES)})",
                          field="policy")
     params = dict(defaults or {})
     given: dict = {}
+    if sep and not rest.strip():
+        raise InputError(f"policy {text!r}: ':' with no parameters (write {name}, or "
+                         f"{name}:key=value; grammar {POLICY_GRAMMAR})", field="policy")
     if rest:
         for kv in rest.split(","):
-            if "=" not in kv:
-                raise InputError(f"policy parameter {kv!r} is not key=value", field="policy")
+            if "=" not in kv or not kv.split("=", 1)[0].strip() or not kv.split("=", 1)[1].strip():
+                raise InputError(f"policy {text!r}: parameter {kv!r} is not key=value "
+                                 f"(grammar {POLICY_GRAMMAR})", field="policy")
             k, v = kv.split("=", 1)
             raw = k.strip()
             k = raw.replace("-", "_")
@@ -556,6 +596,16 @@ def default_capture_path() -> Path:
         return pkg
     raise InputError("no CAPTURE given and the shipped example capture was not found",
                      field="CAPTURE")
+
+
+#: Name of the shipped example capture in results (never a machine path).
+EMBEDDED_CAPTURE = "embedded:draft_default_capture.jsonl.gz"
+
+
+def capture_name(capture_path) -> str:
+    """The capture as results name it: the path as given, or :data:`EMBEDDED_CAPTURE` for
+    the shipped example (whose location differs between a checkout and an install)."""
+    return EMBEDDED_CAPTURE if capture_path is None else str(capture_path)
 
 
 _NON_LOOKUP = ("lookup", "threshold", "tree_depth", "easy_threshold", "gamma", "k")
@@ -757,12 +807,11 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     cost = load_cost_model(cost_profile, cost_file, **(cost_overrides or {}))
     path = Path(capture_path) if capture_path is not None else default_capture_path()
     cap = load_capture(path, stop_at_eos=stop_at_eos)
-    if len(cap) < 2:
-        raise InputError("capture needs at least 2 prompts for a bootstrap", file=str(path))
     lengths = np.array([len(c) for c in cap.completions], dtype=np.int64)
     if np.any(lengths <= start):
         raise InputError(f"every completion needs more than {start} token(s)", file=str(path),
                          field="completion_token_ids")
+    evidence = capture_evidence(len(cap), lengths - start, file=capture_name(capture_path))
     mtp_ks = [sp.params.get("k", 7) for sp in [*policies, baseline] if sp.name in STOCHASTIC]
     kmax = max(mtp_ks) if mtp_ks else 7
     model, curves_all, pp_note = _acceptance_for(cap, kmax, curve, acceptance, per_prompt)
@@ -876,6 +925,8 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
         war = None if is_base else worth_a_run(
             gain_s, sigma, point=gain_pt, baseline_tps=anchor, prior=run_prior, cost=run_cost,
             cap=run_cap, seed=seed)
+        if war is not None and evidence["level"] != "ok":
+            war = _withhold(war, evidence)
         if war is not None and r.spec.name == "hybrid-max":
             war["worth"] = False
             war["code"] = "upper_bound"
@@ -885,6 +936,8 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
             "policy": r.spec.name, "label": r.spec.label, "params": dict(r.spec.params),
             "is_baseline": is_base,
             "stochastic": r.spec.name in STOCHASTIC,
+            "from_capture": r.spec.name not in STOCHASTIC,
+            "numbers_from": _numbers_from(r.spec.name, model),
             "upper_bound": r.spec.name == "hybrid-max",
             "mc_replicates": res.n_rep,
             "tokens_per_forward": tpf,
@@ -904,10 +957,11 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     cands = [p for p in out_pols if not p["is_baseline"] and not p["upper_bound"]]
     best = max(cands, key=lambda p: p["projected_tps"]["point"]) if cands else None
     return DraftResult(
-        capture={"path": str(path), "n_prompts": len(cap), "n_tokens": int(lengths.sum()),
+        capture={"path": capture_name(capture_path), "n_prompts": len(cap), "n_tokens": int(lengths.sum()),
                  "stop_at_eos": stop_at_eos, "eos_tokens_removed": cap.eos_tokens_removed,
                  "stratified_groups": sorted(set(groups)) if groups else None,
                  "walk_start": start},
+        evidence=evidence,
         settings={"bootstrap": n_boot, "seed": seed, "mc_replicates": mc_reps,
                   "baseline": baseline.label, "baseline_tps": baseline_tps,
                   "baseline_tps_model": base_model_tps,
@@ -930,6 +984,16 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
             "worth_policies": [p["label"] for p in cands if p["worth_a_run"]["worth"]]},
         samples=samples,
     )
+
+
+def _numbers_from(name: str, model) -> str:
+    """Where a policy row's numbers come from, in words (table footnote and JSON)."""
+    if name not in STOCHASTIC:
+        return "the capture's own tokens"
+    how = model.meta.get("model", "curve (no per-prompt model)")
+    src = (f"the MTP acceptance curve {model.source} ({how}); the capture gives lengths"
+           + (" and content features" if "content" in model.meta else ""))
+    return src if name == "mtp" else "the capture's tokens (lookup) and " + src
 
 
 def _vllm_counters(res) -> dict:
@@ -995,6 +1059,10 @@ def run_sweep(capture_path: str | Path | None = None, *, n_values=range(1, 6),
     path = Path(capture_path) if capture_path is not None else default_capture_path()
     cap = load_capture(path, stop_at_eos=stop_at_eos)
     lengths = np.array([len(c) for c in cap.completions], dtype=np.int64)
+    if np.any(lengths <= start):
+        raise InputError(f"every completion needs more than {start} token(s)",
+                         file=capture_name(capture_path), field="completion_token_ids")
+    evidence = capture_evidence(len(cap), lengths - start, file=capture_name(capture_path))
     model, curves_all, _ = _acceptance_for(cap, max(k_values) if k_values else 7, None, None, "B")
     jobs = [("ar", {})] + [("pld", {"n": n, "depth": d}) for n in n_values for d in d_values] \
         + [("mtp", {"k": k}) for k in k_values]
@@ -1012,7 +1080,7 @@ def run_sweep(capture_path: str | Path | None = None, *, n_values=range(1, 6),
                 res = walk(lengths, mode="mtp", n_rep=mc_reps, seed=rng,
                            curves=curves_all[:, :prm["k"]], cost=cost.step_ms, start=start)
             rate = res.tokens.sum() / res.time_ms.sum()
-            rows.append({"policy": name, "params": prm,
+            rows.append({"policy": name, "params": prm, "from_capture": name != "mtp",
                          "tokens_per_forward": res.tokens_per_forward(),
                          "step_ms": float(res.time_ms.sum() / res.forwards.sum()),
                          "rate": float(rate)})
@@ -1028,6 +1096,7 @@ def run_sweep(capture_path: str | Path | None = None, *, n_values=range(1, 6),
                               else float(cost.tps(r.pop("rate"), 1.0)))
         r.pop("rate", None)
     rows.sort(key=lambda r: -r["projected_tps"])
-    return SweepResult(capture=str(path), n_prompts=len(cap), baseline_tps=baseline_tps,
-                       cost_model=cost.name, seed=seed, mc_replicates=mc_reps,
-                       acceptance=model.source, rows=rows)
+    return SweepResult(capture=capture_name(capture_path), n_prompts=len(cap),
+                       baseline_tps=baseline_tps, cost_model=cost.name, seed=seed,
+                       mc_replicates=mc_reps, acceptance=model.source, rows=rows,
+                       evidence=evidence)

@@ -268,3 +268,73 @@ def test_vllm_counters_follow_vllm_definitions():
     assert m["acceptance_rate_per_position"] == pytest.approx(
         [0.7291, 0.5537, 0.4393, 0.3609, 0.3013, 0.2518, 0.2132], abs=0.015)
     assert m["num_draft_tokens"] == pytest.approx(7 * m["num_drafts"])
+
+
+def _tiny_capture(path, n_prompts, length):
+    with open(path, "w") as f:
+        for i in range(n_prompts):
+            f.write(json.dumps({"id": f"p{i}", "prompt_token_ids": list(range(10 + i, 40 + i)),
+                                "completion_token_ids": list(range(20 + i, 20 + i + length))})
+                    + "\n")
+    return path
+
+
+@pytest.mark.parametrize("n_prompts,length", [(6, 1), (6, 2), (2, 100)])
+def test_too_small_a_capture_is_refused_naming_it(tmp_path, cli, n_prompts, length):
+    """Issue 10: 6 prompts with 1- or 2-token completions printed 'worth a run' / 'not worth a
+    run'; below the floors (3 prompts, 4 walked tokens per prompt, 32 in all) draft and the
+    sweep exit 2 with one line naming the capture."""
+    cap = _tiny_capture(tmp_path / "tiny.jsonl", n_prompts, length)
+    for argv in (("draft", cap), ("draft-sweep", cap)):
+        code, out, err = cli(*argv)
+        assert code == 2 and err.count("\n") == 1, err
+        assert "tiny.jsonl" in err and "too little capture" in err and not out
+
+
+def test_limited_capture_says_too_little_evidence():
+    """6 prompts x 48 tokens: above the refuse floors, below the limited ones: no policy is
+    called worth a run, the JSON says why."""
+    from planner.draft import EVIDENCE_FLOORS, parse_policy, run_draft
+
+    r = run_draft(SMALL, [parse_policy("pld"), parse_policy("mtp")], n_boot=100, mc_reps=5,
+                  seed=1).to_dict()
+    ev = r["evidence"]
+    assert (ev["level"], ev["prompts"], ev["tokens"]) == ("limited", 6, 288)
+    assert ev["floors"] == EVIDENCE_FLOORS["limited"]
+    assert ev["reasons"] == ["6 prompts < 12", "288 walked tokens (AR steps) < 512"]
+    assert r["worth_a_run"]["worth"] is False and r["worth_a_run"]["worth_policies"] == []
+    assert r["worth_a_run"]["verdict"].startswith("too little evidence (6 prompts < 12")
+    assert all(not p["worth_a_run"]["worth"] for p in r["policies"] if p["worth_a_run"])
+
+
+@pytest.mark.parametrize("spec", ["pld:", "pld:,", "pld:n=3,", "pld:,n=3", "pld:n=", "pld:=3"])
+def test_one_policy_grammar(spec, cli):
+    """NAME or NAME:KEY=VALUE,...: an empty list after ':' and empty items are refused alike."""
+    code, out, err = cli("draft", SMALL, "-p", spec)
+    assert code == 2 and err.count("\n") == 1 and "policy" in err
+
+
+def test_one_name_for_the_draft_depth():
+    """depth= is the one spelling in outputs; D=, num_speculative_tokens= and (hf-pld)
+    prompt_lookup_num_tokens= are aliases; --num-speculative-tokens / --depth-values are
+    accepted beside --depth / --d-values."""
+    from planner.draft import parse_policy
+
+    for s in ("pld:D=8", "pld:depth=8", "pld:num_speculative_tokens=8"):
+        assert parse_policy(s).label == "pld(depth=8)"
+    assert parse_policy("hf-pld:prompt_lookup_num_tokens=8").label == "hf-pld(depth=8)"
+    out = run("draft-sweep", SMALL, "--depth-values", "8", "--n-values", "2", "--k-values",
+              "2", "--mc-reps", "5", "--json")
+    rows = json.loads(out.stdout)["rows"]
+    assert [r["params"] for r in rows if r["policy"] == "pld"] == [{"n": 2, "depth": 8}]
+    assert [r["from_capture"] for r in rows if r["policy"] == "mtp"] == [False]
+
+
+def test_default_capture_is_named_not_located():
+    """Without a CAPTURE the result names the shipped example, never a machine path."""
+    p = run("draft", "-p", "pld", "--bootstrap", "50", "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["capture"]["path"] == "embedded:draft_default_capture.jsonl.gz"
+    assert r["inputs"]["files"][0]["name"] == "embedded:draft_default_capture.jsonl.gz"
+    assert str(ROOT) not in p.stdout and r["evidence"]["level"] == "ok"

@@ -29,6 +29,7 @@ COMMANDS = {
                     "--k-values", "2", "--mc-reps", "5"],
     "calibrate": ["calibrate", str(RUNS), "--platform", "local-a10g", "--metric",
                   "decode_wall", "--workload", "128x512"],
+    "shift": ["shift", "--public-tps", "300", "--draws", "2000", "--seed", "2"],
 }
 
 
@@ -97,7 +98,8 @@ def test_report_re_renders_what_the_command_wrote(kind, written, tmp_path, cli):
     assert code == 0, err
     assert md2.read_text() == md.read_text()
     assert _html_sans_plots(html2.read_text()) == _html_sans_plots(html.read_text())
-    assert html.read_text().count("data:image/png;base64,") >= (0 if kind == "calibrate" else 1)
+    assert html.read_text().count("data:image/png;base64,") >= (
+        0 if kind in ("calibrate", "shift") else 1)
     if kind == "draft":  # the Markdown's plot is written next to it
         assert (tmp_path / md.with_suffix(".png").name).stat().st_size > 1000
     # the terminal view of the saved file
@@ -153,3 +155,52 @@ def test_verdict_idata_opens_in_arviz(tmp_path, cli):
         v["mean_tps_a"])
     code, _, err = cli("verdict", "--a-runs", "308,309", "--b-runs", "309,310", "--idata", nc)
     assert code == 2 and "--engine mcmc" in err
+
+
+@pytest.mark.parametrize("kind", list(COMMANDS))
+def test_every_report_records_its_inputs(kind, written):
+    """JSON, Markdown and HTML of every command record its files (with the content's
+    SHA-256), its options (filters, prior, seed) and the version; no machine path."""
+    import hashlib
+
+    from planner import __version__
+
+    js, md, html = written[kind]
+    saved = json.loads(js.read_text())
+    inp = saved["inputs"]
+    assert inp["version"] == __version__
+    argv = COMMANDS[kind]
+    for f in inp["files"]:
+        assert f["name"] in argv  # the path as given
+        assert f["sha256"] == hashlib.sha256(Path(f["name"]).read_bytes()).hexdigest()
+    if kind in ("verdict", "calibrate", "draft", "budget", "draft-sweep"):
+        assert len(inp["files"]) == 1
+    if kind == "calibrate":
+        assert {k: inp["options"][k] for k in ("platform", "metric", "workload")} == {
+            "platform": "local-a10g", "metric": "decode_wall", "workload": "128x512"}
+    if kind == "shift":
+        assert inp["options"]["seed"] == 2 and inp["public_tps"] == 300
+    for text in (md.read_text(), html.read_text()):
+        assert "Inputs" in text and f"spec-planner {__version__}" in text
+        assert "as_json" not in text and "sha256 " in text if inp["files"] else True
+    assert "## Inputs" in md.read_text() and "<h2>Inputs</h2>" in html.read_text()
+
+
+def test_draft_views_show_the_prediction_interval_and_unlabelled_rows(written):
+    """The MTP row (numbers from the acceptance curve, not the capture's tokens) is marked
+    and explained; pi_low/pi_high sit beside the bootstrap interval; a 6-prompt capture is
+    'too little evidence' in every view."""
+    from planner.report.draft_view import NOT_FROM_CAPTURE
+
+    js, md, html = written["draft"]
+    saved = json.loads(js.read_text())
+    mtp = [p for p in saved["policies"] if p["policy"] == "mtp"][0]
+    assert mtp["from_capture"] is False and "acceptance curve" in mtp["numbers_from"]
+    pi = f"[{mtp['tokens_per_forward']['pi_low']:.3f}, {mtp['tokens_per_forward']['pi_high']:.3f}]"
+    text = md.read_text()
+    assert f"| mtp(k=7) {NOT_FROM_CAPTURE} |" in text and pi in text
+    assert "not from this capture's own tokens" in text and "new prompt set [90 % PI]" in text
+    assert "too little evidence" in text and "too little evidence" in html.read_text()
+    assert saved["evidence"]["level"] == "limited"
+    assert all(p["worth_a_run"]["code"] == "too_little_evidence" for p in saved["policies"]
+               if p["worth_a_run"])

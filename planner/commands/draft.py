@@ -57,8 +57,12 @@ _COST_FILE_HELP = ("JSON object overriding fields of the cost profile: verify_ba
 
 #: ``--policy`` help (static: building it must not import the decision layer at start-up;
 #: planner.draft.POLICY_HELP says the same per policy).
-_POLICY_HELP = ("repeatable; name or name:key=val,... . ar; pld (the reference replay's "
-                "prompt lookup: last n tokens, most recent earlier match, draft D; n, depth); "
+_POLICY_HELP = ("repeatable; NAME or NAME:KEY=VALUE,KEY=VALUE,... (a ':' needs at least one "
+                "pair; no empty item: 'pld:' and 'pld:,' are refused). The draft depth is "
+                "'depth' in every output; D=, num_speculative_tokens= (vLLM) and, for hf-pld, "
+                "prompt_lookup_num_tokens= are its aliases. ar; pld (the reference replay's "
+                "prompt lookup: last n tokens, most recent earlier match, draft depth tokens; "
+                "n, depth); "
                 "hf-pld (Hugging Face / Spec-Bench prompt lookup: windows max_n..1, first "
                 "match; max_n = max_matching_ngram_size, depth = prompt_lookup_num_tokens); "
                 "ngram (vLLM; min_n, max_n, k = prompt_lookup_min, prompt_lookup_max, "
@@ -113,58 +117,85 @@ def register(app: typer.Typer) -> None:
 
     @app.command("draft")
     def draft(
-        capture: Optional[Path] = typer.Argument(None, help="capture .jsonl(.gz); default: "
-                                                 "the shipped ar_reference_bf16 example"),
+        capture: Optional[Path] = typer.Argument(None, help="capture .jsonl(.gz): one JSON "
+                                                 "object per prompt with prompt_token_ids and "
+                                                 "completion_token_ids (greedy stream); at least "
+                                                 "3 prompts, 4 walked tokens per prompt and 32 "
+                                                 "in all (fewer than 12 prompts, 16 tokens per "
+                                                 "prompt or 512 tokens: 'too little evidence'). "
+                                                 "Default: the shipped AR example "
+                                                 "(embedded:draft_default_capture.jsonl.gz)"),
         policy: List[str] = typer.Option([], "--policy", "-p", help=_POLICY_HELP),
-        n: Optional[int] = typer.Option(None, "--n", help="pld match window n (default 2)"),
-        depth: Optional[int] = typer.Option(None, "--depth", help="lookup draft length D "
-                                            "(pld default 24; suffix max_spec_tokens)"),
-        min_n: Optional[int] = typer.Option(None, "--min-n", help="ngram prompt_lookup_min"),
-        max_n: Optional[int] = typer.Option(None, "--max-n", help="ngram prompt_lookup_max"),
-        k: Optional[int] = typer.Option(None, "--k", help="MTP depth K (default 7) / ngram k"),
-        lookup_k: Optional[int] = typer.Option(None, "--lookup-k", help="ngram k inside a "
-                                               "hybrid"),
-        lookup: str = typer.Option("suffix", "--lookup", help="lookup drafter of hybrids"),
+        n: Optional[int] = typer.Option(None, "--n", help="pld match window n, tokens "
+                                        "(1..16, default 2)"),
+        depth: Optional[int] = typer.Option(None, "--depth", "--num-speculative-tokens",
+                                            help="draft depth of lookup policies, tokens per "
+                                            "step (1..64; pld default 24, hf-pld 10; suffix "
+                                            "max_spec_tokens); vLLM's num_speculative_tokens"),
+        min_n: Optional[int] = typer.Option(None, "--min-n", help="ngram prompt_lookup_min, "
+                                            "tokens (1..16)"),
+        max_n: Optional[int] = typer.Option(None, "--max-n", help="ngram prompt_lookup_max, "
+                                            "tokens (1..16)"),
+        k: Optional[int] = typer.Option(None, "--k", help="MTP chain depth K, tokens per step "
+                                        "(1..16, default 7; vLLM num_speculative_tokens of "
+                                        "method mtp) / ngram draft tokens k"),
+        lookup_k: Optional[int] = typer.Option(None, "--lookup-k", help="ngram draft tokens k "
+                                               "inside a hybrid"),
+        lookup: str = typer.Option("suffix", "--lookup", help="lookup drafter of hybrids: pld, "
+                                   "hf-pld, ngram or suffix"),
         threshold: Optional[int] = typer.Option(None, "--threshold", help="suffix-first: "
-                                                "lookup when match_len >= threshold"),
-        tree_depth: Optional[int] = typer.Option(None, "--tree-depth", help="tree: lookup "
-                                                 "branch cap D"),
+                                                "lookup when match_len >= threshold, tokens "
+                                                "(1..64)"),
+        tree_depth: Optional[int] = typer.Option(None, "--tree-depth", help="tree: cap on the "
+                                                 "lookup branch, tokens (1..64)"),
         curve: List[str] = typer.Option([], "--curve", help="MTP survival curve "
                                         "'0.73,0.55,...', a record id, or a JSON/JSONL file; "
                                         "one only: it applies to every MTP policy"),
         per_prompt: str = typer.Option("B", "--per-prompt", help="embedded stack-F per-prompt "
                                        "counters run: A, B, A+B or none"),
-        correlation: str = typer.Option("calibrated", "--correlation", help="calibrated, "
-                                        "independent, or a gamma value"),
-        baseline: str = typer.Option("ar", "--baseline", help="baseline policy"),
+        correlation: str = typer.Option("calibrated", "--correlation", help="hybrids: how "
+                                        "MTP acceptance follows lookup easiness: calibrated "
+                                        "(from the per-prompt counters), independent, or a "
+                                        "gamma value >= 0"),
+        baseline: str = typer.Option("ar", "--baseline", help="baseline policy (same grammar "
+                                     "as --policy)"),
         baseline_tps: Optional[float] = typer.Option(None, "--baseline-tps", help="measured "
-                                                     "TPS of the baseline"),
-        bootstrap: int = typer.Option(2000, "--bootstrap", help="bootstrap replicates"),
-        mc_reps: int = typer.Option(200, "--mc-reps", help="MC replicates (stochastic)"),
+                                                     "TPS (tokens/s) of the baseline; "
+                                                     "projections scale it (default: the "
+                                                     "cost model's absolute TPS)"),
+        bootstrap: int = typer.Option(2000, "--bootstrap", help="bootstrap replicates over "
+                                      "prompts (1..1000000)"),
+        mc_reps: int = typer.Option(200, "--mc-reps", help="Monte-Carlo replicates of the "
+                                    "stochastic (MTP-based) policies, >= 1"),
         seed: int = typer.Option(0, "--seed", min=0, help="random seed, >= 0"),
         convention: str = typer.Option("reference", "--convention", help="reference: the "
                                        "first forward counts (reproduces the reference "
                                        "replay); vllm: leave the prefill token out, as "
                                        "vLLM's spec-decode counters do"),
-        stop_at_eos: bool = typer.Option(False, "--stop-at-eos", help="cut at first EOS"),
-        cost_profile: str = typer.Option("F", "--cost-profile", help="F or bf16head"),
+        stop_at_eos: bool = typer.Option(False, "--stop-at-eos", help="cut each completion "
+                                         "at its first EOS token (ids 1, 106)"),
+        cost_profile: str = typer.Option("F", "--cost-profile", help="step-time model: F "
+                                         "(int4 stack F) or bf16head"),
         cost_file: Optional[Path] = typer.Option(None, "--cost-file", help=_COST_FILE_HELP),
-        sync_factor: Optional[float] = typer.Option(None, "--sync-factor"),
+        sync_factor: Optional[float] = typer.Option(None, "--sync-factor", help="multiplier "
+                                                    "of the host sync time per step "
+                                                    "(dimensionless; cost model default)"),
         drafter_ms: Optional[float] = typer.Option(None, "--drafter-ms",
-                                                   help="drafter ms per draft token"),
-        sigma_tps: Optional[float] = typer.Option(None, "--sigma-tps", help="TPS sd per run "
-                                                  "(default 0.378 % of baseline TPS)"),
+                                                   help="drafter time per draft token, ms"),
+        sigma_tps: Optional[float] = typer.Option(None, "--sigma-tps", help="TPS sd of one "
+                                                  "run, tokens/s (default 0.378 % of the "
+                                                  "baseline TPS)"),
         platform: str = typer.Option(DEFAULT_PLATFORM, "--platform", help="platform of the "
                                      "real runs: its noise prior and cost model size the "
                                      "worth-a-run experiment"),
         run_cap: int = typer.Option(40, "--run-cap", help="max runs per arm the sizing "
-                                    "considers"),
+                                    "considers (>= 1)"),
         minutes_per_run: Optional[float] = typer.Option(None, "--minutes-per-run",
                                                         help="override the platform cost "
-                                                        "model's minutes per run"),
+                                                        "model's minutes per run (min)"),
         price_per_hour: Optional[float] = typer.Option(None, "--price-per-hour",
                                                        help="override the platform cost "
-                                                       "model's $ per hour"),
+                                                       "model's price, $ per GPU-hour"),
         as_json: bool = typer.Option(False, "--json", help="print the JSON result"),
         md: Optional[Path] = typer.Option(None, "--md", help="write a Markdown report (+PNG)"),
         html: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML "
@@ -226,27 +257,37 @@ def register(app: typer.Typer) -> None:
 
     @app.command("draft-sweep")
     def draft_sweep(
-        capture: Optional[Path] = typer.Argument(None, help="capture .jsonl(.gz)"),
-        n_values: str = typer.Option("1,2,3,4,5", "--n-values", help="pld n grid"),
-        d_values: str = typer.Option("4,8,12,16,20,24,28,32", "--d-values", help="pld D grid"),
-        k_values: str = typer.Option("1,2,3,4,5,6,7", "--k-values", help="MTP K grid "
-                                     "(the embedded stack-F curve is measured to K=7)"),
-        baseline_tps: Optional[float] = typer.Option(None, "--baseline-tps"),
-        mc_reps: int = typer.Option(50, "--mc-reps"),
+        capture: Optional[Path] = typer.Argument(None, help="capture .jsonl(.gz) (as for "
+                                                 "planner draft; default the shipped AR "
+                                                 "example)"),
+        n_values: str = typer.Option("1,2,3,4,5", "--n-values", help="pld match windows n, "
+                                     "comma list of tokens (1..16)"),
+        d_values: str = typer.Option("4,8,12,16,20,24,28,32", "--depth-values", "--d-values",
+                                     help="pld draft depths, comma list of tokens (1..64); "
+                                     "--d-values is the old spelling"),
+        k_values: str = typer.Option("1,2,3,4,5,6,7", "--k-values", help="MTP chain depths K, "
+                                     "comma list (1..16; the embedded stack-F curve is "
+                                     "measured to K=7)"),
+        baseline_tps: Optional[float] = typer.Option(None, "--baseline-tps", help="measured "
+                                                     "TPS (tokens/s) of AR; projections scale "
+                                                     "it"),
+        mc_reps: int = typer.Option(50, "--mc-reps", help="Monte-Carlo replicates of MTP rows"),
         seed: int = typer.Option(0, "--seed", min=0, help="random seed, >= 0"),
         convention: str = typer.Option("reference", "--convention", help="reference: the "
                                        "first forward counts (reproduces the reference "
                                        "replay); vllm: leave the prefill token out, as "
                                        "vLLM's spec-decode counters do"),
-        stop_at_eos: bool = typer.Option(False, "--stop-at-eos"),
-        cost_profile: str = typer.Option("F", "--cost-profile"),
-        top: int = typer.Option(20, "--top", help="rows shown"),
-        as_json: bool = typer.Option(False, "--json"),
+        stop_at_eos: bool = typer.Option(False, "--stop-at-eos", help="cut each completion "
+                                         "at its first EOS token (ids 1, 106)"),
+        cost_profile: str = typer.Option("F", "--cost-profile", help="step-time model: F or "
+                                         "bf16head"),
+        top: int = typer.Option(20, "--top", help="rows shown on the terminal"),
+        as_json: bool = typer.Option(False, "--json", help="print the JSON result"),
         md: Optional[Path] = typer.Option(None, "--md", help="write a Markdown report"),
         html: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML "
                                             "report"),
     ) -> None:
-        """Grid over pld n x D and MTP K, ranked by projected TPS."""
+        """Grid over pld n x depth and MTP K, ranked by projected TPS."""
         from planner.draft import run_sweep
         from planner.report.draft_view import render_sweep_terminal
         from planner.report.output import emit, guard_outputs
@@ -264,7 +305,7 @@ def register(app: typer.Typer) -> None:
                              field="--convention")
         result = run_sweep(capture, start=0 if convention == "reference" else 1,
                            n_values=ints(n_values, "n-values"),
-                           d_values=ints(d_values, "d-values"),
+                           d_values=ints(d_values, "depth-values"),
                            k_values=ints(k_values, "k-values"), stop_at_eos=stop_at_eos,
                            seed=seed, mc_reps=mc_reps, cost_profile=cost_profile,
                            baseline_tps=baseline_tps, progress=_progress(not as_json))

@@ -1,5 +1,6 @@
 """``planner report RESULT.json``: re-render any saved result (``--json`` output of verdict,
-repeats, budget, draft, draft sweep or calibrate) for the terminal, as Markdown or as HTML."""
+repeats, budget, draft, draft sweep, calibrate or shift) for the terminal, as Markdown or as
+HTML. The saved ``inputs`` block is kept as it is (nothing of this command is recorded)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ def register(app: typer.Typer) -> None:
     @app.command("report")
     def report(
         result: Path = typer.Argument(..., metavar="RESULT", help="A saved result: the --json "
-                                      "output of verdict, repeats, budget, draft, draft sweep "
-                                      "or calibrate."),
+                                      "output of verdict, repeats, budget, draft, draft sweep, "
+                                      "calibrate or shift."),
         md: Optional[Path] = typer.Option(None, "--md", help="Write a Markdown report (a draft "
                                           "result also writes the PNG next to it)."),
         html: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML "
@@ -30,4 +31,5 @@ def register(app: typer.Typer) -> None:
         if md is None and html is None:
             render.render_terminal(obj)
             return
-        emit(obj, as_json=False, terminal=lambda r: None, md=md, html=html, inputs=[result])
+        emit(obj, as_json=False, terminal=lambda r: None, md=md, html=html, inputs=[result],
+             record=False)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-__all__ = ["POLICY_HEADERS", "VLLM_HEADERS", "SWEEP_HEADERS", "policy_rows", "vllm_rows",
-           "sweep_rows", "headline", "render_terminal", "render_markdown",
+__all__ = ["POLICY_HEADERS", "VLLM_HEADERS", "SWEEP_HEADERS", "NOT_FROM_CAPTURE",
+           "policy_rows", "vllm_rows", "sweep_rows", "headline", "footnotes", "sweep_footnotes",
+           "evidence_line", "render_terminal", "render_markdown",
            "render_sweep_terminal", "render_sweep_markdown"]
 
-POLICY_HEADERS = ["policy", "tokens/forward [95 %]", "mean acc. len", "lookup frac", "step ms",
+POLICY_HEADERS = ["policy", "tokens/forward [95 %]", "new prompt set [90 % PI]",
+                  "mean acc. len", "lookup frac", "step ms",
                   "projected TPS [95 %]", "gain TPS", "runs/arm", "cost $", "verdict"]
 VLLM_HEADERS = ["policy", "convention", "drafts", "draft tokens", "accepted",
                 "draft acceptance rate", "mean acceptance length",
@@ -42,8 +44,51 @@ def headline(r: dict) -> str:
             f"{st['noise']['sigma_tps']:.2f} per run")
 
 
+#: Marker of a row whose numbers do not come from the capture's own tokens.
+NOT_FROM_CAPTURE = "†"
+
+
+def _not_from_capture(p: dict) -> bool:
+    # results saved before ``from_capture`` existed: the stochastic (MTP-based) policies
+    return not p.get("from_capture", not p.get("stochastic", False))
+
+
+def _pi(d: dict) -> str:
+    if d.get("pi_low") is None or d.get("pi_high") is None:
+        return "-"
+    return f"[{d['pi_low']:.3f}, {d['pi_high']:.3f}]"
+
+
+def evidence_line(r: dict) -> str | None:
+    """The too-little-evidence note of a result, None when the capture is large enough."""
+    ev = r.get("evidence")
+    return ev.get("note") if ev and ev.get("level") != "ok" else None
+
+
+def footnotes(r: dict) -> list[str]:
+    """Footnotes of the policies table: which rows are not from the capture's tokens, and
+    what the new-prompt-set interval is."""
+    out = []
+    seen = set()
+    for p in r["policies"]:
+        if _not_from_capture(p):
+            src = p.get("numbers_from") or "the MTP acceptance curve (" + \
+                str(r.get("acceptance", {}).get("source")) + ")"
+            if src not in seen:
+                seen.add(src)
+                out.append(f"{NOT_FROM_CAPTURE} {p['label']}: not from this capture's own "
+                           f"tokens; numbers from {src}.")
+    if any(p["tokens_per_forward"].get("pi_low") is not None for p in r["policies"]):
+        out.append("new prompt set [90 % PI]: prediction interval of tokens/forward on another "
+                   "prompt set of this kind (content model; the bootstrap interval when no "
+                   "set shift is predicted); the 95 % interval is the bootstrap over these "
+                   "prompts.")
+    return out
+
+
 def policy_rows(r: dict) -> list[list[str]]:
-    """One row of :data:`POLICY_HEADERS` per policy."""
+    """One row of :data:`POLICY_HEADERS` per policy; a row whose numbers do not come from the
+    capture's own tokens carries :data:`NOT_FROM_CAPTURE` (see :func:`footnotes`)."""
     out = []
     for p in r["policies"]:
         w = p["worth_a_run"]
@@ -51,12 +96,15 @@ def policy_rows(r: dict) -> list[list[str]]:
             tail = ["-", "-", "-", "baseline"]
         else:
             verdict = ("upper bound" if p.get("upper_bound") else
+                       "too little evidence" if w.get("code") == "too_little_evidence" else
                        "worth" if w["worth"] else "not worth")
+            withheld = w.get("code") == "too_little_evidence"
             tail = [f"{w['gain_tps']['point']:+.1f}",
-                    "-" if w["gain_tps"]["point"] <= 0 else
+                    "-" if w["gain_tps"]["point"] <= 0 or withheld else
                     str(w["runs_per_arm"] or f">{w['run_cap']}"),
-                    _num(w["cost_usd"], ".2f"), verdict]
-        out.append([p["label"], _ci(p["tokens_per_forward"]),
+                    "-" if withheld else _num(w["cost_usd"], ".2f"), verdict]
+        label = p["label"] + (f" {NOT_FROM_CAPTURE}" if _not_from_capture(p) else "")
+        out.append([label, _ci(p["tokens_per_forward"]), _pi(p["tokens_per_forward"]),
                     f"{p['mean_acceptance_length']:.3f}", f"{p['frac_tokens_from_lookup']:.3f}",
                     f"{p['step_ms']:.2f}", _ci(p["projected_tps"], 1), *tail])
     return out
@@ -83,10 +131,25 @@ def vllm_rows(r: dict) -> list[list[str]]:
 def sweep_rows(r: dict, top: int | None = None) -> list[list[str]]:
     """Rows of :data:`SWEEP_HEADERS`, best first (``top`` rows, default all)."""
     rows = r["rows"] if top is None else r["rows"][:top]
-    return [[str(i), row["policy"], ",".join(f"{a}={b}" for a, b in row["params"].items()),
+    mark = lambda row: (f" {NOT_FROM_CAPTURE}" if not row.get("from_capture",  # noqa: E731
+                                                               row["policy"] != "mtp") else "")
+    return [[str(i), row["policy"] + mark(row), ",".join(f"{a}={b}" for a, b in row["params"].items()),
              f"{row['tokens_per_forward']:.3f}", f"{row['step_ms']:.2f}",
              f"{row['projected_tps']:.1f}", f"{row['speedup_vs_ar']:.2f}"]
             for i, row in enumerate(rows, 1)]
+
+
+def sweep_footnotes(r: dict) -> list[str]:
+    """Footnotes of a sweep: rows not from the capture's tokens, too little evidence."""
+    out = []
+    if any(not row.get("from_capture", row["policy"] != "mtp") for row in r["rows"]):
+        out.append(f"{NOT_FROM_CAPTURE} mtp rows: numbers from the MTP acceptance curve "
+                   f"{r['acceptance']}, not from this capture's own tokens (the capture gives "
+                   "lengths).")
+    ev = evidence_line(r)
+    if ev:
+        out.append(ev + ".")
+    return out
 
 
 def _md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -116,8 +179,13 @@ def render_terminal(r: dict) -> None:
     """Print a draft result: the policies table, vLLM's counters, the verdict."""
     con = _console(190)
     con.print(f"capture {PurePath(r['capture']['path']).name}: {headline(r)}")
+    ev = evidence_line(r)
+    if ev:
+        con.print(f"[bold]{ev}[/]", markup=True)
     con.print(_rich_table("drafting policies (95 % bootstrap intervals)", POLICY_HEADERS,
                           policy_rows(r)))
+    for note in footnotes(r):
+        con.print(note, markup=False)
     vr = vllm_rows(r)
     if vr:
         con.print(_rich_table("vLLM spec-decode counters of the replay (per run)", VLLM_HEADERS,
@@ -129,7 +197,11 @@ def render_terminal(r: dict) -> None:
 def render_markdown(r: dict, plot_name: str | None = None) -> str:
     """A draft result as Markdown; ``plot_name`` is the PNG written next to it, if any."""
     lines = [f"# planner draft: {PurePath(r['capture']['path']).name}", "",
-             headline(r) + ".", ""] + _md_table(POLICY_HEADERS, policy_rows(r))
+             headline(r) + ".", ""] + ([f"**{evidence_line(r)}.**", ""] if evidence_line(r)
+                                       else []) + _md_table(POLICY_HEADERS, policy_rows(r))
+    notes = footnotes(r)
+    if notes:
+        lines += [""] + [n + "  " for n in notes]
     vr = vllm_rows(r)
     if vr:
         lines += ["", "## vLLM spec-decode counters of the replay", ""]
@@ -152,7 +224,10 @@ def _sweep_title(r: dict) -> str:
 
 def render_sweep_terminal(r: dict, top: int = 20) -> None:
     """Print the best ``top`` rows of a sweep result."""
-    _console(150).print(_rich_table(_sweep_title(r), SWEEP_HEADERS, sweep_rows(r, top)))
+    con = _console(150)
+    con.print(_rich_table(_sweep_title(r), SWEEP_HEADERS, sweep_rows(r, top)))
+    for note in sweep_footnotes(r):
+        con.print(note, markup=False)
 
 
 def render_sweep_markdown(r: dict) -> str:
@@ -160,4 +235,6 @@ def render_sweep_markdown(r: dict) -> str:
     lines = [f"# {_sweep_title(r)}", "",
              f"{r['n_prompts']} prompts; cost model {r['cost_model']}; MTP acceptance "
              f"{r['acceptance']}; {r['mc_replicates']} MC replicates, seed {r['seed']}.", ""]
-    return "\n".join(lines + _md_table(SWEEP_HEADERS, sweep_rows(r))) + "\n"
+    notes = sweep_footnotes(r)
+    return "\n".join(lines + _md_table(SWEEP_HEADERS, sweep_rows(r))
+                     + ([""] + [n + "  " for n in notes] if notes else [])) + "\n"

@@ -226,12 +226,17 @@ def render_draft(r: dict) -> str:
     name = PurePath(r["capture"]["path"]).name
     body = [f"<h1>planner draft: <code>{_e(name)}</code></h1>",
             f"<p class=\"sub\">{_e(v.headline(r))}</p>"]
+    if v.evidence_line(r):
+        body.append(f"<p class=\"tag over\">{_e(v.evidence_line(r))}.</p>")
     if r.get("worth_a_run"):
         w = r["worth_a_run"]
         body.append(f"<p><b>{_e(w['verdict'])}</b> (best: <code>{_e(w['best_policy'])}</code>)"
                     "</p>")
     body.append(_table(v.POLICY_HEADERS, [[_e(c) for c in row] for row in v.policy_rows(r)],
-                       {1, 2, 3, 4, 5, 6, 7, 8}))
+                       {1, 2, 3, 4, 5, 6, 7, 8, 9}))
+    notes = v.footnotes(r)
+    if notes:
+        body.append("<p class=\"note\">" + "<br>".join(_e(n) for n in notes) + "</p>")
     vr = v.vllm_rows(r)
     if vr:
         body += ["<h2>vLLM spec-decode counters of the replay</h2>",
@@ -256,6 +261,9 @@ def render_sweep(r: dict) -> str:
             "<div class=\"plots\">" + _img(plots.sweep_plot(r["rows"]), "sweep") + "</div>",
             _table(v.SWEEP_HEADERS, [[_e(c) for c in row] for row in v.sweep_rows(r)],
                    {0, 3, 4, 5, 6})]
+    notes = v.sweep_footnotes(r)
+    if notes:
+        body.append("<p class=\"note\">" + "<br>".join(_e(n) for n in notes) + "</p>")
     return _page("planner draft sweep", "\n".join(body))
 
 
@@ -270,8 +278,16 @@ def render_calibrate(r: dict) -> str:
     return _page("noise calibration", "\n".join(body))
 
 
+def render_shift(r: dict) -> str:
+    """HTML page of a ``planner shift`` result (:func:`planner.report.shift_view.render_html`)."""
+    from planner.report.shift_view import render_html as page
+
+    return page(r)
+
+
 _PAGES = {"verdict": render_verdict, "repeats": render_repeats, "budget": render_budget,
-          "draft": render_draft, "draft-sweep": render_sweep, "calibrate": render_calibrate}
+          "draft": render_draft, "draft-sweep": render_sweep, "calibrate": render_calibrate,
+          "shift": render_shift}
 
 
 def render_html(result: dict) -> str:

@@ -7,7 +7,8 @@ import math
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["VOLATILE_KEYS", "to_json", "saved_form", "guard_outputs", "emit"]
+__all__ = ["VOLATILE_KEYS", "OUTPUT_PARAMS", "to_json", "saved_form", "guard_outputs",
+           "input_record", "with_record", "emit"]
 
 
 def _clean(obj: Any) -> Any:
@@ -73,6 +74,104 @@ def guard_outputs(outputs, inputs) -> None:
             raise InputError("folder does not exist", file=str(out), field=opt)
 
 
+#: Parameters of a command that name where or how it writes, not what it computed from:
+#: left out of the recorded inputs.
+OUTPUT_PARAMS = frozenset({"as_json", "md", "html", "output", "idata", "top"})
+
+
+def _sha256(path) -> str | None:
+    import hashlib
+
+    try:
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        return h.hexdigest()
+    except OSError:
+        return None
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, Path):
+        return str(v)
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+def input_record(params: dict | None = None) -> dict | None:
+    """What a command computed from: its input files (name as given, role = parameter name,
+    SHA-256 of the content), every other parameter's value (filters such as ``run_group``,
+    ``platform``, ``metric``, ``workload``; ``prior``; ``seed``; ...) and the spec-planner
+    version.
+
+    Parameters
+    ----------
+    params : dict, optional
+        Parameter name -> value; default: the running command's parsed parameters (the
+        current click context), None outside a command.
+
+    Returns
+    -------
+    dict or None
+        ``files`` (list of ``{role, name, sha256}``), ``options`` ({name: value}; outputs
+        (:data:`OUTPUT_PARAMS`) and options left unset (None, empty) left out) and
+        ``version``. A draft command run without a
+        capture records :data:`planner.draft.EMBEDDED_CAPTURE` (never a machine path).
+    """
+    if params is None:
+        try:  # typer >= 0.16 vendors click
+            from typer._click.globals import get_current_context
+        except ImportError:  # pragma: no cover - typer on an installed click
+            from click import get_current_context
+
+        ctx = get_current_context(silent=True)
+        if ctx is None:
+            return None
+        params = ctx.params
+    from planner import __version__
+
+    files, options = [], {}
+    for name, value in params.items():
+        if name in OUTPUT_PARAMS:
+            continue
+        paths = value if isinstance(value, (list, tuple)) else [value]
+        if paths and all(isinstance(v, Path) for v in paths):
+            for v in paths:
+                files.append({"role": name, "name": str(v),
+                              "sha256": _sha256(v) if v.is_file() else None})
+            continue
+        if name == "capture" and value is None:
+            from planner.draft import EMBEDDED_CAPTURE, default_capture_path
+
+            files.append({"role": name, "name": EMBEDDED_CAPTURE,
+                          "sha256": _sha256(default_capture_path())})
+            continue
+        if value is None or value == [] or value == ():
+            continue  # not given, and its default is decided downstream (in the result)
+        options[name] = _plain(value)
+    return {"files": files, "options": options, "version": __version__}
+
+
+def with_record(result: dict, record: dict | None) -> dict:
+    """``result`` with ``record`` merged into its ``inputs`` block (created after
+    ``command``; keys the result already has win)."""
+    if not record:
+        return result
+    merged = {**record, **(result.get("inputs") or {})}
+    out: dict = {}
+    for k, v in result.items():
+        if k == "inputs":
+            continue
+        out[k] = v
+        if k == "command":
+            out["inputs"] = merged
+    if "inputs" not in out:
+        out = {"inputs": merged, **out}
+    return out
+
+
 def saved_form(result: dict) -> dict:
     """``result`` as a saved ``--json`` file reads back (JSON-safe, timings left out): what
     every file report is rendered from, so ``planner report`` re-renders it identically."""
@@ -83,27 +182,34 @@ def emit(result: dict, *, as_json: bool, terminal: Callable[[dict], None] | None
          md: Path | None = None, html: Path | None = None,
          md_renderer: Callable[[dict], str] | None = None,
          html_renderer: Callable[[dict], str] | None = None, inputs=(),
-         samples: dict | None = None) -> None:
+         samples: dict | None = None, record: bool = True) -> None:
     """Write ``result`` to stdout (JSON or terminal view) and optional Markdown / HTML files.
 
     The files are rendered from :func:`saved_form` of ``result``, by the given renderers or,
     when none is given, by :mod:`planner.report.render` (which knows every result); the
     terminal view likewise. ``samples`` (bootstrap draws of a live draft result) only feed
     the PNG next to a draft's Markdown. ``inputs`` are the command's input paths: a report
-    never overwrites one (:func:`guard_outputs`).
+    never overwrites one (:func:`guard_outputs`). With ``record`` (default), the running
+    command's :func:`input_record` is merged into the result's ``inputs`` block (JSON,
+    Markdown and HTML all show it); ``planner report`` passes False, keeping the saved one.
     """
     from planner.report import render
 
+    if record:
+        result = with_record(result, input_record())
     saved = saved_form(result)
     png = render.markdown_plot_path(saved, md) if md_renderer is None else None
     guard_outputs([("--md", md), ("--html", html), ("--md", png)], inputs)
     if md is not None:
         if md_renderer is not None:
-            Path(md).write_text(md_renderer(saved), encoding="utf-8")
+            Path(md).write_text(md_renderer(saved) + render.inputs_markdown(saved),
+                                encoding="utf-8")
         else:
             render.write_markdown(saved, md, samples=samples)
     if html is not None:
-        Path(html).write_text((html_renderer or render.render_html)(saved), encoding="utf-8")
+        page = (render.add_inputs_html(html_renderer(saved), saved) if html_renderer
+                else render.render_html(saved))
+        Path(html).write_text(page, encoding="utf-8")
     if as_json:
         print(to_json(result))
     else:

@@ -2,7 +2,9 @@
 
 A result says what it is by its ``schema`` (``spec-planner/<kind>/<version>``) or, for
 files written before every result had one, its ``command``. :func:`kind_of` reads that;
-the renderers dispatch on it to the view of each command (``*_view.py``, :mod:`.html`):
+the renderers dispatch on it to the view of each command (``*_view.py``, :mod:`.html`);
+Markdown and HTML end with the result's ``inputs`` block (files with their SHA-256,
+options, version: :func:`inputs_lines`):
 
 ========== ==================================== ==========================
 kind       terminal / Markdown                  HTML
@@ -13,6 +15,7 @@ budget     :mod:`.budget_view`                  :func:`.html.render_budget`
 draft      :mod:`.draft_view`                   :func:`.html.render_draft`
 draft-sweep :mod:`.draft_view` (``sweep``)       :func:`.html.render_sweep`
 calibrate  :mod:`.calibrate_view`               :func:`.html.render_calibrate`
+shift      :mod:`.shift_view`                   :func:`.shift_view.render_html`
 ========== ==================================== ==========================
 
 A draft result's Markdown refers to a PNG written next to it (``report.md`` ->
@@ -27,9 +30,10 @@ from pathlib import Path
 from planner.errors import InputError
 
 __all__ = ["KINDS", "kind_of", "render_terminal", "render_markdown", "render_html",
-           "markdown_plot_path", "write_markdown", "read_result"]
+           "markdown_plot_path", "write_markdown", "read_result", "inputs_lines",
+           "inputs_markdown", "inputs_html", "add_inputs_html"]
 
-KINDS = ("verdict", "repeats", "budget", "draft", "draft-sweep", "calibrate")
+KINDS = ("verdict", "repeats", "budget", "draft", "draft-sweep", "calibrate", "shift")
 _SCHEMA_KIND = {"noise-prior": "calibrate"}
 
 
@@ -56,6 +60,58 @@ def kind_of(result: dict) -> str:
                      f"{cmd or '?'!r}; one of {', '.join(KINDS)})", field="schema")
 
 
+def inputs_lines(r: dict) -> list[str]:
+    """What a result was computed from, one ``name: value`` phrase each (files with their
+    SHA-256 prefix, options, version); empty for results saved without ``inputs``."""
+    inp = r.get("inputs")
+    if not isinstance(inp, dict):
+        return []
+    out = []
+    for f in inp.get("files") or []:
+        sha = f.get("sha256")
+        out.append(f"{f.get('role', 'file')}: {f.get('name')}"
+                   + (f" (sha256 {sha[:12]})" if sha else ""))
+    opts = inp.get("options") or {}
+    if opts:
+        out.append("options: " + ", ".join(f"{k}={v}" for k, v in opts.items()))
+    for k, v in inp.items():
+        if k in ("files", "options", "version"):
+            continue
+        if isinstance(v, (str, int, float, bool)) or v is None:
+            out.append(f"{k}: {v}")
+    if inp.get("version"):
+        out.append(f"spec-planner {inp['version']}")
+    return out
+
+
+def inputs_markdown(result: dict) -> str:
+    """The ``## Inputs`` section of a Markdown report ("" without ``inputs``)."""
+    lines = inputs_lines(result)
+    if not lines:
+        return ""
+    return "\n## Inputs\n\n" + "\n".join(f"- {x.replace('|', '/')}" for x in lines) + "\n"
+
+
+def inputs_html(result: dict) -> str:
+    """The Inputs section of an HTML report ("" without ``inputs``)."""
+    import html
+
+    lines = inputs_lines(result)
+    if not lines:
+        return ""
+    return ("<h2>Inputs</h2><ul class=\"inputs\">"
+            + "".join(f"<li>{html.escape(x)}</li>" for x in lines) + "</ul>\n")
+
+
+def add_inputs_html(page: str, result: dict) -> str:
+    """``page`` with :func:`inputs_html` inserted before its closing ``</body>``."""
+    sec = inputs_html(result)
+    if not sec or "<h2>Inputs</h2>" in page:
+        return page
+    i = page.rfind("</body>")
+    return page + sec if i < 0 else page[:i] + sec + page[i:]
+
+
 def _view(kind: str):
     import importlib
 
@@ -75,17 +131,19 @@ def render_markdown(result: dict, plot_name: str | None = None) -> str:
     kind = kind_of(result)
     view = _view(kind)
     if kind == "draft":
-        return view.render_markdown(result, plot_name)
-    if kind == "draft-sweep":
-        return view.render_sweep_markdown(result)
-    return view.render_markdown(result)
+        text = view.render_markdown(result, plot_name)
+    elif kind == "draft-sweep":
+        text = view.render_sweep_markdown(result)
+    else:
+        text = view.render_markdown(result)
+    return text + inputs_markdown(result)
 
 
 def render_html(result: dict) -> str:
     """``result`` as one self-contained HTML page (:func:`planner.report.html.render_html`)."""
     from planner.report.html import render_html as page
 
-    return page(result)
+    return add_inputs_html(page(result), result)
 
 
 def markdown_plot_path(result: dict, md: Path | str | None) -> Path | None:
