@@ -114,7 +114,7 @@ def make_inputs(tmp: Path, n_scale: int) -> dict:
 
 
 def run_once(cmd: list, env: dict) -> tuple:
-    """Wall seconds, peak RSS (MiB) and exit code of one child process."""
+    """Wall seconds, peak RSS (MiB), exit code and CPU seconds (user + system) of one child."""
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE)
@@ -125,17 +125,19 @@ def run_once(cmd: list, env: dict) -> tuple:
     if p.returncode != 0:
         sys.stderr.write(f"  ! {' '.join(map(str, cmd[2:]))} exited {p.returncode}: "
                          f"{err.decode(errors='replace').strip().splitlines()[-1:]}\n")
-    return dt, ru.ru_maxrss / 1024.0, p.returncode
+    return dt, ru.ru_maxrss / 1024.0, p.returncode, ru.ru_utime + ru.ru_stime
 
 
 def measure(cmd: list, env: dict, runs: int) -> tuple:
+    """Median wall s, peak RSS (MiB) and median CPU s of ``runs`` runs after a warm-up."""
     run_once(cmd, env)  # warm-up (page cache, numba cache)
-    ts, rss = [], []
+    ts, rss, cpu = [], [], []
     for _ in range(runs):
-        dt, mib, _ = run_once(cmd, env)
+        dt, mib, _, c = run_once(cmd, env)
         ts.append(dt)
         rss.append(mib)
-    return statistics.median(ts), max(rss)
+        cpu.append(c)
+    return statistics.median(ts), max(rss), statistics.median(cpu)
 
 
 def main(argv=None) -> int:
@@ -184,22 +186,27 @@ def main(argv=None) -> int:
         print(f"\nwarm numba cache: median of {runs} after a warm-up; "
               f"{platform.machine()} {os.cpu_count()} cores, Python "
               f"{platform.python_version()}, {date.today().isoformat()}")
-        head = (f"{'command':16s} {'median s':>9s} {'peak MiB':>9s} {'baseline':>20s} "
-                f"{'base s':>7s} {'ratio':>7s}  target")
+        head = (f"{'command':16s} {'median s':>9s} {'cpu s':>6s} {'peak MiB':>9s} "
+                f"{'baseline':>20s} {'base s':>7s} {'base cpu':>8s} {'ratio':>7s} "
+                f"{'cpu ratio':>9s}  target")
         print(head)
         print("-" * len(head))
         for name, cmd, base, base_name, target in rows:
-            t, rss = measure(cmd, env, runs)
+            t, rss, c = measure(cmd, env, runs)
             if base is not None:
-                tb, _ = measure(base, env, runs)
-                ratio = (f"{tb / t:6.2f}x" if name == "draft-big"
-                         else f"{t / tb:6.1f}x")
-                print(f"{name:16s} {t:9.2f} {rss:9.0f} {base_name:>20s} {tb:7.2f} {ratio:>7s}"
-                      f"  {target}")
+                tb, _, cb = measure(base, env, runs)
+                if name == "draft-big":
+                    ratio, cratio = f"{tb / t:6.2f}x", f"{cb / c:8.2f}x"
+                else:
+                    ratio, cratio = f"{t / tb:6.1f}x", f"{c / cb:8.1f}x"
+                print(f"{name:16s} {t:9.2f} {c:6.2f} {rss:9.0f} {base_name:>20s} {tb:7.2f} "
+                      f"{cb:8.2f} {ratio:>7s} {cratio:>9s}  {target}")
             else:
-                print(f"{name:16s} {t:9.2f} {rss:9.0f} {'-':>20s} {'-':>7s} {'-':>7s}"
-                      f"  {target}")
-        print("ratio: draft-big = baseline / command (speed-up); others = command / floor")
+                print(f"{name:16s} {t:9.2f} {c:6.2f} {rss:9.0f} {'-':>20s} {'-':>7s} {'-':>8s} "
+                      f"{'-':>7s} {'-':>9s}  {target}")
+        print("ratio: draft-big = baseline / command (speed-up); others = command / floor; "
+              "cpu: user + system seconds of the child (what a loaded machine does not inflate "
+              "much)")
 
         if not args.no_cold:
             print("\ncold numba cache (fresh empty NUMBA_CACHE_DIR, one run each; "
@@ -209,8 +216,8 @@ def main(argv=None) -> int:
                 if name not in numba_rows:
                     continue
                 d = tempfile.mkdtemp(prefix="numba-cold-", dir=tmp)
-                cold, _, _ = run_once(cmd, dict(env, NUMBA_CACHE_DIR=d))
-                warm, _, _ = run_once(cmd, dict(env, NUMBA_CACHE_DIR=d))
+                cold, _, _, _ = run_once(cmd, dict(env, NUMBA_CACHE_DIR=d))
+                warm, _, _, _ = run_once(cmd, dict(env, NUMBA_CACHE_DIR=d))
                 print(f"{name:16s} {cold:9.2f} {warm:9.2f} {cold - warm:10.2f}")
     finally:
         if args.keep:
