@@ -54,6 +54,12 @@ def _components(runs) -> list[list[int]]:
     return list(comp.values())
 
 
+def _pct_summary(sp) -> dict:
+    """Median and 95 % range of a scale prior, in % (the terms of the posterior summary)."""
+    lo, med, hi = (100 * float(x) for x in sp.ppf(np.array([0.025, 0.5, 0.975])))
+    return {"median": med, "low": lo, "high": hi}
+
+
 def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
               n_grid: int = 60) -> dict:
     """Fit the noise prior (tau, sigma) from repeated runs.
@@ -71,7 +77,10 @@ def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
     -------
     dict
         ``prior`` (a :class:`models.noise.NoisePrior` as dict, usable with ``--prior FILE``),
-        ``posterior`` summaries (median and 95 % interval of tau and sigma, %), counts.
+        ``posterior`` summaries (median and 95 % interval of tau and sigma, %), ``prior_pct``
+        (the written prior in the same terms: median and 95 % range of each scale, %),
+        ``sigma_note`` (why the population prior of sigma differs from the pooled
+        posterior; None when the pooled posterior is the prior), counts.
 
     Raises
     ------
@@ -132,6 +141,17 @@ def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
         sigma_prior, eb_info = fit_scale_population(s2, dfc)
         sigma_prior = cap(sigma_prior)
         sigma_method = "empirical Bayes over cells (population of per-cell scales)"
+    sigma_note = None
+    if eb_info is not None:
+        sd = 100 * np.sqrt(s2)
+        pooled = [100 * q for q in (sig_q[0], sig_q[2])]
+        pop = [100 * float(x) for x in sigma_prior.ppf(np.array([0.025, 0.975]))]
+        sigma_note = (f"sigma_run's prior is the spread of run-to-run scales between "
+                      f"experiments ({s2.size} repeated cells, cell SDs {sd.min():.3f}-"
+                      f"{sd.max():.3f} %), not the pooled posterior of one scale: a new "
+                      f"experiment draws its own scale, so its 95 % range [{pop[0]:.3f}, "
+                      f"{pop[1]:.3f}] % is wider than the pooled [{pooled[0]:.3f}, "
+                      f"{pooled[1]:.3f}] %")
     prior = NoisePrior(tau=cap(tau_fit), sigma=sigma_prior, name="calibrated",
                        source=f"planner calibrate on {table.path}: {used} runs in "
                               f"{len(datasets)} groups, platform '{platform or '?'}', "
@@ -146,7 +166,10 @@ def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
                           "high": 100 * sig_q[2]},
             "uncapped_df": {"tau": tau_fit.df, "sigma": sig_fit.df},
         },
+        "prior_pct": {name: _pct_summary(sp) for name, sp in
+                      (("tau_pct", prior.tau), ("sigma_pct", prior.sigma))},
         "sigma_method": sigma_method,
+        "sigma_note": sigma_note,
         "sigma_population": eb_info,
         "runs_used": used,
         "groups": len(datasets),

@@ -204,3 +204,23 @@ def test_draft_views_show_the_prediction_interval_and_unlabelled_rows(written):
     assert saved["evidence"]["level"] == "limited"
     assert all(p["worth_a_run"]["code"] == "too_little_evidence" for p in saved["policies"]
                if p["worth_a_run"])
+
+
+def test_calibrate_prints_the_written_prior_in_its_summary_terms(written):
+    """The prior calibrate writes is shown as median and 95 % range in % (the terms of the
+    posterior summary), and the JSON says why sigma_run's population prior is wider."""
+    import numpy as np
+
+    from models.noise import ScalePrior
+
+    js, md, html = written["calibrate"]
+    r = json.loads(js.read_text())
+    sig = r["prior"]["sigma"]
+    q = ScalePrior("inv_chi2", sig["scale"], sig["df"]).ppf(np.array([0.025, 0.5, 0.975]))
+    assert [r["prior_pct"]["sigma_pct"][k] for k in ("low", "median", "high")] == \
+        pytest.approx(100 * q)
+    assert r["prior_pct"]["sigma_pct"]["high"] > r["posterior"]["sigma_pct"]["high"]
+    assert "not the pooled posterior" in r["sigma_note"]
+    text = md.read_text()
+    assert f"| prior sigma_run (written) | median {100 * q[1]:.3f}%" in text
+    assert "why the prior differs" in text

@@ -63,18 +63,27 @@ def register(app: typer.Typer) -> None:
         runs: Path = typer.Argument(..., help="Runs table with repeated runs, or a vLLM / "
                                     "SGLang / pyperf / hyperfine result file."),
         output: Optional[Path] = typer.Option(None, "-o", "--output",
-                                              help="Write the noise prior JSON here."),
-        platform: Optional[str] = typer.Option(None, "--platform"),
+                                              help="Write the noise prior JSON here (use it "
+                                              "with --prior FILE)."),
+        platform: Optional[str] = typer.Option(None, "--platform", help="Keep rows of this "
+                                               "platform (e.g. hf-a10g-small, local-a10g); "
+                                               "the table must hold one."),
         metric: Optional[str] = typer.Option(None, "--metric", help="Keep rows of this metric; "
                                              "of a tool's result file, the field to read."),
-        workload: Optional[str] = typer.Option(None, "--workload"),
+        workload: Optional[str] = typer.Option(None, "--workload", help="Keep rows of this "
+                                               "workload (e.g. 128x512: prompts x output "
+                                               "tokens)."),
         format: Optional[str] = typer.Option(None, "--format", help=_FORMAT_HELP),
         tps_column: Optional[str] = typer.Option(None, "--tps-column", help=_TPS_COLUMN_HELP),
         instance: Optional[str] = typer.Option(None, "--instance", help=_INSTANCE_HELP),
-        keep_cold: bool = typer.Option(False, "--keep-cold", help="Keep cold first runs."),
+        keep_cold: bool = typer.Option(False, "--keep-cold", help="Keep cold first runs "
+                                       "(dropped by default: the noise model is for warm "
+                                       "runs)."),
         max_df: float = typer.Option(10.0, "--max-df", help="Cap on the prior's degrees of "
-                                     "freedom."),
-        as_json: bool = typer.Option(False, "--json"),
+                                     "freedom (> 0; a higher cap lets this table outweigh a "
+                                     "new user's own runs)."),
+        as_json: bool = typer.Option(False, "--json", help="Print the JSON result (the prior "
+                                     "plus its summary)."),
         md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
         html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML report."),
     ) -> None:

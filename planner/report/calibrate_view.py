@@ -6,22 +6,33 @@ from __future__ import annotations
 __all__ = ["rows", "render_terminal", "render_markdown"]
 
 
+def _prior_cell(r: dict, name: str) -> str:
+    """A written prior scale as median and 95 % range (%), then its Scaled-Inv-chi2."""
+    pr = r["prior"][name]
+    law = f"Scaled-Inv-chi2(df={pr['df']:.3g}, scale {100 * pr['scale']:.3f}%)"
+    q = (r.get("prior_pct") or {}).get(f"{name}_pct")
+    if not q:
+        return law
+    return f"median {q['median']:.3f}%  95% [{q['low']:.3f}, {q['high']:.3f}]  = {law}"
+
+
 def rows(r: dict) -> list[list[str]]:
     """Quantity / value rows (shared with the HTML page)."""
     p, pr = r["posterior"], r["prior"]
     iv = lambda d: f"median {d['median']:.3f}%  95% [{d['low']:.3f}, {d['high']:.3f}]"  # noqa: E731
-    return [["runs used", f"{r['runs_used']} in {r['groups']} groups "
+    out = [["runs used", f"{r['runs_used']} in {r['groups']} groups "
                           f"({r['cold_dropped']} cold first runs dropped)"],
             ["platform / metric / workload", f"{r.get('platform') or '?'} / "
                                              f"{r.get('metric') or '?'} / "
                                              f"{r.get('workload') or '?'}"],
             ["sigma_instance", iv(p["tau_pct"])],
             ["sigma_run", iv(p["sigma_pct"])],
-            ["prior tau", f"Scaled-Inv-chi2(df={pr['tau']['df']:.3g}, "
-                          f"{100 * pr['tau']['scale']:.3f}%)"],
-            ["prior sigma", f"Scaled-Inv-chi2(df={pr['sigma']['df']:.3g}, "
-                            f"{100 * pr['sigma']['scale']:.3f}%)"],
-            ["sigma method", str(r.get("sigma_method", ""))],
+            ["prior sigma_instance (written)", _prior_cell(r, "tau")],
+            ["prior sigma_run (written)", _prior_cell(r, "sigma")],
+            ["sigma method", str(r.get("sigma_method", ""))]]
+    if r.get("sigma_note"):
+        out.append(["why the prior differs", r["sigma_note"]])
+    return out + [
             ["grid edge mass", f"{r['grid_edge_mass']:.1e}" + ("" if r.get("ok") else
                                                                  " (not ok)")]]
 
@@ -35,10 +46,11 @@ def render_terminal(r: dict) -> None:
           f"[{p['tau_pct']['low']:.3f}, {p['tau_pct']['high']:.3f}]")
     print(f"  sigma_run:      median {p['sigma_pct']['median']:.3f}%  95% "
           f"[{p['sigma_pct']['low']:.3f}, {p['sigma_pct']['high']:.3f}]")
-    pr = r["prior"]
-    print(f"  prior: tau ~ Scaled-Inv-chi2(df={pr['tau']['df']:.3g}, "
-          f"{100 * pr['tau']['scale']:.3f}%), sigma ~ Scaled-Inv-chi2(df="
-          f"{pr['sigma']['df']:.3g}, {100 * pr['sigma']['scale']:.3f}%)")
+    print("prior written for a new experiment (same terms):")
+    print(f"  sigma_instance: {_prior_cell(r, 'tau')}")
+    print(f"  sigma_run:      {_prior_cell(r, 'sigma')}")
+    if r.get("sigma_note"):
+        print(f"  {r['sigma_note']}")
 
 
 def render_markdown(r: dict) -> str:
