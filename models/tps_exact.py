@@ -457,6 +457,46 @@ def _two_pass(loglik_fn, prior: NoisePrior, n_grid: int):
     return T, S, w, log_ev, edge, extras
 
 
+def _two_pass_cold(st, m0c, v0, data: TPSData, prior: NoisePrior, n_grid: int):
+    """:func:`_two_pass` with the cold coefficient's one-sided mixture prior.
+
+    The prior of the cold coefficient (last fixed effect) is a mixture of K Normals
+    (:meth:`models.tps_model.TPSData.cold_prior`); given (tau, sigma) and a component the model
+    is conjugate, so the posterior is a mixture over grid points x components. The grid is
+    located on the marginal likelihood (log-sum over components); each grid point's weight is
+    then split over the components by their posterior responsibilities.
+
+    Returns
+    -------
+    T, S : ndarray, shape (G K,)
+    w : ndarray, shape (G K,)
+    log_ev, edge : float
+    mean : ndarray, shape (G K, p)
+    cov : ndarray, shape (G K, p, p)
+    """
+    cw, cm, cs = data.cold_prior()
+
+    def ll(T, S):
+        lls, means, covs = [], [], []
+        for wk, mk, sk in zip(cw, cm, cs):
+            m0k, v0k = m0c.copy(), v0.copy()
+            m0k[-1], v0k[-1] = mk, sk * sk
+            l, m, c = conditional_posterior(st, T, S, m0k, v0k)
+            lls.append(l + math.log(wk))
+            means.append(m)
+            covs.append(c)
+        lk = np.stack(lls, axis=-1)                                   # (G, K)
+        tot = special.logsumexp(lk, axis=-1)
+        return tot, lk - tot[:, None], np.stack(means, 1), np.stack(covs, 1)
+
+    T, S, w, log_ev, edge, (resp, mean, cov) = _two_pass(ll, prior, n_grid)
+    K = cw.size
+    wk = (w[:, None] * np.exp(resp)).ravel()
+    p = mean.shape[-1]
+    return (np.repeat(T, K), np.repeat(S, K), wk / wk.sum(), log_ev, edge,
+            mean.reshape(-1, p), cov.reshape(-1, p, p))
+
+
 def fit_exact(data: TPSData, prior: NoisePrior, *, n_grid: int = 60) -> GridPosterior:
     """Fit the Normal hierarchical model exactly (grid over the two noise scales).
 
@@ -487,8 +527,11 @@ def fit_exact(data: TPSData, prior: NoisePrior, *, n_grid: int = 60) -> GridPost
     m0c = m0.copy()
     m0c[: data.n_configs] -= centre
     v0 = sd0**2
-    T, S, w, log_ev, edge, (mean, cov) = _two_pass(
-        lambda T, S: conditional_posterior(st, T, S, m0c, v0), prior, n_grid)
+    if data.use_cold:
+        T, S, w, log_ev, edge, mean, cov = _two_pass_cold(st, m0c, v0, data, prior, n_grid)
+    else:
+        T, S, w, log_ev, edge, (mean, cov) = _two_pass(
+            lambda T, S: conditional_posterior(st, T, S, m0c, v0), prior, n_grid)
     mean = mean.copy()
     mean[:, : data.n_configs] += centre
     names = list(data.config_names) + (["cold"] if data.use_cold else [])

@@ -10,10 +10,14 @@ centred by :math:`\bar y` (the mean log TPS of the data) for sampling:
 
     y_r - \bar y &= \mu_{c(r)} + \beta\,\mathrm{cold}_r + \tau z_{i(r)}
                    + \sigma_s w_{s(r)} + \varepsilon_r,\\
-    \mu_c &\sim N(0, s_\mu^2),\quad \beta \sim N(0, 0.05^2),\quad z_i, w_s \sim N(0, 1),\\
+    \mu_c &\sim N(0, s_\mu^2),\quad \beta \sim \textstyle\sum_k \pi_k N(m_k, s_k^2),\quad
+    z_i, w_s \sim N(0, 1),\\
     \varepsilon_r &\sim N(0, \sigma^2)\ \text{or}\ t_\nu(0, \sigma),\quad
     \nu \sim \mathrm{Gamma}(2, 0.1).
 
+* :math:`\beta`, the cold-start coefficient, has the one-sided prior of the exact engine: the
+  same Normal mixture (:func:`models.tps_model.cold_prior_components`, a zero-inflated
+  exponential slowdown fitted on the shipped cold/warm pairs), as ``pm.NormalMixture``.
 * :math:`\mu_c` is reported back on the uncentred scale (:math:`+\bar y`), so its prior is
   :math:`N(\bar y, s_\mu^2)` exactly as in the exact engine (``TPSData.prior_mean_sd``;
   :math:`s_\mu` = ``models.tps_model.MU_PRIOR_SD``, imported, so the engines cannot drift).
@@ -66,7 +70,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from models.noise import NoisePrior, ScalePrior
-from models.tps_model import COLD_PRIOR_SD, MU_PRIOR_SD, DeltaSummary, TPSData
+from models.tps_model import MU_PRIOR_SD, DeltaSummary, TPSData
 
 #: Half-normal scale of the session-to-session SD (relative; 0.5 % of TPS).
 SESSION_PRIOR_SD = 0.005
@@ -156,7 +160,8 @@ def build_model(data: TPSData, prior: NoisePrior, likelihood: str = "normal"):
         pm.Potential("mu_prior", pm.logp(pm.Normal.dist(0.0, MU_PRIOR_SD), mu).sum())
         mean = mu[data.config] + tau * z[data.instance]
         if data.use_cold:
-            beta = pm.Normal("beta_cold", 0.0, COLD_PRIOR_SD)
+            cw, cm, cs = data.cold_prior()
+            beta = pm.NormalMixture("beta_cold", w=cw, mu=cm, sigma=cs)
             mean = mean + beta * data.cold.astype(float)
         if sess:
             s_sess = pm.HalfNormal("sigma_session", sigma=SESSION_PRIOR_SD)
@@ -361,7 +366,7 @@ def _design_key(data: TPSData, prior: NoisePrior, likelihood: str) -> tuple:
     return (likelihood, prior.tau, prior.sigma, data.config.tobytes(), data.instance.tobytes(),
             bool(data.use_cold), data.cold.astype(bool).tobytes() if data.use_cold else b"",
             sess, tuple(data.config_names), tuple(data.instance_names), MU_PRIOR_SD,
-            COLD_PRIOR_SD)
+            tuple(np.concatenate(data.cold_prior()).tolist()) if data.use_cold else ())
 
 
 def _extendable(diag: dict, tune: int) -> bool:

@@ -50,9 +50,12 @@ _KNOWN = frozenset(KNOWN_COLUMNS)
 RATE_ALIASES = ("throughput", "output_throughput", "tokens_per_s", "tok/s")
 
 #: Metric names that are lower-is-better: latencies and durations (``mean_tpot_ms``,
-#: ``median_itl_ms``, ``mean_ttft_ms``, ``wall_time_s``, ``latency_s``, ``bytes``), not rates
-#: (``tokens_per_s``).
-_LOWER_IS_BETTER = re.compile(r"(_ms$|(?<!per)_s$|latency|^bytes$|^time_s$)")
+#: ``median_itl_ms``, ``mean_ttft_ms``, ``wall_time_s``, ``latency_s``, ``bytes``, and the words
+#: ``tpot``, ``itl``, ``ttft``, ``ms``, ``seconds``, ``time`` as ``_``/``-``/space-separated
+#: tokens), not rates (``tokens_per_s``, ``decode_wall``).
+_LOWER_IS_BETTER = re.compile(r"(_ms$|(?<!per)_s$|latency|^bytes$|^time_s$"
+                              r"|(^|[_\- ])(tpot|itl|ttft|ms|seconds|secs|time)($|[_\- ]))",
+                              re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=256)
@@ -175,22 +178,20 @@ class RunsTable:
         """Cold-start indicator per run, shape (n_runs,), bool.
 
         An explicit ``cold`` column wins. Otherwise a run is cold when it is ``rep`` 0 (the
-        first run after a server start or a config change) and its config has later runs on
-        the same instance and session (so "cold" is distinguishable from the instance effect).
-        Lone runs (every official HF job) and runs without an ``instance`` are never flagged. Source of the rule: the cold-start
-        caveat of the shipped runs table (6 of 46 fresh-server cells had a first run 1.1-4.2 %
-        slow; ``examples/runs/tps_runs.md``).
+        first run after a server start or a config change) on a named ``instance``, whether
+        or not its config has later runs (a lone first run is as cold as one followed by warm
+        runs; its slowdown is then known only through the cold prior,
+        :func:`models.tps_model.cold_prior_components`). Runs without an ``instance`` (the
+        quick forms, tool files) are never flagged. Source of the rule: the cold-start caveat
+        of the shipped runs table (6 of 46 fresh-server cells had a first run 1.1-4.2 % slow;
+        ``examples/runs/tps_runs.md``) and issue 8 (a lone rep-0 run read as warm).
         """
         out = np.zeros(len(self.runs), dtype=bool)
-        groups: dict[tuple, int] = {}
-        for r in self.runs:
-            key = (r.config, r.instance, r.session or r.run_group)
-            groups[key] = groups.get(key, 0) + 1
         for k, r in enumerate(self.runs):
             if r.cold is not None:
                 out[k] = r.cold
             elif r.rep == 0 and r.instance:
-                out[k] = groups[(r.config, r.instance, r.session or r.run_group)] > 1
+                out[k] = True
         return out
 
     @property
@@ -599,7 +600,7 @@ def runs_from_values(a: Sequence[float], b: Sequence[float], *, a_name: str = "A
             inst = f"pair-{k}" if paired else f"{name}-run-{k}"
             runs.append(validate_run(
                 Run(config=name, tps=x, instance=inst, rep=0 if paired else k,
-                    platform=platform, line=k + 1), file=None, value_field=opt))
+                    platform=platform, line=k + 1, cold=False), file=None, value_field=opt))
     return RunsTable(runs, "<command line>")
 
 

@@ -24,14 +24,15 @@ import numpy as np
 from models.decision import LABELS, label_from
 from models.noise import WEAK, NoisePrior
 from models.posterior import Posterior
-from models.tps_model import TPSData, pct
+from models.tps_model import COLD_MEAN_SLOW, COLD_P_NONE, TPSData, pct
 from planner.defaults import DEFAULT_ROPE, ZTEST_SIGMA_TPS
 from planner.errors import InputError
 from planner.runs import RunsTable, instance_key
 
 __all__ = ["SCHEMA", "DEFAULT_ROPE", "ZTEST_SIGMA", "LABELS", "Rope", "Verdict", "label_from",
            "build_data", "check_identifiable", "fit", "classical_tests", "verdict",
-           "SETTLE_SIMS", "SETTLE_MAX_RUNS"]
+           "SETTLE_SIMS", "SETTLE_MAX_RUNS", "DIRECTIONS", "shown_label", "cold_runs",
+           "cold_only_notes"]
 
 SCHEMA = "spec-planner/verdict/1"
 
@@ -98,6 +99,51 @@ def build_data(table: RunsTable, a: str, b: str, *, use_cold: bool | None = None
     sess = [f"{r.instance}/{r.session or r.run_group}" for r in runs]
     return TPSData.from_arrays([r.tps for r in runs], [r.config for r in runs], inst, cold,
                                sess, use_cold=use_cold)
+
+
+#: Values of the result's ``direction``.
+DIRECTIONS = ("higher_is_better", "lower_is_better")
+
+#: Decision-rule label (:mod:`models.decision`: "B better" = B's value higher beyond the ROPE)
+#: -> the label shown for a lower-is-better metric. The rule itself is the same for both.
+_LOWER_LABELS = {"B better": "B slower", "A better": "B faster"}
+
+
+def shown_label(rule_label: str, direction: str) -> str:
+    """The label shown for a decision-rule label and a metric direction.
+
+    For ``higher_is_better`` (TPS and other rates) the rule's label is shown as is
+    ("B better" / "A better"); for ``lower_is_better`` (latencies, durations) B's value being
+    higher is "B slower" and lower is "B faster". "equivalent" and "undecided" are the same.
+    """
+    if direction not in DIRECTIONS:
+        raise ValueError(f"unknown direction {direction!r}")
+    return _LOWER_LABELS.get(rule_label, rule_label) if direction == "lower_is_better" \
+        else rule_label
+
+
+def cold_runs(table: RunsTable, a: str, b: str) -> list[dict]:
+    """The runs of A and B treated as cold first runs, as ``{config, rep, instance, tps}``.
+
+    Same selection and flags as :func:`build_data` (:meth:`planner.runs.RunsTable.cold_flags`).
+    """
+    sub = table.measured().select([a, b])
+    return [{"config": r.config, "rep": r.rep, "instance": r.instance, "tps": r.tps}
+            for r, c in zip(sub.runs, sub.cold_flags()) if c]
+
+
+def cold_only_notes(table: RunsTable, a: str, b: str) -> list[str]:
+    """One note per config whose runs are all cold first runs (its warm level is then known
+    only through the cold prior, :func:`models.tps_model.cold_prior_components`)."""
+    sub = table.measured().select([a, b])
+    flags = sub.cold_flags()
+    out = []
+    for who, c in (("A", a), ("B", b)):
+        mine = [f for r, f in zip(sub.runs, flags) if r.config == c]
+        if mine and all(mine):
+            out.append(f"{who}'s only run is a cold first run: add a warm run" if len(mine) == 1
+                       else f"{who}'s only runs ({len(mine)}) are cold first runs: add a warm run")
+    return out
 
 
 def check_identifiable(data: TPSData, prior: NoisePrior, prior_given: bool, path: str) -> None:
@@ -283,6 +329,17 @@ class Verdict:
     notes : list of str
         Display notes (nothing branches on them).
     seed : int
+    direction : str
+        ``higher_is_better`` (TPS, rates) or ``lower_is_better`` (latencies, durations): how
+        ``label`` reads the decision rule's label (``rule_label``).
+    direction_source : str
+        ``given`` (an option), ``metric`` (inferred from the metric or column name) or
+        ``assumed`` (a plain list of numbers: higher is better was assumed, with a note).
+    rule_label : str
+        The decision rule's label (:mod:`models.decision`; "B better" = B's value higher);
+        equals ``label`` for ``higher_is_better``.
+    cold_runs : list of dict
+        Runs treated as cold first runs, ``{config, rep, instance, tps}``.
     """
 
     a: str
@@ -315,6 +372,10 @@ class Verdict:
     delta_curve: dict | None
     notes: list = field(default_factory=list)
     seed: int = 0
+    direction: str = "higher_is_better"
+    direction_source: str = "assumed"
+    rule_label: str | None = None
+    cold_runs: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """The JSON object (``schema``, ``command``, then the fields in order)."""
@@ -334,7 +395,8 @@ class Verdict:
         if not schema.startswith("spec-planner/verdict/"):
             raise InputError(f"not a verdict result (schema {schema or '?'!r})", field="schema")
         names = [f.name for f in fields(cls)]
-        optional = ("notes", "seed", "more_runs_code")
+        optional = ("notes", "seed", "more_runs_code", "direction", "direction_source",
+                    "rule_label", "cold_runs")
         missing = [n for n in names if n not in d and n not in optional]
         if missing:
             raise InputError(f"verdict result lacks {', '.join(missing)}", field=missing[0])
@@ -345,7 +407,7 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
             prior: NoisePrior | None = None, prior_label: str = "weak", engine: str = "exact",
             seed: int = 0, likelihood: str = "normal", use_cold: bool | None = None,
             hdi_prob: float = 0.95, prior_info: dict | None = None,
-            platform: str | None = None) -> Verdict:
+            platform: str | None = None, lower_is_better: bool | None = None) -> Verdict:
     """Posterior verdict on B vs A (schema ``spec-planner/verdict/1``).
 
     Parameters
@@ -372,6 +434,12 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
     platform : str, optional
         Platform of the runs (default: the table's): its cost model prices the "to settle"
         advice (:func:`planner.repeats.plan_more_runs`, :data:`SETTLE_SIMS` simulations).
+    lower_is_better : bool, optional
+        The metric's direction as given (``--lower-is-better`` / ``--higher-is-better``);
+        None infers it from the rows' metric or column name
+        (:func:`planner.runs.metric_lower_is_better`), and assumes higher is better, with a
+        note, when they name none (a plain list of numbers). Only the shown ``label`` depends
+        on it (:func:`shown_label`); the decision rule and every number are the same.
 
     Returns
     -------
@@ -398,11 +466,14 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
     rope.check_level(level_a)
     rope_log = rope.log_halfwidth(level_a)
     d = post.delta(0, 1, rope_log, hdi_prob)
-    label = label_from(d, ok=diag.get("ok", True))
+    rule_label = label_from(d, ok=diag.get("ok", True))
+    direction, dir_source, dir_note = _direction(table.select([a, b]), lower_is_better,
+                                                 plain=table.path == "<command line>")
+    label = shown_label(rule_label, direction)
     tau = post.scale_summary("tau")
     sig = post.scale_summary("sigma")
     more, more_code, more_note = None, None, None
-    if label == "undecided":
+    if rule_label == "undecided":
         plat = platform or table.select([a, b]).platform() or None
         more, more_code, more_note = _to_settle(table, a, b, prior, rope, plat, seed)
 
@@ -414,9 +485,20 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
     if data.one_run_per_instance():
         notes.append("every run is on its own instance: the data learn only "
                      "sqrt(sigma_instance^2 + sigma_run^2); the split comes from the prior")
+    if dir_note:
+        notes.append(dir_note)
+    colds = cold_runs(table, a, b) if data.use_cold else []
     if data.use_cold:
-        notes.append(f"{int(data.cold.sum())} cold first run(s) modelled with a cold-start "
-                     "coefficient")
+        which = ", ".join(f"{c['config']} rep {c['rep']}" for c in colds[:6]) + \
+            (f" and {len(colds) - 6} more" if len(colds) > 6 else "")
+        notes.append(f"{len(colds)} cold first run(s) ({which}) modelled with a one-sided "
+                     f"cold-start coefficient (prior: {100 * COLD_P_NONE:.0f} % of first runs "
+                     f"not slow, the others {100 * COLD_MEAN_SLOW:.1f} % slow on average; "
+                     "never faster)")
+        alone = cold_only_notes(table, a, b)
+        notes += alone
+        if alone and more_note is not None:
+            more_note = "; ".join(alone) + "; or " + more_note
     if not diag.get("ok", True):
         notes.append("the fit failed its diagnostics: no decisive label is given")
     curve = None
@@ -456,4 +538,32 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         delta_curve=curve,
         notes=notes,
         seed=seed,
+        direction=direction,
+        direction_source=dir_source,
+        rule_label=rule_label,
+        cold_runs=colds,
     )
+
+
+def _direction(sub: RunsTable, given: bool | None, *, plain: bool = False
+               ) -> tuple[str, str, str | None]:
+    """(direction, source, note) of the compared rows; see :func:`verdict`."""
+    inferred = sub.lower_is_better  # raises on rows of both directions
+    names = sorted({r.metric for r in sub.runs if r.metric})
+    if given is not None:
+        d = "lower_is_better" if given else "higher_is_better"
+        note = None
+        if names and given != inferred:
+            note = (f"direction given as {d.replace('_', ' ')}, although metric "
+                    f"'{names[0]}' reads as {'lower' if inferred else 'higher'} is better")
+        return d, "given", note
+    if inferred:
+        what = f"metric '{names[0]}'" if names else "the value column's name"
+        return "lower_is_better", "metric", (f"lower is better (a latency or duration), "
+                                             f"inferred from {what}: labels read B faster / "
+                                             "B slower")
+    if names or not plain:  # a metric name, or a table's value column (tps or an alias)
+        return "higher_is_better", "metric", None
+    return "higher_is_better", "assumed", (
+        "higher is better assumed (a rate such as TPS): plain numbers cannot say; pass "
+        "--lower-is-better for a latency or duration")

@@ -66,7 +66,15 @@ def register(app: typer.Typer) -> None:
         instance: Optional[str] = typer.Option(None, "--instance", help="Instance of every run "
                                                "of a tool's result file (it cannot say)."),
         cold: Optional[bool] = typer.Option(None, "--cold/--no-cold", help="Model the cold-start "
-                                            "indicator (default: when a run is flagged)."),
+                                            "indicator (default: when a run is flagged; a "
+                                            "rep 0 run on a named instance, or cold=1, is "
+                                            "a cold first run)."),
+        lower_is_better: Optional[bool] = typer.Option(
+            None, "--lower-is-better/--higher-is-better",
+            help="The metric's direction: a latency or duration (TPOT, ITL, TTFT, ms, s) is "
+                 "lower-is-better and the labels read 'B faster' / 'B slower'. Default: from "
+                 "the metric or column name; plain numbers are taken as higher-is-better "
+                 "(a rate, TPS), with a note."),
         seed: int = typer.Option(0, "--seed", min=0, help="Random seed (MCMC), >= 0."),
         as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
         md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
@@ -148,7 +156,7 @@ def register(app: typer.Typer) -> None:
                                "(give --platform, --paired or --cv-instance)"]
                               if runs is None and not plat and not paired else [])},
                           engine=engine, seed=seed, likelihood=likelihood, use_cold=cold,
-                          platform=plat)
+                          platform=plat, lower_is_better=lower_is_better)
         from planner.report.html import render_html
 
         if idata is not None:

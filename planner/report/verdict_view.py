@@ -13,24 +13,52 @@ def _fmt_iv(d: dict, unit: str, nd: int = 2) -> str:
     return f"{d['mean']:+.{nd}f}{unit}  [{d['hdi_low']:+.{nd}f}, {d['hdi_high']:+.{nd}f}]"
 
 
+def _unit(r: dict) -> str:
+    """The values' unit in the views: TPS for a rate, else "units" (a latency's own unit is
+    not known to the result)."""
+    return "units" if r.get("direction") == "lower_is_better" else "TPS"
+
+
+def _direction_row(r: dict) -> tuple[str, str]:
+    d = r.get("direction", "higher_is_better")
+    src = {"given": "given", "metric": "from the metric name",
+           "assumed": "assumed: plain numbers"}.get(r.get("direction_source", ""), "")
+    text = "lower is better (B faster / B slower)" if d == "lower_is_better" else \
+        "higher is better (B better / A better)"
+    return ("direction", text + (f" — {src}" if src else ""))
+
+
+def _cold_row(r: dict) -> tuple[str, str] | None:
+    cold = r.get("cold_runs") or []
+    if not cold:
+        return None
+    by: dict[str, list] = {}
+    for c in cold:
+        by.setdefault(c["config"], []).append("?" if c.get("rep") is None else str(c["rep"]))
+    return ("cold first runs", "; ".join(f"{k} rep {', '.join(v)}" for k, v in by.items()))
+
+
 def _rows(r: dict) -> list[tuple[str, str]]:
     hp = int(round(100 * r["hdi_prob"]))
     si, sr = r["sigma_instance"], r["sigma_run"]
     cl = r["classical"]
+    u = _unit(r)
+    lower = r.get("direction") == "lower_is_better"
     rows = [
-        ("A", f"{r['a']}  (n={r['n_a']}, mean {r['mean_tps_a']:.2f} TPS)"),
-        ("B", f"{r['b']}  (n={r['n_b']}, mean {r['mean_tps_b']:.2f} TPS)"),
-        (f"Δ = B − A, TPS (mean, {hp}% HDI)", _fmt_iv(r["delta_tps"], "")),
+        ("A", f"{r['a']}  (n={r['n_a']}, mean {r['mean_tps_a']:.2f} {u})"),
+        ("B", f"{r['b']}  (n={r['n_b']}, mean {r['mean_tps_b']:.2f} {u})"),
+        _direction_row(r),
+        (f"Δ = B − A, {u} (mean, {hp}% HDI)", _fmt_iv(r["delta_tps"], "")),
         (f"Δ = B − A, % (mean, {hp}% HDI)", _fmt_iv(r["delta_pct"], "%", 3)),
-        ("ROPE", f"±{r['rope']['pct']:.3f}% = ±{r['rope']['tps']:.2f} TPS"),
-        ("P(B > A)", f"{r['p_b_gt_a']:.3f}"),
+        ("ROPE", f"±{r['rope']['pct']:.3f}% = ±{r['rope']['tps']:.2f} {u}"),
+        ("P(B > A)" + (" (B slower)" if lower else ""), f"{r['p_b_gt_a']:.3f}"),
         ("P(Δ > +ROPE) / P(Δ < −ROPE)",
          f"{r['p_b_gt_a_beyond_rope']:.3f} / {r['p_a_gt_b_beyond_rope']:.3f}"),
         ("P(|Δ| < ROPE) (equivalent)", f"{r['p_equivalent']:.3f}"),
         ("σ_instance (median, HDI)", f"{si['pct']['median']:.3f}%  [{si['pct']['hdi_low']:.3f}, "
-                                     f"{si['pct']['hdi_high']:.3f}]  ≈ {si['tps']['median']:.2f} TPS"),
+                                     f"{si['pct']['hdi_high']:.3f}]  ≈ {si['tps']['median']:.2f} {u}"),
         ("σ_run (median, HDI)", f"{sr['pct']['median']:.3f}%  [{sr['pct']['hdi_low']:.3f}, "
-                                f"{sr['pct']['hdi_high']:.3f}]  ≈ {sr['tps']['median']:.2f} TPS"),
+                                f"{sr['pct']['hdi_high']:.3f}]  ≈ {sr['tps']['median']:.2f} {u}"),
         ("engine / prior", f"{r['engine']} ({r['likelihood']}) / {r['prior']['label']}"),
         ("diagnostics", _diag(r["diagnostics"])),
         (_ztest_name(cl["z_test"]), "n/a (" + cl["z_test"].get("note", "") + ")"
@@ -40,6 +68,9 @@ def _rows(r: dict) -> list[tuple[str, str]]:
          f"t={cl['welch']['t']:+.2f}, df={cl['welch']['df']:.1f}, p={cl['welch']['p']:.3g} → "
          f"{'significant' if cl['welch']['significant'] else 'not significant'}"),
     ]
+    cold = _cold_row(r)
+    if cold:
+        rows.insert(3, cold)
     if r.get("more_runs_note"):
         rows.append(("to settle", r["more_runs_note"]))
     return rows
@@ -63,7 +94,7 @@ def _diag(d: dict) -> str:
 
 
 _STYLE = {"B better": "bold green", "A better": "bold red", "equivalent": "bold cyan",
-          "undecided": "bold yellow"}
+          "undecided": "bold yellow", "B faster": "bold green", "B slower": "bold red"}
 
 
 def render_terminal(r: dict) -> None:
