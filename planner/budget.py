@@ -72,15 +72,18 @@ class BudgetPlan:
         ``unit`` of the knapsack (``cents`` / ``runs``), ``one_run_usd``.
     comparisons : list of dict
         Per comparison: ``name``, ``baseline``, ``candidate``, ``line``, ``platform``,
-        ``prior``, ``rule``, ``rope``, ``rope_pct``, ``baseline_tps``, ``delta`` (source and
-        ``mean_tps``, ``sd_tps``, ``mean_pct``, ``sd_pct``), ``delta_curve`` (density of Δ in
-        %), ``designs`` (one entry per design with its ``curve``,
+        ``prior``, ``rule``, ``rope``, ``rope_pct``, ``baseline_tps``, ``delta`` (``source``;
+        the plan's own Δ as stated: ``given`` / ``given_sd`` in the unit of ``source``
+        (``delta_tps``, ``delta_pct``), or ``policy``, ``speedup`` / ``speedup_sd`` of a
+        projection; the simulated ``mean_tps``, ``sd_tps``, ``mean_pct``, ``sd_pct``),
+        ``delta_curve`` (density of Δ in %), ``designs`` (one entry per design with its ``curve``,
         :meth:`planner.repeat_plan.RepeatPlan.design_curves`), ``recommended`` (that entry plus
         ``worst_case_cost_usd`` and ``worst_case_runs_per_arm``, or None),
         ``repeats_reason``, ``beyond_cap``, ``repeats_engine``, ``value_per_usd``, ``status``
         (``buy`` / ``over budget`` / ``unreachable``) and ``reason``.
     totals : dict
-        Of the purchases: ``bought``, ``runs``, ``gpu_hours``, ``cost_usd``,
+        ``comparisons`` and ``reachable`` (those with a candidate purchase); of the
+        purchases: ``bought``, ``runs``, ``gpu_hours``, ``cost_usd``,
         ``expected_decisive``, ``expected_false_claims``, ``budget_left_usd``, the worst case
         (``worst_case_cost_usd``, ``worst_case_runs``, ``worst_case_gpu_hours``,
         ``worst_case_exceeds_budget``, ``worst_case_exceeds``) and ``cost_all_usd``.
@@ -209,6 +212,7 @@ def _projection_delta(c: Comparison, plan: Plan, baseline_tps: float, sims: int,
     mean, sd = _speedup(pol)
     if mean is None:
         raise err(f"policy '{c.policy}' has no speedup_vs_baseline")
+    info["speedup"], info["speedup_sd"] = mean, sd  # the plan's own Δ, as the file states it
     info["note"] = f"speedup vs the projection's baseline applied to {baseline_tps:g} TPS"
     if sd > 0:
         return rng.normal((mean - 1.0) * baseline_tps, sd * baseline_tps, sims), info
@@ -477,6 +481,7 @@ def _totals(items: list[dict], bought: set, b: Budget) -> dict:
         over.append("max_runs")
     return {
         "comparisons": len(items),
+        "reachable": sum(1 for it in items if it["recommended"] is not None),
         "bought": len(buy),
         "runs": sum(total_runs(r["runs_per_arm"]) for r in buy),
         "gpu_hours": sum(float(r["gpu_hours"] or 0.0) for r in buy),

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from planner.repeat_plan import design_label
 
-__all__ = ["HEADERS", "comparison_rows", "render_terminal", "render_markdown"]
+__all__ = ["HEADERS", "plan_delta", "simulated_delta", "comparison_rows", "worst_case_line",
+           "render_terminal", "render_markdown"]
 
 _STATUS_STYLE = {"buy": "bold green", "over budget": "yellow", "unreachable": "red"}
 
@@ -15,16 +16,28 @@ def _f(x, fmt: str, none: str = "—") -> str:
     return none if x is None else format(x, fmt)
 
 
-def _delta(c: dict) -> str:
+def plan_delta(c: dict) -> str:
+    """The comparison's Δ as its plan states it (``delta_tps = 0.44`` + ``delta_sd = 1.64`` ->
+    ``+0.44±1.64 TPS``; ``delta_pct``: ``%``; a projection: the policy's speed-up)."""
     d = c["delta"]
-    s = f"{d['mean_tps']:+.2f}"
-    if d.get("sd_tps"):
-        s += f"±{d['sd_tps']:.2f}"
-    return s
+    src = d.get("source")
+    if src in ("delta_tps", "delta_pct") and d.get("given") is not None:
+        s = f"{d['given']:+g}" + (f"±{d['given_sd']:g}" if d.get("given_sd") else "")
+        return s + (" TPS" if src == "delta_tps" else " %")
+    if src == "projection":
+        s = f"{d.get('policy')}"
+        if d.get("speedup") is not None:
+            s += f" ×{d['speedup']:.3f}" + (f"±{d['speedup_sd']:.3f}" if d.get("speedup_sd")
+                                              else "")
+        return s
+    return "—"
 
 
-def _delta_pct(c: dict) -> str:
-    return f"{c['delta']['mean_pct']:+.2f}%"
+def simulated_delta(c: dict) -> str:
+    """Mean of the simulated Δ draws the sizing used, in % and TPS (the plan's Δ in TPS at
+    the baseline level, with its noise)."""
+    d = c["delta"]
+    return f"{d['mean_pct']:+.2f}% ({d['mean_tps']:+.2f} TPS)"
 
 
 def _label(e: dict) -> str:
@@ -32,35 +45,31 @@ def _label(e: dict) -> str:
     return e.get("label") or design_label(e)
 
 
-def _worst(e: dict) -> str:
-    """Worst-case cost of a purchase: a sequential design run to its cap (every look); a
-    fixed design costs what it costs."""
-    worst = e.get("worst_case_cost_usd", e.get("max_cost_usd", e.get("cost_usd")))
-    return "$" + _f(worst, ".2f")
-
-
 def comparison_rows(r: dict) -> list[list[str]]:
-    """One row per comparison: name, Δ, design, runs/arm, assurance, false claims, GPU-h,
-    expected $, worst-case $, status. Sequential designs name their layout; their cost is the
-    expected one (stopping early), the worst case runs every look to the cap."""
+    """One row per comparison: name, the plan's Δ, the simulated mean Δ, design, runs/arm,
+    assurance, false claims, GPU-h, expected $, status. Sequential designs name their
+    layout; their runs (``≈``), GPU-h and cost are expectations (stopping early); their worst case
+    (every look to the cap) is in the summary (:func:`worst_case_line`)."""
     rows = []
     for c in r["comparisons"]:
         rec = c.get("recommended")
         if rec is None:
             best = max(c["designs"], key=lambda e: e.get("assurance") or 0, default=None)
-            rows.append([c["name"], _delta(c), _delta_pct(c), "—", "—",
+            rows.append([c["name"], plan_delta(c), simulated_delta(c), "—", "—",
                          f"max {best['assurance']:.2f}" if best else "—",
-                         "—", "—", "—", "—", c["status"]])
+                         "—", "—", "—", c["status"]])
             continue
-        rows.append([c["name"], _delta(c), _delta_pct(c), _label(rec),
-                     format(rec["runs_per_arm"], ".3g"), _f(rec["assurance"], ".2f"),
-                     _f(rec.get("false_claim_rate"), ".3f"), _f(rec.get("gpu_hours"), ".2f"),
-                     "$" + _f(rec.get("cost_usd"), ".2f"), _worst(rec), c["status"]])
+        seq = rec.get("design") == "sequential"
+        rows.append([c["name"], plan_delta(c), simulated_delta(c), _label(rec),
+                     ("≈" if seq else "") + format(rec["runs_per_arm"], ".3g"),
+                     _f(rec["assurance"], ".2f"), _f(rec.get("false_claim_rate"), ".3f"),
+                     _f(rec.get("gpu_hours"), ".2f"), "$" + _f(rec.get("cost_usd"), ".2f"),
+                     c["status"]])
     return rows
 
 
-HEADERS = ["comparison", "Δ TPS", "Δ %", "design", "runs/arm", "assurance", "false claims",
-           "GPU-h", "cost", "worst case", "status"]
+HEADERS = ["comparison", "Δ (plan)", "simulated mean Δ", "design", "runs/arm", "assurance",
+           "false claims", "GPU-h", "expected cost", "status"]
 
 
 def _budget_line(r: dict) -> str:
@@ -75,23 +84,53 @@ def _budget_line(r: dict) -> str:
 
 
 def _totals_line(r: dict) -> str:
+    """The purchases against the comparisons that have one (the reachable ones)."""
     t = r["totals"]
-    s = (f"buy {t['bought']} of {t['comparisons']} comparisons: {t['runs']} runs, "
-         f"{t['gpu_hours']:.2f} GPU-h, ${t['cost_usd']:.2f}; expected decisive verdicts "
-         f"{t['expected_decisive']:.2f}, expected false claims {t['expected_false_claims']:.2f}")
+    n = t["comparisons"]
+    reach = t.get("reachable")
+    if reach is None:  # saved before totals had 'reachable'
+        reach = sum(1 for c in r["comparisons"] if c.get("recommended") is not None)
+    s = f"buy {t['bought']} of {reach} reachable comparisons"
+    if reach < n:
+        s += f" ({n - reach} of {n} unreachable: no design reaches the target)"
+    s += (f": {t['runs']} runs, {t['gpu_hours']:.2f} GPU-h, ${t['cost_usd']:.2f} expected; "
+          f"expected decisive verdicts {t['expected_decisive']:.2f}, expected false claims "
+          f"{t['expected_false_claims']:.2f}")
     if t.get("budget_left_usd") is not None:
         s += f"; ${t['budget_left_usd']:.2f} left"
-    s += f" (all comparisons would cost ${t['cost_all_usd']:.2f})"
+    if reach > t["bought"]:
+        s += f" (all {reach} reachable comparisons would cost ${t['cost_all_usd']:.2f})"
+    return s
+
+
+_SEQ_NOTE = ("≈: expected runs per arm of a sequential purchase (it stops at the first "
+             "decisive look); its GPU-h and cost are expected too")
+
+
+def _has_sequential(r: dict) -> bool:
+    return any((c.get("recommended") or {}).get("design") == "sequential"
+               for c in r["comparisons"])
+
+
+def worst_case_line(r: dict) -> str | None:
+    """The worst case of the sequential purchases (each runs every look, to its cap), or None
+    when no purchase can cost more than expected."""
+    t = r["totals"]
     worst = t.get("worst_case_cost_usd")
-    if worst is not None and worst > t["cost_usd"] + 5e-3:
-        # sequential purchases are counted at their expected stop; each may run to its cap
-        s += (f"; worst case (every sequential purchase runs to its cap): "
-              f"${worst:.2f}, {t.get('worst_case_runs', 0)} runs — ")
-        if t.get("worst_case_exceeds_budget"):
-            s += "EXCEEDS the budget" + (
-                f" ({', '.join(t['worst_case_exceeds'])})" if t.get("worst_case_exceeds") else "")
-        else:
-            s += "within the budget"
+    if worst is None or worst <= t["cost_usd"] + 5e-3:
+        return None
+    seq = [f"{c['name']} ${c['recommended']['worst_case_cost_usd']:.2f}"
+           for c in r["comparisons"] if c["status"] == "buy" and c.get("recommended")
+           and c["recommended"].get("worst_case_cost_usd", 0) > c["recommended"]["cost_usd"]
+           + 5e-3]
+    s = (f"if every sequential purchase runs to its cap: ${worst:.2f}, "
+         f"{t.get('worst_case_runs', 0)} runs" + (f" ({', '.join(seq)})" if seq else "")
+         + " — ")
+    if t.get("worst_case_exceeds_budget"):
+        s += "EXCEEDS the budget" + (
+            f" ({', '.join(t['worst_case_exceeds'])})" if t.get("worst_case_exceeds") else "")
+    else:
+        s += "within the budget"
     return s
 
 
@@ -130,7 +169,7 @@ def render_terminal(r: dict, *, elapsed_s: float | None = None) -> None:
     t = Table(title=f"[bold]{title}[/]\n{_budget_line(r)}", title_justify="left",
               box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
     short = {"runs/arm": "n/arm", "assurance": "assur.", "false claims": "false",
-             "cost": "exp. $", "worst case": "max $"}
+             "expected cost": "exp. $", "simulated mean Δ": "sim. mean Δ"}
     for h in HEADERS:
         t.add_column(short.get(h, h), justify="left" if h in ("comparison", "design", "status")
                      else "right", no_wrap=h != "comparison", overflow="fold")
@@ -139,6 +178,11 @@ def render_terminal(r: dict, *, elapsed_s: float | None = None) -> None:
         t.add_row(*row[:-1], f"[{_STATUS_STYLE.get(st, '')}]{st}[/]")
     con.print(t)
     con.print(f"[bold]totals:[/] {_totals_line(r)}")
+    worst = worst_case_line(r)
+    if worst:
+        con.print(f"[bold]worst case:[/] {worst}")
+    if _has_sequential(r):
+        con.print(f"[dim]{_SEQ_NOTE}[/dim]")
     sk = _skipped(r)
     if sk:
         con.print("[bold]not worth buying at this budget:[/]")
@@ -158,12 +202,18 @@ def render_markdown(r: dict) -> str:
     for row in comparison_rows(r):
         lines.append("| " + " | ".join(x.replace("|", "/") for x in row) + " |")
     lines += ["", f"**Totals:** {_totals_line(r)}.", ""]
+    worst = worst_case_line(r)
+    if worst:
+        lines += [f"**Worst case:** {worst}.", ""]
+    if _has_sequential(r):
+        lines += [_SEQ_NOTE + ".", ""]
     sk = _skipped(r)
     if sk:
         lines += ["**Not worth buying at this budget:**", ""] + [f"- {s}" for s in sk] + [""]
     lines += [f"Allocation rule: {r['allocation_rule']}.", "", "## Designs per comparison", "",
               "| comparison | baseline → candidate | design | runs/arm | assurance | "
-              "false claims | GPU-h | cost | reaches target |", "|---|---|---|---|---|---|---|---|---|"]
+              "false claims | GPU-h | expected cost | reaches target |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for c in r["comparisons"]:
         for e in c["designs"]:
             lines.append(

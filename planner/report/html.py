@@ -116,25 +116,35 @@ def render_repeats(r: dict) -> str:
     one entry per design from :meth:`planner.repeat_plan.RepeatPlan.design_curves`)."""
     from planner.repeat_plan import RepeatPlan
     from planner.report import plots
+    from planner.report.repeats_view import headline, owned
 
     entries, rec = RepeatPlan.from_dict(r).design_curves()
     norm = {"designs": entries, "recommended": rec, "target": r["inputs"]["target"]}
     tgt = norm["target"]
     rec = norm["recommended"]
+    free = owned(r)  # owned hardware ($0/h): GPU-hours are the cost, no dollars shown
+
+    def usd(x):
+        return "owned" if free else "$" + _f(x, ".2f")
+
     rows = [[_e(e.get("label", e["design"])), _f(e["runs_per_arm"], "g"), _f(e["assurance"], ".3f"),
-             _f(e["false_claim_rate"], ".3f"), _f(e["gpu_hours"], ".2f"),
-             "$" + _f(e["cost_usd"], ".2f"),
+             _f(e["false_claim_rate"], ".3f"), _f(e["gpu_hours"], ".2f"), usd(e["cost_usd"]),
              "yes" if e.get("reaches_target") else "no"] for e in norm["designs"]]
     body = ["<h1>Repeats plan</h1>",
-            f"<p>Recommended: <b>{_e(rec['design']) if rec else 'none reaches the target'}</b>"
-            + (f", {rec['runs_per_arm']} runs per arm, assurance {_f(rec['assurance'], '.2f')}, "
-               f"${_f(rec['cost_usd'], '.2f')}" if rec else "") + "</p>",
+            "<p class=\"sub\">" + "<br>".join(_e(x) for x in headline(r)) + "</p>",
+            "<p>Recommended: <b>"
+            + (_e(rec.get("label", rec["design"])) if rec else "none reaches the target") + "</b>"
+            + (f", {rec['runs_per_arm']:g} runs per arm, assurance {_f(rec['assurance'], '.2f')}, "
+               f"{_f(rec['gpu_hours'], '.2f')} GPU-h"
+               + ("" if free else f", ${_f(rec['cost_usd'], '.2f')}") if rec else "") + "</p>",
             _table(["design", "runs/arm", "assurance", "false claims", "GPU-h", "cost",
                     "reaches target"], rows, {1, 2, 3, 4, 5}),
             "<div class=\"plots\">"
             + _img(plots.assurance_plot(norm["designs"], target=tgt), "assurance vs runs")
-            + _img(plots.cost_plot(norm["designs"], target=tgt, recommended=rec),
-                   "expected cost vs assurance") + "</div>"]
+            + _img(plots.cost_plot(norm["designs"], target=tgt, recommended=rec,
+                                   value="gpu_hours" if free else "cost_usd"),
+                   ("expected GPU-hours" if free else "expected cost") + " vs assurance")
+            + "</div>"]
     return _page("repeats plan", "\n".join(body))
 
 
@@ -159,10 +169,12 @@ def _comparison_section(c: dict, target: float) -> str:
     apng = plots.assurance_plot(c["designs"], target=target, title="assurance vs runs per arm")
     cpng = plots.cost_plot(c["designs"], target=target, recommended=c.get("recommended"),
                            title="expected cost vs assurance")
+    from planner.report.budget_view import plan_delta, simulated_delta
+
     d = c["delta"]
     src = d.get("source", "")
     if src == "projection":
-        src = f"projection {d.get('projection')} / policy {d.get('policy')}"
+        src = f"projection {d.get('projection')}"
     rows = [[_e(e.get("label", e["design"])), _f(e.get("runs_per_arm"), "g"), _f(e.get("assurance"), ".3f"),
              _f(e.get("false_claim_rate"), ".3f"), _f(e.get("gpu_hours"), ".2f"),
              "$" + _f(e.get("cost_usd"), ".2f"), "yes" if e.get("reaches_target") else "no"]
@@ -171,9 +183,9 @@ def _comparison_section(c: dict, target: float) -> str:
             f"</h3><p class=\"sub\"><code>{_e(c['baseline'])}</code> → "
             f"<code>{_e(c['candidate'])}</code> · {_e(c['platform'])} · prior {_e(c['prior'])} · "
             f"rule {_e(c['rule'])} · ROPE {_e(c['rope'])} (±{rope:.3g}%) · baseline "
-            f"{c['baseline_tps']:.1f} TPS · expected Δ {d['mean_tps']:+.2f} TPS "
-            f"({d['mean_pct']:+.3f}%)" + (f" ± {d['sd_tps']:.2f}" if d.get("sd_tps") else "")
-            + f" from {_e(src)}</p>"
+            f"{c['baseline_tps']:.1f} TPS · Δ (plan, {_e(src)}) {_e(plan_delta(c))} · simulated "
+            f"mean Δ {_e(simulated_delta(c))}"
+            + (f" ± {d['sd_tps']:.2f} TPS" if d.get("sd_tps") else "") + "</p>"
             + (f"<p class=\"note\">{_e(c['reason'])}</p>" if c.get("reason") else "")
             + _table(["design", "runs/arm", "assurance", "false claims", "GPU-h", "cost",
                       "reaches target"], rows, {1, 2, 3, 4, 5})
@@ -186,7 +198,7 @@ def render_budget(r: dict) -> str:
     """HTML page of a budget result."""
     from planner.report import plots
     from planner.report.budget_view import HEADERS, _budget_line, _skipped, _totals_line, \
-        comparison_rows
+        _SEQ_NOTE, _has_sequential, comparison_rows, worst_case_line
 
     b = r["budget"]
     rows = []
@@ -198,6 +210,11 @@ def render_budget(r: dict) -> str:
             f"<p class=\"sub\">plan <code>{_e(r['plan'])}</code> · {_e(_budget_line(r))}</p>",
             _table(HEADERS, rows, {1, 2, 4, 5, 6, 7, 8}),
             f"<p><b>Totals:</b> {_e(_totals_line(r))}.</p>"]
+    worst = worst_case_line(r)
+    if worst:
+        body.append(f"<p><b>Worst case:</b> {_e(worst)}.</p>")
+    if _has_sequential(r):
+        body.append(f"<p class=\"note\">{_e(_SEQ_NOTE)}.</p>")
     sk = _skipped(r)
     if sk:
         body.append("<p><b>Not worth buying at this budget:</b></p><ul>"

@@ -4,7 +4,8 @@
   the ROPE band and the HDI / interval;
 * :func:`assurance_plot` — assurance vs runs per arm, one line per design, with the target;
 * :func:`cost_plot` — expected cost vs assurance, one line per design;
-* :func:`budget_plot` — cost of every comparison's recommended purchase, coloured by status;
+* :func:`budget_plot` — cost of every comparison's recommended purchase, coloured by status,
+  hatched per sequential layout, labelled with assurance and design;
 * :func:`tpf_plot` — tokens/forward per drafting policy (a draft result);
 * :func:`sweep_plot` — projected TPS against tokens/forward of every sweep row.
 
@@ -25,8 +26,13 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-#: Colours per design (colour-blind safe, Okabe–Ito).
-DESIGN_COLOURS = {"separate": "#0072B2", "paired": "#D55E00", "sequential": "#009E73"}
+#: Colours per design label (colour-blind safe, Okabe–Ito); each sequential layout has its
+#: own colour, and sequential lines are dashed.
+DESIGN_COLOURS = {"separate": "#0072B2", "paired": "#D55E00", "sequential": "#009E73",
+                  "sequential (separate)": "#009E73", "sequential (paired)": "#CC79A7"}
+_EXTRA_COLOURS = ("#56B4E9", "#E69F00", "#000000", "#F0E442")
+#: Bar hatches of the budget overview per sequential layout (its colours are the status).
+LAYOUT_HATCHES = {"sequential (separate)": "...", "sequential (paired)": "///"}
 STATUS_COLOURS = {"buy": "#009E73", "over budget": "#E69F00", "unreachable": "#999999"}
 _DPI = 100
 
@@ -63,6 +69,19 @@ def normal_pct_curve(mean_log: float, sd_log: float, points: int = 200) -> tuple
         xs.append(p)
         ys.append(dens_log / (100.0 * (1.0 + p / 100.0)))  # Jacobian d(log)/d(pct)
     return xs, ys
+
+
+def _design_style(e: dict, seen: dict) -> tuple[str, str, str]:
+    """(label, colour, line style) of a design entry: the label names a sequential design's
+    layout (``sequential (paired)``), each label its own colour, sequential lines dashed."""
+    from planner.repeat_plan import design_label
+
+    lab = e.get("label") or design_label(e)
+    col = seen.get(lab) or DESIGN_COLOURS.get(lab)
+    if col is None or (lab not in seen and col in seen.values()):
+        col = next((c for c in _EXTRA_COLOURS if c not in seen.values()), "#666666")
+    seen[lab] = col
+    return lab, col, "--" if e.get("design") == "sequential" else "-"
 
 
 def delta_plot(x_pct: Sequence[float], density: Sequence[float], *, rope_pct: float,
@@ -127,17 +146,18 @@ def assurance_plot(designs: Sequence[dict], *, target: float | None = None,
     recommended point of each design is marked."""
     fig = _fig()
     ax = fig.add_subplot()
+    seen: dict = {}
     for e in designs:
         cv = e.get("curve") or {}
         n, a = cv.get("runs_per_arm") or [], cv.get("assurance") or []
         pts = [(x, y) for x, y in zip(n, a) if x is not None and y is not None]
-        col = DESIGN_COLOURS.get(e.get("design"), None)
+        lab, col, ls = _design_style(e, seen)
         if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], color=col, lw=1.6,
-                    label=e.get("design"))
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], color=col, lw=1.6, ls=ls,
+                    label=lab)
         if e.get("runs_per_arm") is not None and e.get("assurance") is not None:
             ax.plot([e["runs_per_arm"]], [e["assurance"]], "o", color=col, ms=5,
-                    label=None if pts else e.get("design"))
+                    label=None if pts else lab)
     if target is not None:
         ax.axhline(target, color="#666666", ls=":", lw=1, label=f"target {target:g}")
     ax.set_ylim(0, 1.02)
@@ -153,30 +173,36 @@ def assurance_plot(designs: Sequence[dict], *, target: float | None = None,
 
 
 def cost_plot(designs: Sequence[dict], *, target: float | None = None,
-              recommended: dict | None = None, title: str = "") -> bytes:
-    """Expected cost (USD) vs assurance, one line per design; the recommended purchase is
-    starred."""
+              recommended: dict | None = None, title: str = "",
+              value: str = "cost_usd") -> bytes:
+    """Expected cost vs assurance, one line per design; the recommended purchase is starred.
+    ``value``: ``cost_usd`` (USD) or ``gpu_hours`` (owned hardware, where runs cost no
+    money)."""
+    from planner.repeat_plan import design_label
+
     fig = _fig()
     ax = fig.add_subplot()
+    seen: dict = {}
     for e in designs:
         cv = e.get("curve") or {}
-        a, c = cv.get("assurance") or [], cv.get("cost_usd") or []
+        a, c = cv.get("assurance") or [], cv.get(value) or []
         pts = [(x, y) for x, y in zip(a, c) if x is not None and y is not None]
-        col = DESIGN_COLOURS.get(e.get("design"), None)
+        lab, col, ls = _design_style(e, seen)
         if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], color=col, lw=1.6,
-                    label=e.get("design"))
-        elif e.get("assurance") is not None and e.get("cost_usd") is not None:
-            ax.plot([e["assurance"]], [e["cost_usd"]], "o", color=col, label=e.get("design"))
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], color=col, lw=1.6, ls=ls,
+                    label=lab)
+        elif e.get("assurance") is not None and e.get(value) is not None:
+            ax.plot([e["assurance"]], [e[value]], "o", color=col, label=lab)
     if recommended and recommended.get("assurance") is not None:
-        ax.plot([recommended["assurance"]], [recommended["cost_usd"]], "*", ms=13,
-                color="#000000", label=f"recommended ({recommended.get('design')})")
+        ax.plot([recommended["assurance"]], [recommended[value]], "*", ms=13,
+                color="#000000",
+                label=f"recommended ({recommended.get('label') or design_label(recommended)})")
     if target is not None:
         ax.axvline(target, color="#666666", ls=":", lw=1, label=f"target {target:g}")
     ax.set_xlim(0, 1.02)
     ax.set_ylim(bottom=0)
     ax.set_xlabel("assurance")
-    ax.set_ylabel("expected cost (USD)")
+    ax.set_ylabel("expected GPU-hours" if value == "gpu_hours" else "expected cost (USD)")
     if title:
         ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7, loc="upper left", frameon=False)
@@ -189,9 +215,11 @@ def budget_plot(comparisons: Sequence[dict], *, total_usd: float | None = None) 
     unreachable), coloured by status, with the assurance written at the bar end."""
     n = len(comparisons)
     hgt = max(2.2, 0.3 * n + 1.1)
-    fig = _fig(7.6, hgt, left=0.2, right=0.8, bottom=0.55 / hgt + 0.05, top=1 - 0.35 / hgt)
+    fig = _fig(7.6, hgt, left=0.2, right=0.74, bottom=0.55 / hgt + 0.05, top=1 - 0.35 / hgt)
     ax = fig.add_subplot()
-    names, costs, cols, labels = [], [], [], []
+    from planner.repeat_plan import design_label
+
+    names, costs, cols, labels, hatches, used = [], [], [], [], [], set()
     for c in comparisons:
         rec = c.get("recommended")
         best = rec or max(c.get("designs") or [{}], key=lambda e: e.get("assurance") or 0)
@@ -199,17 +227,25 @@ def budget_plot(comparisons: Sequence[dict], *, total_usd: float | None = None) 
         costs.append(float(best.get("cost_usd") or 0.0))
         cols.append(STATUS_COLOURS.get(c.get("status"), "#999999"))
         a = best.get("assurance")
-        labels.append(("" if a is None else f"{a:.2f}") + ("" if rec else " (max)"))
+        design = (best.get("label") or design_label(best)) if best.get("design") else ""
+        hatches.append(LAYOUT_HATCHES.get(design, ""))
+        used.add(design)
+        labels.append(("" if a is None else f"{a:.2f}") + ("" if rec else " (max)")
+                      + (f", {design}" if design else ""))
     ys = list(range(n))[::-1]
-    ax.barh(ys, costs, color=cols)
+    bars = ax.barh(ys, costs, color=cols, edgecolor="#333333", linewidth=0.4)
+    for bar, h in zip(bars, hatches):
+        bar.set_hatch(h)
     for y, cst, lab in zip(ys, costs, labels):
         ax.text(cst, y, " " + lab, va="center", fontsize=7)
     ax.set_yticks(ys, names, fontsize=8)
-    ax.set_xlabel("cost of the recommended purchase (USD); label: assurance")
+    ax.set_xlabel("expected cost of the recommended purchase (USD); label: assurance, design")
     handles = [Patch(color=v, label=k) for k, v in STATUS_COLOURS.items()]
-    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.1, 1.0),
+    handles += [Patch(facecolor="white", edgecolor="#333333", hatch=h, label=k)
+                for k, h in LAYOUT_HATCHES.items() if k in used]
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
               frameon=False)
-    ax.set_xlim(0, max(costs + [0.01]) * 1.25)
+    ax.set_xlim(0, max(costs + [0.01]) * 1.6)  # room for the labels
     ax.grid(axis="x", alpha=0.3)
     if total_usd is not None:
         ax.set_title(f"budget ${total_usd:.2f}", fontsize=10)

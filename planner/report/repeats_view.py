@@ -6,11 +6,27 @@ Both read only the dict of the JSON result (``RepeatPlan.to_dict()`` or a saved
 
 from __future__ import annotations
 
-__all__ = ["rows", "footnotes", "headline", "recommendation", "render_terminal",
+__all__ = ["owned", "rows", "footnotes", "headline", "recommendation", "render_terminal",
            "render_markdown"]
 
 _HEAD = ("design", "runs/arm", "alloc.", "runs/alloc.", "assurance", "false claim",
          "wrong sign", "GPU-h", "$", "flags")
+
+
+def owned(res: dict) -> bool:
+    """The runs cost no money (a price of $0/h: owned hardware): GPU-hours are the cost, and
+    no dollar figure is shown."""
+    cm = (res.get("inputs") or {}).get("cost_model") or {}
+    return not cm.get("price_per_hour")
+
+
+def _usd(res: dict, x, fmt: str = ".2f") -> str:
+    """``$x``, or ``owned`` when the runs cost no money."""
+    if owned(res):
+        return "owned"
+    if x is None:
+        return "—"
+    return "$" + (format(x, fmt) if x < 1000 else format(x, ".0f"))
 
 
 def _design_name(r: dict) -> str:
@@ -40,7 +56,7 @@ def rows(res: dict, se: bool = False) -> list[tuple[str, ...]]:
         runs = f"{r['runs_per_arm']:.1f}≤{r['max_runs_per_arm']}" if seq else \
             f"{r['runs_per_arm']}"
         alloc = f"{r['instances']:.1f}" if seq else f"{r.get('allocations', r['instances'])}"
-        cost = f"{r['cost_usd']:.2f}" if r["cost_usd"] < 1000 else f"{r['cost_usd']:.0f}"
+        cost = _usd(res, r["cost_usd"])
         hours = f"{r['gpu_hours']:.2f}"
         flags = []
         if rec is not None and r == rec:
@@ -71,11 +87,14 @@ def footnotes(res: dict) -> list[str]:
             continue
         fe = r.get("fixed_equivalent")
         same = (f"the fixed {fe['design']} plan of the same assurance needs {fe['runs_per_arm']} "
-                f"runs/arm (${fe['cost_usd']:.2f})") if fe else \
+                f"runs/arm" + ("" if owned(res) else f" (${fe['cost_usd']:.2f})")) if fe else \
             "no fixed plan within the cap reaches its assurance"
+        cap = (f"{r['max_gpu_hours']:.2f} GPU-h" if owned(res) and r.get("max_gpu_hours")
+               is not None else f"${r['max_cost_usd']:.2f}")
+        exp = (f"{r['gpu_hours']:.2f} GPU-h" if owned(res) else f"${r['cost_usd']:.2f}")
         out.append(f"{_design_name(r)}: batches of {r['batch']} runs/arm, {r['looks']} looks, cap "
-                   f"{r['max_runs_per_arm']}/arm (${r['max_cost_usd']:.2f} at the cap); expected "
-                   f"{r['expected_runs_per_arm']:.1f} runs/arm, ${r['cost_usd']:.2f}; stops early "
+                   f"{r['max_runs_per_arm']}/arm ({cap} at the cap); expected "
+                   f"{r['expected_runs_per_arm']:.1f} runs/arm, {exp}; stops early "
                    f"in {100 * r['p_stop_early']:.0f}%; false-claim rate under optional stopping "
                    f"{r['false_claim_rate']:.3f} at a {100 * r['per_look_hdi_prob']:g}% HDI per "
                    f"look" + (" (> 5%: use a stricter per-look HDI)" if not r["false_claim_ok"]
@@ -83,7 +102,8 @@ def footnotes(res: dict) -> list[str]:
     out.append("separate ×k: k runs of one config per allocation; paired ×k: k A/B pairs per "
                "allocation; seq: sequential (runs/arm, alloc., GPU-h and $ are expectations, "
                "'≤' the cap); ✓ meets the target; FC: false claim; min: smallest fixed design "
-               "meeting the target")
+               "meeting the target" + ("; $ 'owned': owned hardware at $0/h, its cost is the "
+                                       "GPU-hours" if owned(res) else ""))
     return out
 
 
@@ -104,9 +124,14 @@ def headline(res: dict) -> list[str]:
                  f"target assurance {inp['target']:g}, prior {inp['prior']['label']}, "
                  f"{inp['sims']} simulated experiments per design, seed {inp['seed']}")
     cm = inp["cost_model"]
-    lines.append(f"cost: {cm['startup_minutes']:g} min start-up per allocation + "
-                 f"{cm['minutes_per_run']:g} min per run at ${cm['price_per_hour']:g}/h"
-                 + (" (billed per minute)" if cm["billed_per_minute"] else ""))
+    if owned(res):
+        lines.append(f"cost: owned hardware: $0/h, so the cost is GPU time: "
+                     f"{cm['startup_minutes']:g} min start-up per allocation + "
+                     f"{cm['minutes_per_run']:g} min per run (GPU-h below; no $)")
+    else:
+        lines.append(f"cost: {cm['startup_minutes']:g} min start-up per allocation + "
+                     f"{cm['minutes_per_run']:g} min per run at ${cm['price_per_hour']:g}/h"
+                     + (" (billed per minute)" if cm["billed_per_minute"] else ""))
     if res.get("existing"):
         ex = res["existing"]
         lines.append(f"already bought: {ex['n_a']} runs of A, {ex['n_b']} of B → current verdict "
@@ -125,8 +150,9 @@ def recommendation(res: dict) -> list[str]:
         n = rec["runs_per_arm"]
         nn = f"{n:.1f} expected" if rec["design"] == "sequential" else f"{n}"
         out.append(f"Recommended: {what}, {nn} runs per arm — assurance {rec['assurance']:.3f}, "
-                   f"false-claim {rec['false_claim_rate']:.3f}, {rec['gpu_hours']:.2f} GPU-h, "
-                   f"${rec['cost_usd']:.2f} ({res['reason']})")
+                   f"false-claim {rec['false_claim_rate']:.3f}, {rec['gpu_hours']:.2f} GPU-h"
+                   + ("" if owned(res) else f", ${rec['cost_usd']:.2f}")
+                   + f" ({res['reason']})")
     else:
         out.append(f"No recommendation: {res['reason']}")
     b = res.get("beyond_cap")
@@ -134,7 +160,8 @@ def recommendation(res: dict) -> list[str]:
         if b.get("runs_per_arm"):
             out.append(f"Beyond the cap: {b['design']} needs ≈{b['runs_per_arm']} runs per arm "
                        f"(assurance {b['assurance']:.3f} ±{b['assurance_se']:.3f}; "
-                       f"{b['gpu_hours']:.1f} GPU-h, ${b['cost_usd']:.2f})")
+                       f"{b['gpu_hours']:.1f} GPU-h"
+                       + ("" if owned(res) else f", ${b['cost_usd']:.2f}") + ")")
         else:
             out.append(f"Beyond the cap: {b['note']} (assurance {b['assurance']:.3f})")
     return out
