@@ -224,3 +224,132 @@ def test_calibrate_prints_the_written_prior_in_its_summary_terms(written):
     text = md.read_text()
     assert f"| prior sigma_run (written) | median {100 * q[1]:.3f}%" in text
     assert "why the prior differs" in text
+
+
+@pytest.mark.parametrize("kind", list(COMMANDS))
+def test_terminal_views_end_with_the_inputs_line(kind, written, cli):
+    """The terminal view of every saved result ends with one line of its recorded inputs
+    (files with their SHA-256 prefix, options, version), as its Markdown and HTML do."""
+    from planner import __version__
+
+    js = written[kind][0]
+    saved = json.loads(js.read_text())
+    code, out, err = cli("report", js)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    tail = flat[flat.rindex("inputs: "):]
+    assert tail.endswith(f"spec-planner {__version__}")
+    for f in saved["inputs"]["files"]:
+        assert f"{f['role']}: {f['name']} (sha256 {f['sha256'][:12]})" in tail
+    if "seed" in saved["inputs"]["options"]:
+        assert f"seed={saved['inputs']['options']['seed']}" in tail
+    # the command itself prints the same line (not only 'planner report')
+    if kind == "shift":
+        code, out2, err = cli(*COMMANDS[kind])
+        assert code == 0 and " ".join(out2.split()).endswith(tail), err
+
+
+def _budget_variant(saved: dict) -> dict:
+    """The saved small budget with its first purchase made sequential (paired, worst case
+    $9.00) and its last comparison unreachable: the views only format what the JSON says."""
+    import copy
+
+    r = copy.deepcopy(saved)
+    c0, cl = r["comparisons"][0], r["comparisons"][-1]
+    rec = c0["recommended"]
+    rec.update(design="sequential", layout="paired", label="sequential (paired)",
+               runs_per_arm=7.5, worst_case_cost_usd=9.0, max_cost_usd=9.0)
+    c0["status"] = "buy"
+    cl["recommended"], cl["status"] = None, "unreachable"
+    cl["reason"] = "no design reaches assurance 0.8 within 40 runs per arm"
+    t = r["totals"]
+    t.update(reachable=len(r["comparisons"]) - 1, bought=len(r["comparisons"]) - 1,
+             worst_case_cost_usd=t["cost_usd"] + 9.0 - rec["cost_usd"], worst_case_runs=80,
+             worst_case_exceeds_budget=False, worst_case_exceeds=[])
+    return r
+
+
+def test_budget_views_state_the_plans_delta_reachable_totals_and_worst_case(written):
+    """Δ (plan) is the plan's own Δ in its own unit; the simulated mean sits in its own
+    column; totals count the reachable comparisons; a sequential purchase's worst case is in
+    the summary, not in its row."""
+    from planner.report.budget_view import comparison_rows, render_markdown
+    from planner.report.html import render_budget
+
+    saved = json.loads(written["budget"][0].read_text())
+    by = {c["name"]: c for c in saved["comparisons"]}
+    assert by["spec8"]["delta"]["given"] == -5.82 and by["sdpa"]["delta"]["given"] == 0.6
+    assert saved["totals"]["reachable"] == sum(c["recommended"] is not None
+                                               for c in saved["comparisons"])
+    rows = {row[0]: row for row in comparison_rows(saved)}
+    assert rows["spec8"][1] == "-5.82±1.64 TPS"
+    assert rows["sdpa"][1] == "+0.6±0.3 %"  # as the plan says it: delta_pct = 0.6
+    d = by["sdpa"]["delta"]
+    assert rows["sdpa"][2] == f"{d['mean_pct']:+.2f}% ({d['mean_tps']:+.2f} TPS)"
+
+    r = _budget_variant(saved)
+    n = len(r["comparisons"])
+    rows = comparison_rows(r)
+    assert rows[0][3] == "sequential (paired)" and rows[0][4] == "≈7.5"
+    assert not any("$9.00" in cell for row in rows for cell in row)
+    md = render_markdown(r)
+    assert f"buy {n - 1} of {n - 1} reachable comparisons (1 of {n} unreachable" in md
+    worst = [ln for ln in md.splitlines() if ln.startswith("**Worst case:**")]
+    assert len(worst) == 1 and f"{r['comparisons'][0]['name']} $9.00" in worst[0]
+    assert "within the budget" in worst[0]
+    h = render_budget(r)
+    assert "<b>Worst case:</b>" in h and "+0.6±0.3 %" in h and "simulated mean Δ" in h
+
+
+def test_plots_tell_the_sequential_layouts_apart():
+    """Each sequential layout has its own colour and legend label, dashed; the budget
+    overview hatches them."""
+    from planner.report.plots import LAYOUT_HATCHES, _design_style, assurance_plot, \
+        budget_plot
+
+    designs = [{"design": "separate"}, {"design": "paired"},
+               {"design": "sequential", "layout": "separate"},
+               {"design": "sequential", "layout": "paired"}]
+    seen: dict = {}
+    styles = [_design_style(e, seen) for e in designs]
+    assert [s[0] for s in styles] == ["separate", "paired", "sequential (separate)",
+                                      "sequential (paired)"]
+    assert len({s[1] for s in styles}) == 4
+    assert [s[2] for s in styles] == ["-", "-", "--", "--"]
+    assert set(LAYOUT_HATCHES) == {"sequential (separate)", "sequential (paired)"}
+    curves = [{**e, "runs_per_arm": 4, "assurance": 0.5,
+               "curve": {"runs_per_arm": [2, 4], "assurance": [0.3, 0.5]}} for e in designs]
+    assert assurance_plot(curves, target=0.8)[:4] == b"\x89PNG"
+    comps = [{"name": f"c{i}", "status": "buy", "recommended": {**e, "cost_usd": 1.0,
+                                                                 "assurance": 0.9}}
+             for i, e in enumerate(designs)]
+    assert budget_plot(comps, total_usd=5)[:4] == b"\x89PNG"
+
+
+def test_repeats_on_owned_hardware_shows_gpu_hours_not_dollars(cli, tmp_path):
+    """local-a10g costs $0/h (owned): the header says so, the $ column says 'owned', the
+    GPU-hours stay, in the terminal, Markdown and HTML."""
+    md, html, js = tmp_path / "r.md", tmp_path / "r.html", tmp_path / "r.json"
+    argv = ["repeats", "--delta", "1", "--relative", "--sims", "200", "--design", "separate",
+            "--max-runs", "4", "--platform", "local-a10g"]
+    code, out, err = cli(*argv, "--json")
+    assert code == 0, err
+    js.write_text(out)
+    r = json.loads(out)
+    assert r["inputs"]["cost_model"]["price_per_hour"] == 0
+    assert all(d["gpu_hours"] > 0 for d in r["designs"])
+    code, out, err = cli(*argv, "--md", md, "--html", html)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "owned hardware: $0/h" in flat and "$0.00" not in flat and "$0/h at" not in flat
+    first = r["designs"][0]
+    assert f"{first['gpu_hours']:.2f} │ owned │" in out
+    text = md.read_text()
+    assert "owned hardware: $0/h" in text and "$0.00" not in text
+    assert f"| {first['gpu_hours']:.2f} | owned |" in text
+    h = html.read_text()
+    assert "owned hardware: $0/h" in h and "$0.00" not in h
+    assert "expected GPU-hours vs assurance" in h
+    # a priced platform keeps its dollars
+    code, out, err = cli(*argv[:-1], "hf-a10g-small")
+    assert code == 0 and "owned" not in out and "$" in out

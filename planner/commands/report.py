@@ -31,5 +31,5 @@ def register(app: typer.Typer) -> None:
         if md is None and html is None:
             render.render_terminal(obj)
             return
-        emit(obj, as_json=False, terminal=lambda r: None, md=md, html=html, inputs=[result],
+        emit(obj, as_json=False, terminal=False, md=md, html=html, inputs=[result],
              record=False)

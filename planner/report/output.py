@@ -178,7 +178,8 @@ def saved_form(result: dict) -> dict:
     return json.loads(to_json(result))
 
 
-def emit(result: dict, *, as_json: bool, terminal: Callable[[dict], None] | None = None,
+def emit(result: dict, *, as_json: bool,
+         terminal: Callable[[dict], None] | None | bool = None,
          md: Path | None = None, html: Path | None = None,
          md_renderer: Callable[[dict], str] | None = None,
          html_renderer: Callable[[dict], str] | None = None, inputs=(),
@@ -187,7 +188,8 @@ def emit(result: dict, *, as_json: bool, terminal: Callable[[dict], None] | None
 
     The files are rendered from :func:`saved_form` of ``result``, by the given renderers or,
     when none is given, by :mod:`planner.report.render` (which knows every result); the
-    terminal view likewise. ``samples`` (bootstrap draws of a live draft result) only feed
+    terminal view likewise (``terminal=False``: none), followed by one line of the recorded
+    inputs. ``samples`` (bootstrap draws of a live draft result) only feed
     the PNG next to a draft's Markdown. ``inputs`` are the command's input paths: a report
     never overwrites one (:func:`guard_outputs`). With ``record`` (default), the running
     command's :func:`input_record` is merged into the result's ``inputs`` block (JSON,
@@ -212,5 +214,5 @@ def emit(result: dict, *, as_json: bool, terminal: Callable[[dict], None] | None
         Path(html).write_text(page, encoding="utf-8")
     if as_json:
         print(to_json(result))
-    else:
-        (terminal or render.render_terminal)(result)
+    elif terminal is not False:
+        render.render_terminal(result, view=terminal)  # ends with the inputs line

@@ -4,7 +4,8 @@ A result says what it is by its ``schema`` (``spec-planner/<kind>/<version>``) o
 files written before every result had one, its ``command``. :func:`kind_of` reads that;
 the renderers dispatch on it to the view of each command (``*_view.py``, :mod:`.html`);
 Markdown and HTML end with the result's ``inputs`` block (files with their SHA-256,
-options, version: :func:`inputs_lines`):
+options, version: :func:`inputs_lines`), the terminal view with one dim line of it
+(:func:`inputs_terminal`):
 
 ========== ==================================== ==========================
 kind       terminal / Markdown                  HTML
@@ -31,7 +32,7 @@ from planner.errors import InputError
 
 __all__ = ["KINDS", "kind_of", "render_terminal", "render_markdown", "render_html",
            "markdown_plot_path", "write_markdown", "read_result", "inputs_lines",
-           "inputs_markdown", "inputs_html", "add_inputs_html"]
+           "inputs_terminal", "print_inputs", "inputs_markdown", "inputs_html", "add_inputs_html"]
 
 KINDS = ("verdict", "repeats", "budget", "draft", "draft-sweep", "calibrate", "shift")
 _SCHEMA_KIND = {"noise-prior": "calibrate"}
@@ -60,9 +61,11 @@ def kind_of(result: dict) -> str:
                      f"{cmd or '?'!r}; one of {', '.join(KINDS)})", field="schema")
 
 
-def inputs_lines(r: dict) -> list[str]:
+def inputs_lines(r: dict, *, settings: bool = True) -> list[str]:
     """What a result was computed from, one ``name: value`` phrase each (files with their
-    SHA-256 prefix, options, version); empty for results saved without ``inputs``."""
+    SHA-256 prefix, options, version); empty for results saved without ``inputs``.
+    ``settings=False`` leaves out the result's own scalar settings kept in the same block
+    (a repeats result's ``rule``, ``baseline_tps``, ...: its view shows them already)."""
     inp = r.get("inputs")
     if not isinstance(inp, dict):
         return []
@@ -75,13 +78,34 @@ def inputs_lines(r: dict) -> list[str]:
     if opts:
         out.append("options: " + ", ".join(f"{k}={v}" for k, v in opts.items()))
     for k, v in inp.items():
-        if k in ("files", "options", "version"):
+        if k in ("files", "options", "version") or not settings:
             continue
         if isinstance(v, (str, int, float, bool)) or v is None:
             out.append(f"{k}: {v}")
     if inp.get("version"):
         out.append(f"spec-planner {inp['version']}")
     return out
+
+
+def inputs_terminal(result: dict) -> str:
+    """The one line ending every terminal view: ``inputs: file (sha256 ...); options: ...;
+    spec-planner X`` ("" without ``inputs``)."""
+    lines = inputs_lines(result, settings=False)
+    return "inputs: " + "; ".join(lines) if lines else ""
+
+
+def print_inputs(result: dict) -> None:
+    """Print :func:`inputs_terminal` dim (nothing without ``inputs``)."""
+    line = inputs_terminal(result)
+    if not line:
+        return
+    from rich.console import Console
+    from rich.text import Text
+
+    con = Console()
+    if not con.is_terminal:
+        con = Console(width=max(con.width, 130))
+    con.print(Text(line, style="dim"))
 
 
 def inputs_markdown(result: dict) -> str:
@@ -119,11 +143,15 @@ def _view(kind: str):
     return importlib.import_module(f"planner.report.{mod}_view")
 
 
-def render_terminal(result: dict) -> None:
-    """Print ``result`` as its command does."""
-    kind = kind_of(result)
-    view = _view(kind)
-    (view.render_sweep_terminal if kind == "draft-sweep" else view.render_terminal)(result)
+def render_terminal(result: dict, view=None) -> None:
+    """Print ``result`` as its command does (``view``: the command's own terminal renderer,
+    else the one of its kind), then the line of its recorded inputs (:func:`print_inputs`)."""
+    if view is None:
+        kind = kind_of(result)
+        mod = _view(kind)
+        view = mod.render_sweep_terminal if kind == "draft-sweep" else mod.render_terminal
+    view(result)
+    print_inputs(result)
 
 
 def render_markdown(result: dict, plot_name: str | None = None) -> str:
