@@ -5,6 +5,9 @@ A run has a ``config`` and a ``tps`` (tokens per second, > 0) and optionally ``i
 ``metric``, ``workload``, ``phase``, ``server``, ``ppl``, ``timestamp``, ``run_group`` and
 ``cold``. CSV, JSON (a list of objects, or ``{"runs": [...]}``) and JSONL are read; the rate
 column may also be named by one of :data:`RATE_ALIASES` (or any name the caller gives).
+A row may give summary statistics in place of its value (``mean``, ``sd``, ``n`` or
+``median``, ``min``, ``max``, ``n``, the value blank): it is read as ``n`` pseudo-runs with
+that log-scale mean and sd (:mod:`planner.summaries`).
 Benchmark tools' own result files (vLLM, SGLang, pyperf, hyperfine) are read through
 :mod:`planner.readers`, detected by content.
 
@@ -264,6 +267,13 @@ def _row_to_run(row: dict, *, path: str, line: int, rate: str = "tps") -> Run:
     cfg = row.get("config")
     if cfg is None or str(cfg).strip() == "":
         raise InputError("missing config label", file=path, line=line, field="config")
+    summary = None
+    if ("mean" in row or "median" in row) and not str(row.get(rate) or "").strip():
+        from planner.summaries import is_summary_row, summary_from_row
+
+        if is_summary_row(row, rate):  # mean/sd/n or median/min/max/n: planner.summaries
+            summary = summary_from_row(row, path=path, line=line)
+            row = {**row, rate: summary.center, "rep": None}
     tps = _parse_float(row.get(rate), path=path, line=line, fld=rate, positive=True)
     rep_raw = row.get("rep")
     rep = None
@@ -292,6 +302,8 @@ def _row_to_run(row: dict, *, path: str, line: int, rate: str = "tps") -> Run:
               cold=_parse_bool(row.get("cold"), path=path, line=line, fld="cold"),
               line=line, extra=extra,
               lower_is_better=metric_lower_is_better(s("metric") or rate))
+    if summary is not None:
+        run.extra["_summary_obj"] = summary  # expanded to its pseudo-runs by read_runs
     return validate_run(run, file=path, value_field=rate)
 
 
@@ -362,6 +374,8 @@ def _check_columns(cols: Iterable[str], path: str, tps_column: str | None = None
                          field=aliases[0])
     if aliases:
         return aliases[0]
+    if "n" in cols and ("mean" in cols or "median" in cols):
+        return "tps"  # summary rows only (planner.summaries)
     raise InputError(f"missing required column 'tps' (or one of {', '.join(RATE_ALIASES)}; "
                      f"columns: {listing})", file=path, line=1, field="tps")
 
@@ -416,6 +430,7 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
         if runs is not None:
             if not runs:
                 raise InputError("no runs in file (header only?)", file=name)
+            runs = _expand_summaries(runs, name)
             _check_duplicates(runs, name)
             return RunsTable(runs, name)
     try:
@@ -450,8 +465,17 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
         runs = _read_csv(io.StringIO(text, newline=""), name, tps_column)
     if not runs:
         raise InputError("no runs in file (header only?)", file=name)
+    runs = _expand_summaries(runs, name)
     _check_duplicates(runs, name)
     return RunsTable(runs, name)
+
+
+def _expand_summaries(runs: list[Run], path: str) -> list[Run]:
+    """Summary rows (``mean``, ``sd``, ``n`` or ``median``, ``min``, ``max``, ``n`` in place
+    of the value) replaced by their pseudo-runs (:func:`planner.summaries.expand_runs`)."""
+    from planner.summaries import expand_runs
+
+    return expand_runs(runs, path)
 
 
 def _read_streamed(p: Path, name: str, suffix: str, tps_column: str | None,

@@ -41,6 +41,11 @@ def register(app: typer.Typer) -> None:
                                         "value."),
         a_runs: Optional[str] = typer.Option(None, "--a-runs", help="Comma-separated TPS of A."),
         b_runs: Optional[str] = typer.Option(None, "--b-runs", help="Comma-separated TPS of B."),
+        a_summary: Optional[str] = typer.Option(None, "--a-summary", help="A as summary "
+                                                "statistics: mean=80.3,sd=0.3,n=3 or median=,"
+                                                "min=,max=,n= (planner.summaries)."),
+        b_summary: Optional[str] = typer.Option(None, "--b-summary", help="B as summary "
+                                                "statistics (as --a-summary)."),
         paired: bool = typer.Option(False, "--paired", help="Quick forms: the k-th runs of A and B "
                                     "share an instance."),
         rope: str = typer.Option(DEFAULT_ROPE, "--rope", help="ROPE half-width: '0.5%' or TPS "
@@ -102,10 +107,22 @@ def register(app: typer.Typer) -> None:
         if idata is not None and engine != "mcmc":
             raise InputError("--idata needs --engine mcmc (the exact engine has no draws)",
                              field="--idata")
+        if runs is not None and (a_summary is not None or b_summary is not None):
+            raise InputError("--a-summary/--b-summary are quick forms without a RUNS file; in "
+                             "a file give mean, sd, n columns", field="--a-summary")
         if runs is not None and (a_runs is not None or b_runs is not None):
             raise InputError("--a-runs/--b-runs are the quick form without a RUNS file; with a "
                              "file give --a CONFIG --b CONFIG", field="--a-runs")
-        if runs is None:
+        if runs is None and (a_summary is not None or b_summary is not None):
+            from planner.summaries import quick_table
+
+            plat = platform or ""
+            table = quick_table(a_summary, b_summary,
+                                None if a_runs is None else _floats(a_runs, "--a-runs"),
+                                None if b_runs is None else _floats(b_runs, "--b-runs"),
+                                platform=plat, paired=paired)
+            a_name, b_name = "A", "B"
+        elif runs is None:
             if a_runs is not None or b_runs is not None:
                 if a_runs is None or b_runs is None:
                     raise InputError("give both --a-runs and --b-runs", field="--a-runs")
@@ -145,6 +162,9 @@ def register(app: typer.Typer) -> None:
             if plat is None:
                 sub = table.select([a, b])
                 plat = sub.platform() or None
+        from planner.summaries import summary_notes
+
+        s_notes = summary_notes(table, a_name, b_name, likelihood)
         cell = table.select([a_name, b_name]).runs[0]
         choice = resolve_prior(prior, plat, cell.metric or None, cell.workload or None, cv=cv,
                                cv_instance=cv_instance, aa_runs=aa_runs)
@@ -154,7 +174,7 @@ def register(app: typer.Typer) -> None:
                               ["each arm's runs are taken as one session: the offset between "
                                "A's and B's sessions is noise their spread cannot measure "
                                "(give --platform, --paired or --cv-instance)"]
-                              if runs is None and not plat and not paired else [])},
+                              if runs is None and not plat and not paired else []) + s_notes},
                           engine=engine, seed=seed, likelihood=likelihood, use_cold=cold,
                           platform=plat, lower_is_better=lower_is_better)
         from planner.report.html import render_html
