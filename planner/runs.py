@@ -181,20 +181,28 @@ class RunsTable:
         """Cold-start indicator per run, shape (n_runs,), bool.
 
         An explicit ``cold`` column wins. Otherwise a run is cold when it is ``rep`` 0 (the
-        first run after a server start or a config change) on a named ``instance``, whether
-        or not its config has later runs (a lone first run is as cold as one followed by warm
-        runs; its slowdown is then known only through the cold prior,
-        :func:`models.tps_model.cold_prior_components`). Runs without an ``instance`` (the
-        quick forms, tool files) are never flagged. Source of the rule: the cold-start caveat
-        of the shipped runs table (6 of 46 fresh-server cells had a first run 1.1-4.2 % slow;
-        ``examples/runs/tps_runs.md``) and issue 8 (a lone rep-0 run read as warm).
+        first run after a server start or a config change) on a named ``instance`` whose
+        session (``session``, else ``run_group``) holds other runs, of any config: whether or
+        not its own config has later runs (a lone first run beside warm runs of another config
+        is as cold as one followed by its own warm runs; its slowdown is then known only
+        through the cold prior, :func:`models.tps_model.cold_prior_components`). A run alone
+        on its instance (every official HF job) is not flagged: its cold start is part of the
+        allocation-to-allocation noise its platform's prior was measured from. Runs without an
+        ``instance`` (the quick forms, tool files) are never flagged. Source of the rule: the
+        cold-start caveat of the shipped runs table (6 of 46 fresh-server cells had a first
+        run 1.1-4.2 % slow; ``examples/runs/tps_runs.md``) and issue 8 (a lone rep-0 run read
+        as warm).
         """
         out = np.zeros(len(self.runs), dtype=bool)
+        per_session: dict[tuple, int] = {}
+        for r in self.runs:
+            key = (r.instance, r.session or r.run_group)
+            per_session[key] = per_session.get(key, 0) + 1
         for k, r in enumerate(self.runs):
             if r.cold is not None:
                 out[k] = r.cold
             elif r.rep == 0 and r.instance:
-                out[k] = True
+                out[k] = per_session[(r.instance, r.session or r.run_group)] > 1
         return out
 
     @property

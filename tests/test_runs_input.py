@@ -120,8 +120,8 @@ def test_cold_flags():
             Run("A", 305, instance="g", rep=1, run_group="x"),
             Run("B", 305, instance="h", rep=0, run_group="x"),
             Run("C", 305, instance="g", rep=0, run_group="x", cold=False)]
-    # B's lone rep 0 is cold too: a first run is cold whether or not its config has later runs
-    assert RunsTable(runs).cold_flags().tolist() == [True, False, True, False]
+    # B's rep 0 is alone on its instance (an allocation of one run): not flagged
+    assert RunsTable(runs).cold_flags().tolist() == [True, False, False, False]
 
 
 # ---------------------------------------------------------------- ingest
