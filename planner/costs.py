@@ -149,24 +149,27 @@ def cost_model(platform_or_flavor: str = "a10g-small", *, price_per_hour: float 
     Raises
     ------
     InputError
-        Unknown platform or flavor (field ``flavor``), negative price or minutes (the field of
-        that value).
+        Unknown platform or flavor (field ``flavor``), a price or minutes outside
+        :mod:`planner.limits` (the field of that value).
     """
     from models.noise import PLATFORM_ALIASES
 
     name = PLATFORM_ALIASES.get(platform_or_flavor, platform_or_flavor)
     key = PLATFORM_FLAVOR.get(name, name)
     if key not in FLAVORS:
-        raise InputError(f"unknown flavor {platform_or_flavor!r} ({', '.join(FLAVORS)})",
+        raise InputError(f"unknown platform or flavor {platform_or_flavor!r} (platforms: "
+                         f"{', '.join(PLATFORM_FLAVOR)}; flavors: {', '.join(FLAVORS)})",
                          field="flavor")
     cm = FLAVORS[key]
+    from planner.limits import check  # plausible ranges: no 1e308 price or run time
+
     kw = {}
     if price_per_hour is not None:
-        kw["price_per_hour"] = float(price_per_hour)
+        kw["price_per_hour"] = float(check("price_per_hour", price_per_hour))
     if minutes_per_run is not None:
-        kw["minutes_per_run"] = float(minutes_per_run)
+        kw["minutes_per_run"] = float(check("minutes_per_run", minutes_per_run))
     if startup_minutes is not None:
-        kw["startup_minutes"] = float(startup_minutes)
+        kw["startup_minutes"] = float(check("startup_minutes", startup_minutes))
     if kw:
         cm = replace(cm, **kw, source=cm.source + " (overridden: " +
                      ", ".join(f"{k}={v:g}" for k, v in kw.items()) + ")")

@@ -786,10 +786,10 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
 
     if n_boot < 1 or n_boot > 1_000_000:
         raise InputError(f"--bootstrap must be in 1..1000000, got {n_boot}", field="bootstrap")
-    if mc_reps < 1:
-        raise InputError("--mc-reps must be >= 1", field="mc-reps")
-    if baseline_tps is not None and not (baseline_tps > 0 and math.isfinite(baseline_tps)):
-        raise InputError(f"--baseline-tps must be > 0, got {baseline_tps}", field="baseline-tps")
+    from planner.limits import check_all  # plausible ranges (no 10^8 replicates, no 1e308)
+
+    check_all([("mc_reps", mc_reps, "mc_reps"), ("baseline_tps", baseline_tps, "baseline_tps"),
+               ("sigma_tps", (noise or NoiseSpec()).sigma_tps, "sigma_tps")])
     policies = list(policies) if policies else [parse_policy(p) for p in DEFAULT_POLICIES]
     baseline = baseline or PolicySpec("ar")
     for sp in [*policies, baseline]:
@@ -954,8 +954,24 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
         }
         out_pols.append(pol)
         samples[r.spec.label] = boot[f"tpf{i}"]
+    # the best policy is the one with the highest projected gain, an upper bound included
+    # (the headline then says it is only a ceiling and names the best runnable policy too)
+    def gain(p):
+        return p["projected_tps"]["point"]
+
     cands = [p for p in out_pols if not p["is_baseline"] and not p["upper_bound"]]
-    best = max(cands, key=lambda p: p["projected_tps"]["point"]) if cands else None
+    others = [p for p in out_pols if not p["is_baseline"]]
+    best = max(others, key=gain) if others else None
+    runnable = max(cands, key=gain) if cands else None
+    verdict = None
+    if best is not None:
+        verdict = best["worth_a_run"]["verdict"]
+        if best["upper_bound"]:
+            verdict = f"best projected: {best['label']}, {verdict}; " + (
+                f"best runnable: {runnable['label']}: {runnable['worth_a_run']['verdict']}"
+                if runnable is not None else "no runnable policy given")
+        else:
+            verdict = f"{verdict} (best: {best['label']})"
     return DraftResult(
         capture={"path": capture_name(capture_path), "n_prompts": len(cap), "n_tokens": int(lengths.sum()),
                  "stop_at_eos": stop_at_eos, "eos_tokens_removed": cap.eos_tokens_removed,
@@ -979,8 +995,10 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
         correlation=corr_info,
         policies=out_pols,
         worth_a_run=None if best is None else {
-            "best_policy": best["label"], "worth": best["worth_a_run"]["worth"],
-            "verdict": best["worth_a_run"]["verdict"],
+            "best_policy": best["label"],
+            "best_runnable": None if runnable is None else runnable["label"],
+            "worth": bool(runnable is not None and runnable["worth_a_run"]["worth"]),
+            "verdict": verdict,
             "worth_policies": [p["label"] for p in cands if p["worth_a_run"]["worth"]]},
         samples=samples,
     )
@@ -1048,6 +1066,9 @@ def run_sweep(capture_path: str | Path | None = None, *, n_values=range(1, 6),
     from models.drafting.cost import load_cost_model
     from models.drafting.walk import walk
 
+    from planner.limits import check_all  # plausible ranges (no 10^8 replicates, no 1e308)
+
+    check_all([("mc_reps", mc_reps, "mc_reps"), ("baseline_tps", baseline_tps, "baseline_tps")])
     n_values, d_values, k_values = list(n_values), list(d_values), list(k_values)
     for n in n_values:
         _check_range(n, *N_RANGE, "n")

@@ -30,7 +30,7 @@ from planner.errors import InputError
 __all__ = ["Limit", "LIMITS", "TPS", "DURATION", "BYTES", "PPL", "DELTA_TPS", "DELTA_PCT", "DELTA_SD",
            "ROPE_PCT", "ROPE_TPS", "PRICE_PER_HOUR", "TOTAL_USD", "MINUTES_PER_RUN",
            "STARTUP_MINUTES", "RUNS_PER_ARM", "MAX_RUNS_TOTAL", "RUNS_PER_INSTANCE", "SIMS",
-           "BOOTSTRAP", "SEED", "check", "check_all", "value_limit", "check_name", "has_control"]
+           "BOOTSTRAP", "MC_REPS", "DRAWS", "SIGMA_TPS", "SEED", "check", "check_all", "value_limit", "check_name", "has_control"]
 
 
 @dataclass(frozen=True)
@@ -170,6 +170,18 @@ SIMS = Limit("simulations", "", 100, 100_000, integer=True,
 #: roughly, 100,000 already gives them to ~0.1 %; time and memory grow with it.
 BOOTSTRAP = Limit("bootstrap replicates", "", 100, 100_000, integer=True,
                   why="interval ends need ~100; 100,000 resolves them to ~0.1 %")
+#: Monte-Carlo replicates of a drafting walk (``draft --mc-reps``, ``draft-sweep --mc-reps``):
+#: each replicate re-walks the whole capture, so time and memory grow with it (10^8 tried to
+#: allocate the replicate arrays and failed with a numpy memory error); 10,000 replicates
+#: already put the Monte-Carlo error far below the bootstrap interval.
+MC_REPS = Limit("Monte-Carlo replicates", "", 1, 10_000, integer=True,
+                why="each replicate re-walks the capture; 10,000 is far below bootstrap error")
+#: Monte-Carlo draws of ``planner shift``: below 100 the probability is too coarse; one
+#: million draws give P to ~0.001 (memory grows with it: 10^9 draws is tens of GB).
+DRAWS = Limit("Monte-Carlo draws", "", 100, 1_000_000, integer=True,
+              why="P to ~0.001 at 10^6 draws; memory grows with the draws")
+#: The TPS sd of one run (``draft --sigma-tps``): positive, at most the TPS range.
+SIGMA_TPS = Limit("TPS sd", "tokens/s", 0.0, 1e6, low_open=True, why="the TPS range")
 #: Random seeds: 0 .. 2^32 - 1, the range every numpy seeding API and most tools accept, so a
 #: saved report's seed reproduces anywhere.
 SEED = Limit("seed", "", 0, 2**32 - 1, integer=True, why="32-bit seeds reproduce anywhere")
@@ -183,6 +195,7 @@ LIMITS: dict[str, Limit] = {
     "max_runs_per_arm": RUNS_PER_ARM, "runs_per_arm": RUNS_PER_ARM, "max_runs": MAX_RUNS_TOTAL,
     "runs_per_instance": RUNS_PER_INSTANCE, "pairs_per_instance": RUNS_PER_INSTANCE,
     "batch": RUNS_PER_INSTANCE, "sims": SIMS, "bootstrap": BOOTSTRAP, "seed": SEED,
+    "mc_reps": MC_REPS, "draws": DRAWS, "sigma_tps": SIGMA_TPS, "public_tps": TPS,
 }
 
 

@@ -125,11 +125,16 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
     from models.drafting.capture import load_capture
     from models.drafting.cost import load_cost_model
 
+    from planner.limits import check, check_all  # plausible ranges (no 1e308, no 10^9 draws)
+
     if (public_tps is None) == (not runs):
-        raise InputError("give exactly one of --public-tps or --runs", field="public-tps")
-    vals = [float(public_tps)] if public_tps is not None else [float(v) for v in runs]
-    if not all(v > 0 and math.isfinite(v) for v in vals):
-        raise InputError("public TPS must be > 0", field="public-tps")
+        raise InputError("give exactly one of a public score or public runs",
+                         field="public_tps" if public_tps is not None else "runs")
+    if public_tps is not None:
+        vals = [float(check("tps", public_tps, field="public_tps"))]
+    else:
+        vals = [float(check("tps", v, field="runs")) for v in runs]
+    check_all([("draws", n_draws, "draws"), ("seed", seed, "seed")])
     if not 0 < x_pct < 100:
         raise InputError(f"--x must be in (0, 100), got {x_pct}", field="x")
     if not 1 <= k <= 7:

@@ -338,3 +338,37 @@ def test_default_capture_is_named_not_located():
     assert r["capture"]["path"] == "embedded:draft_default_capture.jsonl.gz"
     assert r["inputs"]["files"][0]["name"] == "embedded:draft_default_capture.jsonl.gz"
     assert str(ROOT) not in p.stdout and r["evidence"]["level"] == "ok"
+
+
+@pytest.mark.parametrize("command,args,option", [
+    ("draft", ["--mc-reps", "100000000"], "--mc-reps"),
+    ("draft-sweep", ["--mc-reps", "100000000"], "--mc-reps"),
+    ("draft", ["--minutes-per-run", "1e308"], "--minutes-per-run"),
+    ("draft", ["--price-per-hour", "1e308"], "--price-per-hour"),
+    ("draft", ["--baseline-tps", "1e308"], "--baseline-tps"),
+    ("draft", ["--sigma-tps", "0"], "--sigma-tps"),
+    ("draft", ["--sigma-tps", "1e308"], "--sigma-tps"),
+    ("draft", ["--platform", "foo"], "--platform"),
+])
+def test_out_of_range_options_name_the_option(command, args, option):
+    extra = ["--bootstrap", "100"] if command == "draft" else []
+    p = run(command, str(SMALL), *extra, *args)
+    assert p.returncode == 2, p.stdout[-300:]
+    assert p.stderr.strip().count("\n") == 0 and "Traceback" not in p.stderr
+    assert f"field '{option}'" in p.stderr, p.stderr
+
+
+def test_headline_names_the_policy_with_the_highest_gain():
+    p = run("draft", str(ROOT / "examples" / "captures" / "mtp_spec_on_k7_int4_frontier.jsonl.gz"),
+            "-p", "mtp", "-p", "hybrid-max", "-p", "suffix-first", "--baseline", "mtp",
+            "--baseline-tps", "307", "--bootstrap", "200", "--mc-reps", "20", "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    gains = {q["label"]: q["projected_tps"]["point"] for q in r["policies"]
+             if not q["is_baseline"]}
+    w = r["worth_a_run"]
+    assert w["best_policy"] == max(gains, key=gains.get)
+    assert w["best_policy"].startswith("hybrid-max")
+    assert w["best_runnable"].startswith("suffix-first") and w["worth"] is False
+    assert w["verdict"].startswith(f"best projected: {w['best_policy']}")
+    assert "upper bound" in w["verdict"] and "best runnable: suffix-first" in w["verdict"]

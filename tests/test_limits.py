@@ -190,3 +190,24 @@ def test_plan_file_sizes_are_bounded(cli, tmp_path):
 def test_repeats_options_are_bounded(cli, args, msg):
     code, _, err = cli("repeats", *args)
     assert code == 2 and msg in err, err
+
+
+def test_cost_model_overrides_are_bounded():
+    from planner.costs import cost_model
+
+    for kw, field in [({"minutes_per_run": 1e308}, "minutes_per_run"),
+                      ({"price_per_hour": 1e308}, "price_per_hour"),
+                      ({"startup_minutes": -1}, "startup_minutes")]:
+        with pytest.raises(InputError) as e:
+            cost_model("hf-a10g-small", **kw)
+        assert e.value.field == field
+    assert cost_model("hf-a10g-small", minutes_per_run=10).cost([2])["cost_usd"] > 0
+
+
+@pytest.mark.parametrize("name,bad,good", [("mc_reps", 100_000_000, 200),
+                                           ("draws", 1_000_000_000, 20000),
+                                           ("sigma_tps", 0, 1.16)])
+def test_monte_carlo_sizes_and_sigma_have_ranges(name, bad, good):
+    with pytest.raises(InputError):
+        limits.check(name, bad)
+    assert limits.check(name, good) == good

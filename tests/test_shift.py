@@ -43,3 +43,21 @@ def test_cli_exit_2_on_bad_score():
     p = subprocess.run([sys.executable, "-m", "planner", "shift", "--public-tps", "-1"],
                        capture_output=True, text=True)
     assert p.returncode == 2 and "public-tps" in p.stderr
+
+
+@pytest.mark.parametrize("args,option", [
+    (["--public-tps", "481", "--draws", "1000000000"], "--draws"),
+    (["--public-tps", "1e308"], "--public-tps"),
+    (["--run", "480", "--run", "nan"], "--run"),
+])
+def test_cli_out_of_range_names_the_option(args, option):
+    p = subprocess.run([sys.executable, "-m", "planner", "shift", *args],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert p.stderr.strip().count("\n") == 0 and f"field '{option}'" in p.stderr, p.stderr
+
+
+def test_cli_both_scores_names_run_not_runs():
+    p = subprocess.run([sys.executable, "-m", "planner", "shift", "--public-tps", "481",
+                        "--run", "480"], capture_output=True, text=True)
+    assert p.returncode == 2 and "--run " in p.stderr and "--runs" not in p.stderr

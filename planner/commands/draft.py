@@ -11,6 +11,17 @@ import typer
 from planner.defaults import DEFAULT_PLATFORM
 from planner.errors import InputError
 
+#: Plain field of the decision layer -> option of ``planner draft`` / ``draft-sweep`` (policy
+#: parameters such as ``k`` stay plain: they may come from ``-p mtp:k=17`` as well as ``--k``).
+_OPTIONS = {"flavor": "--platform", "platform": "--platform", "sigma_tps": "--sigma-tps",
+            "mc_reps": "--mc-reps", "mc-reps": "--mc-reps", "baseline_tps": "--baseline-tps",
+            "baseline-tps": "--baseline-tps", "price_per_hour": "--price-per-hour",
+            "minutes_per_run": "--minutes-per-run", "bootstrap": "--bootstrap",
+            "run_cap": "--run-cap", "seed": "--seed", "curve": "--curve",
+            "correlation": "--correlation", "policy": "--policy", "cost_profile": "--cost-profile",
+            "n-values": "--n-values", "depth-values": "--depth-values",
+            "k-values": "--k-values"}
+
 
 class _Progress:
     """Rich progress bar (stderr) with ``advance()`` / ``close()``."""
@@ -166,7 +177,7 @@ def register(app: typer.Typer) -> None:
         bootstrap: int = typer.Option(2000, "--bootstrap", help="bootstrap replicates over "
                                       "prompts (1..1000000)"),
         mc_reps: int = typer.Option(200, "--mc-reps", help="Monte-Carlo replicates of the "
-                                    "stochastic (MTP-based) policies, >= 1"),
+                                    "stochastic (MTP-based) policies (1..10,000)"),
         seed: int = typer.Option(0, "--seed", min=0, help="random seed, >= 0"),
         convention: str = typer.Option("reference", "--convention", help="reference: the "
                                        "first forward counts (reproduces the reference "
@@ -202,7 +213,21 @@ def register(app: typer.Typer) -> None:
                                             "report"),
     ) -> None:
         """Simulate drafting policies on a capture; project TPS; is it worth a run?"""
+        from models.errors import ModelInputError
+        from planner.commands._options import as_option
+
+        try:
+            _draft(**locals())
+        except ModelInputError as exc:
+            raise as_option(exc, _OPTIONS) from None
+
+    def _draft(capture, policy, n, depth, min_n, max_n, k, lookup_k, lookup, threshold,
+               tree_depth, curve, per_prompt, correlation, baseline, baseline_tps, bootstrap,
+               mc_reps, seed, convention, stop_at_eos, cost_profile, cost_file, sync_factor,
+               drafter_ms, sigma_tps, platform, run_cap, minutes_per_run, price_per_hour,
+               as_json, md, html, **_) -> None:
         from planner.draft import NoiseSpec, run_draft
+        from planner.limits import check_all
         from planner.report.output import guard_outputs
 
         if len(curve) > 1:
@@ -212,8 +237,11 @@ def register(app: typer.Typer) -> None:
         inputs = [capture, cost_file] + ([Path(curve)] if curve and Path(curve).exists() else [])
         guard_outputs([("--md", md), ("--md", md.with_suffix(".png") if md else None),
                        ("--html", html)], inputs)
-        if price_per_hour is not None and not price_per_hour > 0:
-            raise InputError(f"must be > 0, got {price_per_hour!r}", field="--price-per-hour")
+        check_all([("mc_reps", mc_reps, "--mc-reps"), ("seed", seed, "--seed"),
+                   ("baseline_tps", baseline_tps, "--baseline-tps"),
+                   ("sigma_tps", sigma_tps, "--sigma-tps"),
+                   ("price_per_hour", price_per_hour, "--price-per-hour"),
+                   ("minutes_per_run", minutes_per_run, "--minutes-per-run")])
         if run_cap < 1:
             raise InputError(f"must be >= 1, got {run_cap}", field="--run-cap")
         specs = _policy_specs(policy, n, depth, min_n, max_n, k, lookup_k, threshold,
@@ -271,7 +299,8 @@ def register(app: typer.Typer) -> None:
         baseline_tps: Optional[float] = typer.Option(None, "--baseline-tps", help="measured "
                                                      "TPS (tokens/s) of AR; projections scale "
                                                      "it"),
-        mc_reps: int = typer.Option(50, "--mc-reps", help="Monte-Carlo replicates of MTP rows"),
+        mc_reps: int = typer.Option(50, "--mc-reps", help="Monte-Carlo replicates of MTP rows "
+                                   "(1..10,000)"),
         seed: int = typer.Option(0, "--seed", min=0, help="random seed, >= 0"),
         convention: str = typer.Option("reference", "--convention", help="reference: the "
                                        "first forward counts (reproduces the reference "
@@ -288,11 +317,24 @@ def register(app: typer.Typer) -> None:
                                             "report"),
     ) -> None:
         """Grid over pld n x depth and MTP K, ranked by projected TPS."""
+        from models.errors import ModelInputError
+        from planner.commands._options import as_option
+
+        try:
+            _sweep(**locals())
+        except ModelInputError as exc:
+            raise as_option(exc, _OPTIONS) from None
+
+    def _sweep(capture, n_values, d_values, k_values, baseline_tps, mc_reps, seed, convention,
+               stop_at_eos, cost_profile, top, as_json, md, html, **_) -> None:
         from planner.draft import run_sweep
+        from planner.limits import check_all
         from planner.report.draft_view import render_sweep_terminal
         from planner.report.output import emit, guard_outputs
 
         guard_outputs([("--md", md), ("--html", html)], [capture])
+        check_all([("mc_reps", mc_reps, "--mc-reps"), ("seed", seed, "--seed"),
+                   ("baseline_tps", baseline_tps, "--baseline-tps")])
 
         def ints(s: str, fld: str) -> list[int]:
             try:

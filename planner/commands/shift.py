@@ -8,6 +8,11 @@ from typing import List, Optional
 
 import typer
 
+#: Plain field of :func:`planner.shift.run_shift` -> option of ``planner shift``.
+_OPTIONS = {"public_tps": "--public-tps", "public-tps": "--public-tps", "runs": "--run",
+            "x": "--x", "x_pct": "--x", "k": "--k", "level": "--level", "draws": "--draws",
+            "n_draws": "--draws", "seed": "--seed", "evidence": "--evidence"}
+
 
 def register(app: typer.Typer) -> None:
     """Register ``planner shift`` on the typer app."""
@@ -29,7 +34,8 @@ def register(app: typer.Typer) -> None:
         x: float = typer.Option(5.0, "--x", help="Drop threshold X in %."),
         k: int = typer.Option(7, "--k", help="MTP chain depth (1..7)."),
         level: float = typer.Option(0.90, "--level", help="Interval level."),
-        draws: int = typer.Option(20000, "--draws", min=100, help="Monte-Carlo draws."),
+        draws: int = typer.Option(20000, "--draws", help="Monte-Carlo draws "
+                                  "(100..1,000,000)."),
         seed: int = typer.Option(0, "--seed", min=0, help="Random seed, >= 0."),
         as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
         md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
@@ -37,14 +43,25 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """P(private score more than X % below public): project the private TPS through the
         content acceptance model and the cost model (or the shipped public/private pairs)."""
+        from models.errors import ModelInputError
+        from planner.commands._options import as_option
         from planner.report.output import emit, guard_outputs
         from planner.report.shift_view import render_html, render_markdown, render_terminal
         from planner.shift import run_shift
 
         caps = [p for p in (public_capture, private_capture) if p]
         guard_outputs([("--md", md), ("--html", html)], caps)
-        res = run_shift(public_tps, runs=runs or None, public_capture=public_capture,
-                        private_capture=private_capture, evidence=evidence, x_pct=x, k=k,
-                        level=level, n_draws=draws, seed=seed)
+        if (public_tps is None) == (not runs):
+            from planner.errors import InputError
+
+            raise InputError("give exactly one of --public-tps (one score) or --run (repeat "
+                             "for several runs)", field="--public-tps" if public_tps is None
+                             else "--run")
+        try:
+            res = run_shift(public_tps, runs=runs or None, public_capture=public_capture,
+                            private_capture=private_capture, evidence=evidence, x_pct=x, k=k,
+                            level=level, n_draws=draws, seed=seed)
+        except ModelInputError as exc:
+            raise as_option(exc, _OPTIONS) from None
         emit(res.to_dict(), as_json=as_json, terminal=render_terminal, md=md, html=html,
              md_renderer=render_markdown, html_renderer=render_html, inputs=caps)
