@@ -82,8 +82,12 @@ def register(app: typer.Typer) -> None:
                                               "platform's flavor, a10g-small $1.00)."),
         flavor: Optional[str] = typer.Option(None, "--flavor", help="a10g-small | a10g-large | "
                                              "local-a10g (cost defaults)."),
-        minutes_per_run: Optional[float] = typer.Option(None, "--minutes-per-run"),
-        startup_minutes: Optional[float] = typer.Option(None, "--startup-minutes"),
+        minutes_per_run: Optional[float] = typer.Option(
+            None, "--minutes-per-run", help="Minutes of one benchmark run, (0, 1440] (default: "
+            "the platform's or --flavor's cost model)."),
+        startup_minutes: Optional[float] = typer.Option(
+            None, "--startup-minutes", help="Minutes of start-up per allocation (server start, "
+            "model load), [0, 1440] (default: the platform's or --flavor's cost model)."),
         runs_per_instance: Optional[int] = typer.Option(
             None, "--runs-per-instance", help="Runs of one config per allocation in separate "
             "designs (default: 1, or with --design auto chosen from the noise and the start-up "
