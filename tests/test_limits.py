@@ -211,3 +211,14 @@ def test_monte_carlo_sizes_and_sigma_have_ranges(name, bad, good):
     with pytest.raises(InputError):
         limits.check(name, bad)
     assert limits.check(name, good) == good
+
+
+def test_repeats_help_describes_the_cost_overrides():
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "planner", "repeats", "--help"],
+                       capture_output=True, text=True, env={"COLUMNS": "200", "PATH": ""})
+    for opt in ("--minutes-per-run", "--startup-minutes"):
+        line = next(ln for ln in p.stdout.splitlines() if opt in ln)
+        assert line.split(opt, 1)[1].replace("<float>", "").strip(" │"), line
