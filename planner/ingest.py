@@ -7,7 +7,9 @@ Benchmark tools' result files (vLLM ``bench serve`` / throughput / latency, SGLa
 ``DIR/<config>/.../*.json[l]``. The config of a run is the one its file names (vLLM's
 ``config`` metadata or ``label``, SGLang's ``tag``, hyperfine's command), else the first folder
 under ``DIR``, else the file name; for pyperf the folder wins and the benchmark name is the
-workload. Files of no known format are skipped and counted. Instances: as each reader says
+workload. A ``.json``/``.jsonl`` file in a config folder that does not parse (truncated,
+corrupt) is an error naming the file and line; files of no known format are skipped, counted
+and named. Instances: as each reader says
 (a pyperf file is one machine), or the ``instance`` given; otherwise unset, so every run is
 its own instance. ``rep`` counts a config's runs on one instance across files, in file-name
 order.
@@ -155,6 +157,7 @@ def _ingest_results(root: Path, *, platform, metric, workload, format, instance)
     files = sorted(p for p in root.rglob("*") if p.is_file()
                    and p.suffix.lower() in (".json", ".jsonl"))
     runs, skipped = [], 0
+    skipped_files: list[str] = []
     for f in files:
         try:
             text = f.read_text(encoding="utf-8-sig")
@@ -162,11 +165,18 @@ def _ingest_results(root: Path, *, platform, metric, workload, format, instance)
             raise InputError("not UTF-8 text", file=str(f)) from None
         except OSError as exc:
             raise InputError(f"unreadable: {exc.strerror}", file=str(f)) from None
-        fmt = format or detect_format(text)
+        rel = f.parent.relative_to(root)
+        bad = _json_error(text, f.suffix.lower())
+        if bad is not None and (rel.parts or format is not None):
+            # a result file's place (DIR/<config>/...) that does not parse: a truncated or
+            # corrupt result, not a file to skip
+            msg, line = bad
+            raise InputError(f"unreadable result file: {msg}", file=str(f), line=line)
+        fmt = format or ("table" if bad is not None else detect_format(text))
         if fmt == "table":
             skipped += 1
+            skipped_files.append(str(f.relative_to(root)))
             continue
-        rel = f.parent.relative_to(root)
         runs.extend(read_results(text, path=str(f), format=fmt, metric=metric,
                                  config=rel.parts[0] if rel.parts else None,
                                  instance=instance))
@@ -184,4 +194,27 @@ def _ingest_results(root: Path, *, platform, metric, workload, format, instance)
         r.workload = workload or r.workload
         r.run_group = root.name
         validate_run(r, file=r.extra.get("source"))  # the names given here too
-    return runs, {"found": len(files), "skipped_unrecognised": skipped}
+    return runs, {"found": len(files), "skipped_unrecognised": skipped,
+                  "skipped_files": skipped_files}
+
+
+def _json_error(text: str, suffix: str) -> tuple[str, int] | None:
+    """Why ``text`` is neither a JSON document nor JSON lines, and its line; None if it is.
+
+    A ``.jsonl`` file reports its first bad line; a ``.json`` file the error of the document.
+    """
+    if not text.strip():
+        return "empty file", 1
+    try:
+        json.loads(text)
+        return None
+    except json.JSONDecodeError as exc:
+        whole = (exc.msg, exc.lineno)
+    for k, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            json.loads(line)
+        except json.JSONDecodeError as exc:
+            return whole if suffix == ".json" else (f"{exc.msg} (JSON lines)", k)
+    return None

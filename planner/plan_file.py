@@ -179,6 +179,13 @@ def _designs(v: Any, *, path: str, line: int | None, fld: str) -> tuple[str, ...
 
 def _comparison(raw: dict, k: int, *, path: str, lines: dict, where: Callable) -> Comparison:
     """Validate one comparison mapping (TOML table or CSV row)."""
+    from planner.limits import check_name
+
+    # names and labels reach the terminal: no control character (an escape would colour or
+    # rewrite it); checked first, since the messages below quote the name
+    for f in _COMPARISON_FIELDS:
+        if isinstance(raw.get(f), str):
+            check_name(raw[f], field=f, file=path, line=where(k, f))
     name = str(raw.get("name") or "").strip()
     label = f"comparison #{k + 1}" + (f" '{name}'" if name else "")
 
@@ -397,10 +404,14 @@ def _read_toml_plan(text: str, spath: str, overrides: dict) -> Plan:
                      where=lambda f: lines.get(("budget", f), lines.get(("budget",))),
                      cli=set(overrides), header_line=lines.get(("budget",)))
     plan = Plan(path=spath, comparisons=comps, budget=budget, lines=lines)
+    from planner.limits import check_name
+
     for k, v in top.items():
         line = lines.get(("plan", k))
         if k not in _PLAN_FIELDS:
             raise InputError("unknown plan field", file=spath, line=line, field=f"plan.{k}")
+        if isinstance(v, str):
+            check_name(v, field=f"plan.{k}", file=spath, line=line)
         if k == "baseline_tps":
             plan.baseline_tps = _num(v, path=spath, line=line, fld="plan.baseline_tps",
                                      positive=True, allow_zero=False)

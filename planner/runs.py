@@ -133,8 +133,8 @@ class RunsTable:
             if c not in have:
                 near = _closest(c, have)
                 hint = f"; did you mean '{near}'?" if near else ""
-                raise InputError(f"config '{c}' is not in the file ({len(have)} configs){hint}",
-                                 file=self.path, field="config")
+                raise InputError(f"config '{c}' is not in the file{hint}; the file's configs: "
+                                 f"{_listing(self.configs)}", file=self.path, field="config")
         keep = set(configs)
         return RunsTable([r for r in self.runs if r.config in keep], self.path)
 
@@ -142,17 +142,37 @@ class RunsTable:
         """Rows whose ``phase`` is not ``warmup`` (explicit warm-up passes are not measurements)."""
         return RunsTable([r for r in self.runs if r.phase != "warmup"], self.path)
 
-    def filter(self, **kv: str | None) -> "RunsTable":
-        """Rows whose columns equal the given non-None values (e.g. ``metric="decode_wall"``)."""
+    def filter(self, *, blank_platform: bool = False, **kv: str | None) -> "RunsTable":
+        """Rows whose columns equal the given non-None values (e.g. ``metric="decode_wall"``).
+
+        With ``blank_platform``, a ``platform`` filter also keeps the rows whose platform is
+        blank (a table without a ``platform`` column, or what ``planner ingest`` writes from
+        tools' files): they take the platform asked for.
+
+        Raises
+        ------
+        InputError
+            A filter drops every row left: names the filter, its value and the values the
+            rows hold (field: the column).
+        """
         rows = self.runs
         for k, v in kv.items():
             if v is None:
                 continue
+            before = rows
             if k == "platform":
                 want = canonical_platform(v)
-                rows = [r for r in rows if canonical_platform(r.platform) == want]
+                rows = [r for r in rows if canonical_platform(r.platform) == want
+                        or (blank_platform and not r.platform)]
             else:
                 rows = [r for r in rows if getattr(r, k) == v]
+            if before and not rows:
+                vals = list(dict.fromkeys(
+                    (canonical_platform(r.platform) if k == "platform" else getattr(r, k))
+                    for r in before))
+                plural = "es" if k.endswith("s") else "s"
+                raise InputError(f"no row with {k} '{v}'; the file's {k}{plural}: "
+                                 f"{_listing(vals)}", file=self.path, field=k)
         return RunsTable(rows, self.path)
 
     def check_homogeneous(self, columns: Sequence[str] = ("metric", "workload")) -> None:
@@ -244,6 +264,13 @@ def canonical_platform(name: str) -> str:
     from models.noise import PLATFORM_ALIASES
 
     return PLATFORM_ALIASES.get(name, name)
+
+
+def _listing(values: Sequence[str], most: int = 8) -> str:
+    """``'a', 'b', (blank) and 3 more``: the values a file holds, for an error message."""
+    vals = list(values)
+    out = ", ".join(f"'{v}'" if v else "(blank)" for v in vals[:most])
+    return out + (f" and {len(vals) - most} more" if len(vals) > most else "")
 
 
 def _closest(name: str, options: Iterable[str]) -> str | None:
@@ -420,7 +447,8 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
     ------
     InputError
         Empty file, missing ``config``/``tps`` column, non-numeric / NaN / non-positive TPS,
-        duplicate rows (same config, instance, session, rep, TPS, metric, workload), or a
+        duplicate rows (same config, instance, session, rep, TPS, metric, workload, on rows
+        that carry a rep, instance, session or timestamp), or a
         syntax error; the message names the file, line and field.
     """
     p = Path(path)
@@ -599,9 +627,17 @@ def _read_jsonl(lines: Iterable[str], path: str, tps_column: str | None = None) 
     return runs
 
 
+#: Columns that identify one run: two rows equal in all columns and carrying one of these
+#: are the same run written twice. Without them (``config,tps``), equal values are two runs
+#: whose rounded TPS agree, which is common.
+_RUN_IDS = ("instance", "session", "timestamp")
+
+
 def _check_duplicates(runs: list[Run], path: str) -> None:
     seen: dict[tuple, int] = {}
     for r in runs:
+        if r.rep is None and not any(getattr(r, c) for c in _RUN_IDS):
+            continue
         key = (r.config, r.instance, r.session, r.run_group, r.rep, r.tps, r.metric, r.workload,
                r.phase, r.timestamp)
         if key in seen:

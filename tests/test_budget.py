@@ -504,3 +504,25 @@ def test_repeats_errors_name_plain_fields():
         with pytest.raises(InputError) as ei:
             plan_repeats(1.0, prior=prior, **kw)
         assert ei.value.field == fld and ei.value.file is None
+
+
+def test_plan_names_with_control_characters_are_refused(tmp_path):
+    from planner.errors import InputError
+
+    p = tmp_path / "plan.toml"
+    p.write_text('[budget]\ntotal_usd = 100\n\n[[comparison]]\nname = "sp\\u001b[31mec8"\n'
+                 'baseline = "a"\ncandidate = "b"\ndelta_tps = 1\n')
+    with pytest.raises(InputError) as e:
+        read_plan(p)
+    msg = e.value.one_line()
+    assert msg.startswith(f"{p}:5 field 'name': control character") and "\x1b" not in msg
+    q = tmp_path / "plan.csv"
+    q.write_text("name,baseline,candidate,delta_tps\nok,a\x1b[2Jx,b,1\n")
+    with pytest.raises(InputError) as e:
+        read_plan(q, overrides={"total_usd": 100})
+    msg = e.value.one_line()
+    assert msg.startswith(f"{q}:2 field 'baseline': control character") and "\x1b" not in msg
+    t = tmp_path / "plan2.toml"
+    t.write_text('title = "x\\u0007"\n[budget]\ntotal_usd = 100\n')
+    with pytest.raises(InputError, match="plan.title"):
+        read_plan(t)

@@ -132,7 +132,8 @@ def test_csv_tps_column_names_any_column(tmp_path):
 
 def test_ingest_folder_of_vllm_results(tmp_path):
     runs, stats = ingest(R / "serve")
-    assert stats == {"found": 7, "skipped_unrecognised": 1}
+    assert stats == {"found": 7, "skipped_unrecognised": 1,
+                     "skipped_files": ["fa2/server_args.json"]}
     by = {}
     for r in runs:
         by.setdefault(r.config, []).append(r.tps)
@@ -196,3 +197,38 @@ def test_calibrate_keeps_instance_less_runs_apart():
     res = calibrate(read_runs(R / "sglang.jsonl"))
     assert (res["runs_used"], res["groups"]) == (4, 2)
     assert res["metric"] == "output_throughput"
+
+
+def test_ingest_corrupt_result_file_is_an_error_naming_file_and_line(cli, tmp_path):
+    root = tmp_path / "res"
+    shutil.copytree(R / "serve", root)
+    cfg = sorted(p for p in root.iterdir() if p.is_dir())[0]
+    (cfg / "zz-truncated.json").write_text('{"output_throughput": 300.0,\n{bad json')
+    code, _, err = cli("ingest", root, "-o", tmp_path / "o.csv")
+    assert code == 2 and "zz-truncated.json:2" in err, err
+    # JSON lines: the first bad line is named
+    (cfg / "zz-truncated.json").unlink()
+    (cfg / "zz.jsonl").write_text('{"a": 1}\n{"a": 2}\n{bad\n')
+    code, _, err = cli("ingest", root, "-o", tmp_path / "o.csv")
+    assert code == 2 and "zz.jsonl:3" in err, err
+
+
+def test_ingest_names_the_files_it_skips(cli, tmp_path):
+    root = tmp_path / "res"
+    shutil.copytree(R / "serve", root)
+    for k in range(7):
+        (root / f"notes{k}.json").write_text('{"comment": "not a result"}')
+    code, _, err = cli("ingest", root, "-o", tmp_path / "o.csv")
+    assert code == 0, err
+    assert ("8 unrecognised files skipped: fa2/server_args.json, notes0.json, notes1.json, "
+            "notes2.json, notes3.json and 3 more") in err
+
+
+def test_unknown_config_of_a_tool_file_names_the_configs_present(tmp_path):
+    p = tmp_path / "mystem.json"
+    shutil.copy(R / "vllm_latency.json", p)
+    t = read_runs(p)
+    with pytest.raises(InputError) as e:
+        t.select(["xx"])
+    msg = e.value.one_line()
+    assert "the file's configs: " in msg and all(f"'{c}'" in msg for c in t.configs), msg

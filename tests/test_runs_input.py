@@ -263,3 +263,49 @@ def test_ingest_same_job_twice(cli, tmp_path):
     (d / "summary.json").write_text(json.dumps({"tps": 301.0, "job_id": "j1"}))
     code, _, err = cli("ingest", root, "-o", tmp_path / "o.csv")
     assert code == 2 and "counted twice" in err
+
+
+def _no_platform_table(tmp_path):
+    return _write(tmp_path, "T.csv", "config,tps\n" + "".join(
+        f"{c},{v}\n" for c, v in [("base", 300), ("base", 301), ("base", 302), ("cand", 303),
+                                  ("cand", 304), ("cand", 305)]))
+
+
+def test_repeats_keeps_rows_without_a_platform(cli, tmp_path):
+    p = _no_platform_table(tmp_path)
+    base = ("repeats", "--runs", p, "--a", "base", "--b", "cand", "--sims", "100", "--json")
+    code, out, err = cli(*base)
+    assert code == 0, err
+    res = json.loads(out)
+    assert "platform" not in res["inputs"]["options"]  # unknown platform: its own prior
+    code, out, err = cli(*base, "--platform", "local-a10g")
+    assert code == 0, err
+    # what 'planner ingest' writes from tools' files: a platform column left blank
+    q = _write(tmp_path, "I.csv", HEADER + "".join(
+        f"{c},{v},,{k},,,\n" for k, (c, v) in enumerate(
+            [("base", 300), ("base", 301), ("cand", 303), ("cand", 305)])))
+    code, out, err = cli("repeats", "--runs", q, "--a", "base", "--b", "cand", "--sims", "100")
+    assert code == 0, err
+
+
+def test_a_platform_filter_that_drops_every_row_names_it(cli, tmp_path):
+    p = _write(tmp_path, "P.csv", "config,tps,platform\nbase,300,local-a10g\n"
+               "cand,301,local-a10g\n")
+    code, _, err = cli("repeats", "--runs", p, "--a", "base", "--b", "cand", "--sims", "100",
+                       "--platform", "hf-a10g-small")
+    assert code == 2
+    assert "no row with platform 'hf-a10g-small'; the file's platforms: 'local-a10g'" in err
+    # verdict and calibrate still keep only the rows of the platform asked for
+    code, _, err = cli("verdict", p, "--a", "base", "--b", "cand", "--platform", "hf-a10g-small")
+    assert code == 2 and "no row with platform 'hf-a10g-small'" in err
+    mixed = read_runs(_write(tmp_path, "M.csv", "config,tps,platform\nA,300,local-a10g\nA,301,\n"))
+    assert len(mixed.filter(platform="local-a10g")) == 1
+    assert len(mixed.filter(platform="local-a10g", blank_platform=True)) == 2
+
+
+def test_equal_values_without_run_ids_are_two_runs(tmp_path):
+    t = read_runs(_write(tmp_path, "eq.csv", "config,tps\nA,80\nA,80\nB,81\n"))
+    assert [r.tps for r in t.runs] == [80, 80, 81]
+    # the same rep on the same instance is the same run written twice
+    with pytest.raises(Exception, match="duplicate row"):
+        read_runs(_write(tmp_path, "dup2.csv", "config,tps,rep\nA,80,0\nA,80,0\n"))

@@ -144,17 +144,24 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
                ("batch", batch, "--batch"), ("seed", seed, "--seed")])
     guard_outputs([("--md", md), ("--html", html)], [runs] + ([Path(prior)] if prior and Path(prior).exists()
                                             else []))
+    # runs without a platform (no column, or what 'planner ingest' writes from tools' files)
+    # take --platform; without it, and none in the rows, the unknown-platform prior and the
+    # default cost model (as 'planner verdict' does)
+    unknown_platform = False
     if platform is None and runs is not None and a is not None and b is not None:
         from planner.runs import read_runs
 
         platform = read_runs(runs, metric=metric).filter(
             metric=metric, workload=workload).select([a, b]).platform() or None
+        unknown_platform = platform is None
     platform = platform or DEFAULT_PLATFORM
-    if platform not in PLATFORM_ALIASES and platform not in PLATFORM_FLAVOR:
+    if not unknown_platform and platform not in PLATFORM_ALIASES and \
+            platform not in PLATFORM_FLAVOR:
         raise InputError(f"unknown platform {platform!r} (known: "
                          f"{', '.join(known_platforms())})", field="--platform")
     stated = cv is not None or cv_instance is not None or aa_runs is not None
-    if platform not in PLATFORM_ALIASES and prior is None and not stated:
+    if not unknown_platform and platform not in PLATFORM_ALIASES and prior is None and \
+            not stated:
         raise InputError(f"platform {platform!r} has no noise prior: give --prior (a "
                          "platform or a calibrate file) or --cv", field="--platform")
     prior_file = prior if prior is not None and prior not in PLATFORM_ALIASES and \
@@ -174,17 +181,19 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
         cv, cv_instance = _exact(cv), _exact(cv_instance or _KNOWN_NOISE_TAU)
     if runs_per_instance is None and design != "auto":
         runs_per_instance = 1
+    row_platform = None if unknown_platform else platform  # the rows' filter
     cell_metric, cell_workload = metric, workload
     if runs is not None and a is not None and b is not None and metric is None:
         from planner.runs import read_runs
 
         # the runs' own cell when they hold one metric / workload (the hierarchy's prior)
-        sel = read_runs(runs).filter(workload=workload, platform=platform).select([a, b])
+        sel = read_runs(runs).filter(workload=workload, platform=row_platform,
+                                     blank_platform=True).select([a, b])
         ms = {r.metric for r in sel.runs if r.metric}
         ws = {r.workload for r in sel.runs if r.workload}
         cell_metric = ms.pop() if len(ms) == 1 else None
         cell_workload = workload or (ws.pop() if len(ws) == 1 else None)
-    pr, label = resolve_prior(prior, platform,
+    pr, label = resolve_prior(prior, row_platform,
                               cell_metric if runs is not None else None,
                               cell_workload if runs is not None else None,
                               cv=cv, cv_instance=cv_instance, aa_runs=aa_runs)
@@ -197,7 +206,7 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
     kw = dict(rule=rule, target=assurance, designs=designs, max_runs=max_runs,
               max_cost=max_cost, cost=cm, runs_per_instance=runs_per_instance,
               pairs_per_instance=pairs_per_instance, batch=batch, prior_label=label,
-              platform=platform)
+              platform=row_platform)
     with _progress() as prog:
         if runs is not None:
             if a is None or b is None:
@@ -205,10 +214,8 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
             from planner.runs import read_runs
 
             table = read_runs(runs, metric=metric).filter(metric=metric, workload=workload,
-                                                          platform=platform)
-            if len(table) == 0:
-                raise InputError("no rows left after --metric/--workload filters",
-                                 file=str(runs))
+                                                          platform=row_platform,
+                                                          blank_platform=True)
             res = plan_more_runs(table, a, b, prior=pr, rope=rope, delta=delta,
                                  relative=relative, sims=sims, seed=seed, progress=prog,
                                  **kw)

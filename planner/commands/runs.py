@@ -54,7 +54,8 @@ def register(app: typer.Typer) -> None:
         write_runs_csv(runs, output)
         skipped = (f"{stats['skipped_incomplete']} incomplete skipped"
                    if "skipped_incomplete" in stats
-                   else f"{stats['skipped_unrecognised']} unrecognised files skipped")
+                   else f"{stats['skipped_unrecognised']} unrecognised files skipped"
+                   + _named(stats.get("skipped_files", [])))
         print(f"wrote {len(runs)} runs of {len({r.config for r in runs})} configs to {output} "
               f"({skipped})", file=sys.stderr)
 
@@ -110,3 +111,11 @@ def register(app: typer.Typer) -> None:
         emit(res, as_json=as_json, md=md, html=html, inputs=[runs])
         if output is not None and not as_json:
             print(f"  prior written to {output}")
+
+
+def _named(files: list[str], most: int = 5) -> str:
+    """``: a.json, b.json and 3 more``: the skipped files, named (up to ``most``)."""
+    if not files:
+        return ""
+    more = f" and {len(files) - most} more" if len(files) > most else ""
+    return ": " + ", ".join(files[:most]) + more
