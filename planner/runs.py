@@ -666,6 +666,7 @@ def runs_from_values(a: Sequence[float], b: Sequence[float], *, a_name: str = "A
         for k, v in enumerate(vals):
             x = _parse_float(v, path=None, line=None, fld=opt, positive=True)
             inst = f"pair-{k}" if paired else f"{name}-run-{k}"
+            # a plain list says nothing about cold starts: its runs are taken as warm
             runs.append(validate_run(
                 Run(config=name, tps=x, instance=inst, rep=0 if paired else k,
                     platform=platform, line=k + 1, cold=False), file=None, value_field=opt))
