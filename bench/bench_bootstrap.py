@@ -1,6 +1,6 @@
 """Bootstrap speed: 10,000 replicates x 128 prompts, vectorised vs a naive Python loop.
 
-Run: /work/venv/bin/python bench/bench_bootstrap.py
+Run: python bench/bench_bootstrap.py
 """
 import time
 

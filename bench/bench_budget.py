@@ -3,7 +3,7 @@
 Target: <= 10 s wall for ``planner budget examples/plan.toml --html FILE --md FILE`` (the
 whole CLI process: imports, sizing, 31 inline plots, writing the files).
 
-Run:  /work/venv/bin/python bench/bench_budget.py [--sims 2000] [--repeat 3]
+Run:  python bench/bench_budget.py [--sims 2000] [--repeat 3]
 """
 
 from __future__ import annotations

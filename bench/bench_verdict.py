@@ -1,6 +1,6 @@
 """Timing of ``planner verdict``: exact engine, MCMC engine (nutpie vs PyMC NUTS), z-test.
 
-Run: ``/work/venv/bin/python bench/bench_verdict.py [--repeats N]``
+Run: ``python bench/bench_verdict.py [--repeats N]``
 
 Everything runs in one warm process (imports done, one untimed call first). Measured:
 

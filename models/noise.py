@@ -65,7 +65,7 @@ class ScalePrior:
 
         For finite s > 0 this is ``scipy.stats.halfnorm.logpdf`` / ``invgamma.logpdf``
         written out with :mod:`scipy.special`, the same operations in the same order (bit
-        for bit, tests/test_noise_density.py): importing scipy.stats costs about a second of
+        for bit, tests/models/test_noise_density.py): importing scipy.stats costs about a second of
         CPU, most of a quick ``planner verdict``. Other inputs go to scipy.stats itself.
         """
         from scipy import special

@@ -27,7 +27,7 @@ with :math:`x_i = X_i^T 1` and :math:`T_i = \sum_{r\in i} y_r`. Then
 Grid weights :math:`w_g \propto p(y\mid\tau_g,\sigma_g)\,p(\tau_g)\,p(\sigma_g)\,\tau_g\sigma_g`
 (the last two factors are the Jacobian of the log grid). A coarse pass over
 :math:`10^{-5}..0.98` locates the posterior mass, a fine pass integrates it. Derivation checked
-against ``design/exact_posterior.md`` and against PyMC (``tests/test_engines_agree.py``).
+against the analytic Student-t posterior of the one-instance case (``tests/planner/test_verdict.py``) and against PyMC (``tests/planner/test_engines_agree.py``).
 
 All arrays accept a leading batch of datasets (shape ``(D, ...)``) so the repeat planner can
 evaluate thousands of simulated experiments at once.

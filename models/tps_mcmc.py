@@ -3,7 +3,7 @@ r"""MCMC engine: the hierarchical TPS model in PyMC (Normal or Student-t run noi
 The model is the one of :mod:`models.tps_model`, written so that where both engines apply
 (Normal likelihood, no session effect) it is *identical* to the exact grid engine
 (:mod:`models.tps_exact`) — same priors, same data — and the two can be checked against each
-other (``tests/test_engines_agree.py``). With :math:`y_r` the log TPS of run :math:`r`,
+other (``tests/planner/test_engines_agree.py``). With :math:`y_r` the log TPS of run :math:`r`,
 centred by :math:`\bar y` (the mean log TPS of the data) for sampling:
 
 .. math::

@@ -38,7 +38,7 @@ MU_PRIOR_SD = 1.0
 #: mean slowdown 1.79 %. Held out by whole run groups (5 folds, each judged by a fit on the other
 #: four), the fitted distribution's central 90 % interval covered 89.7 % of the left-out cells'
 #: d (6.6 % below, 3.7 % above: the largest drops, -8 % and -24 %, are left to
-#: ``--likelihood student-t``); ``tests/test_cold.py`` repeats the fit and the check.
+#: ``--likelihood student-t``); ``tests/planner/test_cold.py`` repeats the fit and the check.
 COLD_P_NONE = 0.675
 COLD_MEAN_SLOW = 0.018
 #: Equal-mass bins of the exponential part in the Normal-mixture form of the cold prior.

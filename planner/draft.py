@@ -112,7 +112,7 @@ class NoiseSpec:
     cv: float = ZTEST_CV
     source: str = (f"N = 4 repeats of one submission on HF a10g-small: mean {BASELINE_TPS:g}, "
                    f"sd {ZTEST_SIGMA_TPS:g}, range 2.48 TPS (CV {100 * ZTEST_CV:.3f} %); "
-                   "secondary note, forward_cost.md s6")
+                   "examples/runs/tps_runs.md")
 
     def sigma_at(self, tps: float) -> float:
         """Sigma (TPS) of one run at the given TPS level."""

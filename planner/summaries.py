@@ -71,7 +71,7 @@ same ``(n, T, Q)`` as any ``n`` runs on that instance whose log values have mean
 sample sd ``v``, so the same posterior. With ``instances=n`` each instance holds one run
 and, once ``u_i`` is integrated, the runs are i.i.d. ``N(mu_c, tau^2 + sigma^2)``, whose
 likelihood depends only on the config's ``(n, T, Q)``: the same conclusion.
-``tests/test_summaries.py`` checks both on shipped runs to 1e-9. The only approximation is
+``tests/planner/test_summaries.py`` checks both on shipped runs to 1e-9. The only approximation is
 therefore step 1, the log-scale mean and sd of a summary.
 
 The Student-t likelihood (``--likelihood student-t``) depends on every value, not on

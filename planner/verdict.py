@@ -11,7 +11,7 @@ against a region of practical equivalence (ROPE) and gives one of four labels:
 
 A decisive label thus needs posterior probability ≥ 0.975 beyond the ROPE on that side, so a
 calibrated model makes a wrong decisive call on an A/A comparison at most 5 % of the time
-(checked on the shipped runs in ``tests/test_aa.py``).
+(checked on the shipped runs in ``tests/planner/test_aa.py``).
 """
 
 from __future__ import annotations

@@ -84,6 +84,16 @@ def test_no_models_source_imports_planner():
     assert bad == []
 
 
+def test_models_tests_do_not_import_planner():
+    # tests mirror the packages: tests/models/ checks the model layer on its own, so a test
+    # that needs the planner (runs reader, verdict, budget) lives in tests/planner/
+    offenders = [(p.relative_to(ROOT), line, mod)
+                 for p in sorted((ROOT / "tests" / "models").rglob("*.py"))
+                 for line, mod in _loaded_modules(p)
+                 if mod == "planner" or mod.startswith("planner.")]
+    assert offenders == []
+
+
 def test_import_scan_would_see_a_lazy_planner_import(tmp_path):
     # the scan above is only worth something if it finds an import hidden in a function body
     src = tmp_path / "m.py"

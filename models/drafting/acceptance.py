@@ -243,7 +243,8 @@ class AcceptanceModel:
 
     def truncated(self, k: int) -> "AcceptanceModel":
         """The model restricted to the first ``k`` positions (caveat: a deeper curve cut
-        short slightly under-predicts a shallower measured run, mtp_acceptance.md caveat 5).
+        short slightly under-predicts a shallower measured run: the measured K=8 curve summed
+        over its first 6 positions gives 3.28 against 3.35 measured at K=6 on the same stack).
 
         Raises
         ------
@@ -313,7 +314,7 @@ def scale_curve(curve: np.ndarray, target_tpf: np.ndarray | float, *, iters: int
     ``1 + sum(s ** theta) = target``.
 
     The power transform keeps the curve non-increasing in (0, 1] and its conditional
-    acceptances rising with depth (the measured shape, mtp_acceptance.md caveat 2).
+    acceptances rising with depth (the measured shape: 0.73 -> 0.85 over depth for the K=7 frontier).
 
     Parameters
     ----------

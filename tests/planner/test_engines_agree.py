@@ -41,7 +41,7 @@ from planner.verdict import build_data
 pytest.importorskip("pymc")
 from models.tps_mcmc import fit_mcmc  # noqa: E402
 
-RUNS = Path(__file__).resolve().parents[1] / "examples" / "runs" / "tps_runs.csv"
+RUNS = Path(__file__).resolve().parents[2] / "examples" / "runs" / "tps_runs.csv"
 DRAWS = 100_000
 ROPE = 0.001
 

@@ -167,7 +167,7 @@ def test_knapsack_cost_does_not_grow_with_the_budget():
 def test_plan_file_sizes_are_bounded(cli, tmp_path):
     from pathlib import Path
 
-    text = (Path(__file__).parents[1] / "examples" / "plan.toml").read_text()
+    text = (Path(__file__).resolve().parents[2] / "examples" / "plan.toml").read_text()
     for old, new, msg in (("total_usd = 15.0", "total_usd = 1e9",
                            "field 'budget.total_usd': implausible budget 1e+09"),
                           ("max_runs_per_arm = 40", "max_runs_per_arm = 100000000",

@@ -11,7 +11,7 @@ from models.drafting.mtp import simulate_mtp
 from models.drafting.walk import walk
 from models.errors import ModelInputError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 K7 = ROOT / "examples" / "captures" / "mtp_spec_on_k7_int4_frontier.jsonl.gz"
 F7 = [0.7291, 0.5537, 0.4393, 0.3609, 0.3013, 0.2518, 0.2132]
 

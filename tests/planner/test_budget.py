@@ -17,8 +17,8 @@ from planner.errors import InputError
 from planner.knapsack import allocate, knapsack
 from planner.repeat_plan import DesignRow, Reason, RepeatPlan
 
-ROOT = Path(__file__).resolve().parent.parent
-FIX = Path(__file__).resolve().parent / "fixtures"
+ROOT = Path(__file__).resolve().parents[2]
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
 EXAMPLE = ROOT / "examples" / "plan.toml"
 #: Plumbing tests (reading, allocation, renderers): few simulations; the statistical numbers
 #: are tested in test_assurance.py / test_repeats_cli.py.

@@ -10,7 +10,7 @@ from models.drafting.cost import load_cost_model
 from models.drafting.lookup import (ngram_reference_propose, pld_reference_replay,
                                     reference_profile)
 
-EX = Path(__file__).resolve().parents[1] / "examples" / "captures"
+EX = Path(__file__).resolve().parents[3] / "examples" / "captures"
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 
 from planner.draft import worth_a_run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SMALL = ROOT / "tests" / "fixtures" / "draft_small_capture.jsonl.gz"
 
 

@@ -10,7 +10,7 @@ from models.drafting.hybrid import (calibrate_gamma, easiness_state, fit_conditi
                                     run_hybrid)
 from models.drafting.walk import walk
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 K7 = ROOT / "examples" / "captures" / "mtp_spec_on_k7_int4_frontier.jsonl.gz"
 
 
@@ -45,9 +45,11 @@ def test_hybrid_max_dominates_parts():
 @pytest.fixture(scope="module")
 def k7_setup():
     from models.drafting.capture import load_capture
-    from planner.draft import _lookup_profile
+    from models.drafting.lookup import Suffix, draft_profiles
     cap = load_capture(K7)
-    prof = _lookup_profile(cap, "suffix", {})
+    profs = draft_profiles(cap, policy=Suffix()).profiles()  # planner draft's default suffix
+    prof = ([p.accept_len for p in profs], [p.match_len for p in profs],
+            [p.proposed for p in profs])
     m = load_acceptance(per_prompt="B")
     tpf = {r["id"]: r["tokens_per_forward"] for r in per_prompt_counters("B")}
     return cap, prof, m, np.array([tpf[i] for i in cap.ids])

@@ -8,8 +8,8 @@ import pytest
 from models.drafting.capture import load_capture, prompt_set_hash
 from models.errors import ModelInputError
 
-FIX = Path(__file__).parent / "fixtures"
-EX = Path(__file__).resolve().parents[1] / "examples" / "captures"
+FIX = Path(__file__).resolve().parents[2] / "fixtures"
+EX = Path(__file__).resolve().parents[3] / "examples" / "captures"
 
 
 @pytest.mark.parametrize("name", ["capture_small.jsonl", "capture_small.jsonl.gz"])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SMALL = ROOT / "tests" / "fixtures" / "draft_small_capture.jsonl.gz"
 RUNS = ROOT / "examples" / "runs" / "tps_runs.csv"
 _CFG = ("fa2sw_precache_agentI+CENTROID_TOP_K={},FUSED_SPARSE_ARGMAX_BLOCK=64,"
