@@ -6,10 +6,32 @@ Both take the JSON object of a verdict (:meth:`planner.verdict.Verdict.to_dict`,
 
 from __future__ import annotations
 
-__all__ = ["render_terminal", "render_markdown"]
+__all__ = ["render_terminal", "render_markdown", "lead_sentence"]
+
+
+def lead_sentence(r: dict) -> str:
+    """The verdict in one sentence a TPS racer acts on: the effect in %, its HDI, and what it
+    means against the practical margin (the ROPE)."""
+    d, rope = r["delta_pct"], r["rope"]["pct"]
+    hp = int(round(100 * r["hdi_prob"]))
+    lower = r.get("direction") == "lower_is_better"
+    word = ("lower (faster)" if d["mean"] < 0 else "higher (slower)") if lower else \
+        ("faster" if d["mean"] > 0 else "slower")
+    eff = (f"B is {abs(d['mean']):.2f} % {word} than A ({hp} % HDI of Δ "
+           f"{d['hdi_low']:+.2f} .. {d['hdi_high']:+.2f} %)")
+    label = r["label"]
+    if label == "equivalent":
+        return f"{eff}; all of it inside your ±{rope:.2f} % practical margin: no real difference."
+    if label == "undecided":
+        more = r.get("more_runs_note")
+        return (f"{eff}; that interval straddles your ±{rope:.2f} % practical margin: "
+                "not settled" + (f" ({more})." if more else "."))
+    return f"{eff}; beyond your ±{rope:.2f} % practical margin: {label}."
 
 
 def _fmt_iv(d: dict, unit: str, nd: int = 2) -> str:
+    if unit == "" and max(abs(d["hdi_low"]), abs(d["hdi_high"])) < 0.1:
+        nd = max(nd, 4)  # small-valued metrics (seconds, ms) would print as 0.00
     return f"{d['mean']:+.{nd}f}{unit}  [{d['hdi_low']:+.{nd}f}, {d['hdi_high']:+.{nd}f}]"
 
 
@@ -45,8 +67,8 @@ def _rows(r: dict) -> list[tuple[str, str]]:
     u = _unit(r)
     lower = r.get("direction") == "lower_is_better"
     rows = [
-        ("A", f"{r['a']}  (n={r['n_a']}, mean {r['mean_tps_a']:.2f} {u})"),
-        ("B", f"{r['b']}  (n={r['n_b']}, mean {r['mean_tps_b']:.2f} {u})"),
+        ("A", f"{r['a']}  (n={r['n_a']}, mean {r['mean_tps_a']:.4g} {u})"),
+        ("B", f"{r['b']}  (n={r['n_b']}, mean {r['mean_tps_b']:.4g} {u})"),
         _direction_row(r),
         (f"Δ = B − A, {u} (mean, {hp}% HDI)", _fmt_iv(r["delta_tps"], "")),
         (f"Δ = B − A, % (mean, {hp}% HDI)", _fmt_iv(r["delta_pct"], "%", 3)),
@@ -109,6 +131,7 @@ def render_terminal(r: dict) -> None:
     t.add_column()
     for k, v in _rows(r):
         t.add_row(k, v)
+    con.print(lead_sentence(r))
     con.print(t)
     for n in r.get("notes", []):
         con.print(f"[dim]note: {n}[/dim]")
@@ -116,7 +139,8 @@ def render_terminal(r: dict) -> None:
 
 def render_markdown(r: dict) -> str:
     """A verdict result as a Markdown report (title, table of quantities, notes)."""
-    lines = [f"# Verdict: **{r['label']}**", "", "| quantity | value |", "|---|---|"]
+    lines = [f"# Verdict: **{r['label']}**", "", lead_sentence(r), "", "| quantity | value |",
+             "|---|---|"]
     esc = lambda x: x.replace("|", "\\|")  # noqa: E731  (a pipe would end the cell)
     lines += [f"| {esc(k)} | {esc(v)} |" for k, v in _rows(r)]
     if r.get("notes"):
