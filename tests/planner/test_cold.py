@@ -164,3 +164,18 @@ def test_cold_prior_refits_from_the_shipped_pairs_and_holds_out(runs_csv):
         pit[f == k] = _cdf(d[f == k], se[f == k], p0k, lamk)
     cover = float(np.mean((pit > 0.05) & (pit < 0.95)))
     assert 0.85 <= cover <= 0.95, cover
+
+
+def test_probe_first_run_is_not_cold_and_the_issue_case_is_undecided(cli, tmp_path):
+    # issue 8: probe_wall on local A10G, A = 36.54 (rep 2) vs B = 36.43 (rep 0), 36.87 (rep 1)
+    # was "B better": B's rep 0 was read as a cold run, which shipped probe cells never show
+    p = tmp_path / "probe.csv"
+    p.write_text("config,tps,instance,rep,platform,metric,workload,run_group\n"
+                 "A,36.54,gpu1,2,local-a10g,probe_wall,probe-single-stream,g1\n"
+                 "B,36.43,gpu1,0,local-a10g,probe_wall,probe-single-stream,g1\n"
+                 "B,36.87,gpu1,1,local-a10g,probe_wall,probe-single-stream,g1\n")
+    code, out, err = cli("verdict", p, "--a", "A", "--b", "B", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["label"] == "undecided"
+    assert d.get("cold_runs", []) == []
