@@ -29,6 +29,11 @@ def lead_sentence(r: dict) -> str:
     return f"{eff}; beyond your ±{rope:.2f} % practical margin: {label}."
 
 
+def _num(x: float) -> str:
+    """Two decimals, or four significant digits below 1 (seconds, small latencies)."""
+    return f"{x:.2f}" if abs(x) >= 1 else f"{x:.4g}"
+
+
 def _fmt_iv(d: dict, unit: str, nd: int = 2) -> str:
     if unit == "" and max(abs(d["hdi_low"]), abs(d["hdi_high"])) < 0.1:
         nd = max(nd, 4)  # small-valued metrics (seconds, ms) would print as 0.00
@@ -67,8 +72,8 @@ def _rows(r: dict) -> list[tuple[str, str]]:
     u = _unit(r)
     lower = r.get("direction") == "lower_is_better"
     rows = [
-        ("A", f"{r['a']}  (n={r['n_a']}, mean {r['mean_tps_a']:.4g} {u})"),
-        ("B", f"{r['b']}  (n={r['n_b']}, mean {r['mean_tps_b']:.4g} {u})"),
+        ("A", f"{r['a']}  (n={r['n_a']}, mean {_num(r['mean_tps_a'])} {u})"),
+        ("B", f"{r['b']}  (n={r['n_b']}, mean {_num(r['mean_tps_b'])} {u})"),
         _direction_row(r),
         (f"Δ = B − A, {u} (mean, {hp}% HDI)", _fmt_iv(r["delta_tps"], "")),
         (f"Δ = B − A, % (mean, {hp}% HDI)", _fmt_iv(r["delta_pct"], "%", 3)),
