@@ -227,6 +227,53 @@ def ridge_outer(F, g, z, nd, na, L, *, level=0.90, n_draws=4000, seed=0, names=L
     return rows
 
 
+def per_position():
+    """Left-out group's draft-weighted per-position survival curve: content model (fitted
+    without the group, stack-F curve raised to each prompt's theta) vs run A counters."""
+    from models.drafting.acceptance import default_model
+
+    table = am.load_calibration()
+    runa = {r["id"]: r for r in per_prompt_counters("A")}
+    F = default_model().curve
+    rows = []
+    for k in sorted(set(r["group"] for r in table["rows"])):
+        m = am.fit(table, exclude_groups=[k])
+        x, nd, na, g, L = am._arrays(table, [k])
+        te = np.flatnonzero(g == k)
+        ids = [table["rows"][i]["id"] for i in te]
+        th = am._theta(F, m.predict_prompts(x[te]))
+        w = np.array([runa[i]["num_drafts"] for i in ids], float)
+        pred = (w[:, None] * F[None, :] ** th[:, None]).sum(0) / w.sum()
+        meas = np.array([runa[i]["accepted_per_pos"] for i in ids], float).sum(0) / w.sum()
+        rows.append({"group": k, "predicted": [round(float(v), 3) for v in pred],
+                     "measured": [round(float(v), 3) for v in meas]})
+    return rows
+
+
+def subsets():
+    """Shipped per-set records on subsets of P128 with a same-stack full-set record:
+    Q6_P16_perstep_hist (first 16 prompts) vs Q6_P128_perstep_hist (stack Q6, K=6)."""
+    import json as _json
+
+    recs = {r["id"]: r for r in _json.loads((ROOT / "models/data/mtp_acceptance.json")
+                                             .read_text())["records"]}
+    table = am.load_calibration()
+    m = am.default_content_model()
+    x, nd, na, g, L = am._arrays(table)
+    tp = m.predict_prompts(x)
+    out = []
+    for sub, full, n in (("Q6_P16_perstep_hist", "Q6_P128_perstep_hist", 16),):
+        if sub not in recs or full not in recs:
+            continue
+        idx = np.arange(n)
+        out.append({"record": f"{sub} / {full}", "measured_ratio":
+                    recs[sub]["tokens_per_forward"] / recs[full]["tokens_per_forward"],
+                    "predicted_ratio": float(set_tpf(tp[idx], L[idx]) / set_tpf(tp, L)),
+                    "stack_f_ratio": float(((nd[idx] + na[idx]).sum() / nd[idx].sum())
+                                           / ((nd + na).sum() / nd.sum()))})
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
@@ -248,6 +295,15 @@ def main(argv=None):
                   f"{r['measured']:.3f} err {r['error_pct']:+6.2f} % PI [{r['pi_low']:.3f}, "
                   f"{r['pi_high']:.3f}] {'covered' if r['covered'] else 'MISSED'} "
                   f"tau {r['tau']:.3f} {r['features']}")
+    out["per_position"] = per_position()
+    print("per-position acceptance of the left-out group (shipped procedure, run A counters)")
+    for r in out["per_position"]:
+        print(f"  {r['group']:13s} pred {r['predicted']} meas {r['measured']}")
+    out["subsets"] = subsets()
+    print("subset records (in-sample prompts, another stack: ratio subset / P128)")
+    for r in out["subsets"]:
+        print(f"  {r['record']}: measured ratio {r['measured_ratio']:.4f}, content model "
+              f"{r['predicted_ratio']:.4f}, stack-F counters {r['stack_f_ratio']:.4f}")
     if a.json:
         Path(a.json).write_text(json.dumps(out, indent=1) + "\n")
 

@@ -74,6 +74,7 @@ _EOS = (1, 106)  # Gemma <eos>, <end_of_turn> (decode/README.md)
 _WINDOW = 128
 _EASY_MATCH = 3  # same threshold as the hybrid easiness state (suffix default)
 _XNG = FEATURES.index("xng_top1")
+_TPF_MAX = 8 - 1e-6  # K=7: at most 7 accepted drafts + 1 token per forward
 
 
 def _ttr(c: np.ndarray, w: int = _WINDOW) -> float:
@@ -303,8 +304,9 @@ class ContentModel:
         return np.column_stack([np.ones(len(x)), np.asarray(x, float)])
 
     def predict_prompts(self, x: np.ndarray) -> np.ndarray:
-        """Per-prompt expected tokens/forward ``1 + exp(x b + s2 / 2)``, shape (P,)."""
-        return 1 + np.exp(self.design(x) @ self.coef + self.s2 / 2)
+        """Per-prompt expected tokens/forward ``1 + exp(x b + s2 / 2)``, capped below the
+        calibration depth's maximum 8 (K=7 drafts all accepted), shape (P,)."""
+        return np.minimum(1 + np.exp(self.design(x) @ self.coef + self.s2 / 2), _TPF_MAX)
 
     def draw_prompts(self, x: np.ndarray, n: int, rng: np.random.Generator, *,
                      set_effect: bool = True) -> np.ndarray:
@@ -317,7 +319,7 @@ class ContentModel:
         z = b @ X.T + rng.standard_normal((n, X.shape[0])) * np.sqrt(self.s2)
         if set_effect and self.tau > 0:
             z += (self.tau * rng.standard_t(self.nu, size=n))[:, None]
-        return 1 + np.exp(z)
+        return np.minimum(1 + np.exp(z), _TPF_MAX)
 
     def to_dict(self) -> dict:
         return {"model": MODEL_NAME, "features": list(FEATURES),
