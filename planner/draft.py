@@ -664,10 +664,16 @@ def lookup_policy(name: str, params: dict):
 
 
 def _lookup_profile(capture, name: str, params: dict):
-    """Per-prompt (accept_len, match_len, proposed) lists from :mod:`models.drafting.lookup`."""
+    """The capture's :class:`models.drafting.lookup.ProfileBatch` for a lookup policy (what
+    :func:`models.drafting.walk.walk` takes as is)."""
     from models.drafting import lookup as lk
 
-    batch = lk.draft_profiles(capture, policy=lookup_policy(name, params))
+    return lk.draft_profiles(capture, policy=lookup_policy(name, params))
+
+
+def _profile_lists(batch):
+    """Per-prompt (accept_len, match_len, proposed) lists of a profile batch (views), as the
+    hybrids take them."""
     profs = batch.profiles()
     return ([p.accept_len for p in profs], [p.match_len for p in profs],
             [p.proposed for p in profs])
@@ -838,7 +844,7 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
         tpf = {r["id"]: r["tokens_per_forward"] for r in rows}
         if set(tpf) != set(cap.ids):
             return 0.0, "no per-prompt MTP counters for this capture's prompts: independence"
-        acc, ml, prop = profile(lk_name, lk_params)
+        acc, ml, prop = _profile_lists(profile(lk_name, lk_params))
         st = easiness_state(ml, prop, easy_thr)
         f = np.array([s[start:l].mean() for s, l in zip(st, lengths)])
         y = np.array([tpf[i] for i in cap.ids])
@@ -859,10 +865,10 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
             rng = np.random.default_rng(ss)
             extra: dict = {}
             if sp.name == "ar":
-                res = walk(lengths, mode="ar", cost=cost.step_ms, start=start)
+                res = walk(lengths, mode="ar", cost=cost.step_ms, start=start, trace=False)
             elif sp.name in _LOOKUP_KEYS:
                 res = walk(lengths, mode="lookup", lookup=profile(sp.name, prm),
-                           cost=cost.step_ms, start=start)
+                           cost=cost.step_ms, start=start, trace=False)
             elif sp.name == "mtp":
                 k = prm.get("k", 7)
                 res = walk(lengths, mode="mtp", n_rep=mc_reps, seed=rng,
@@ -876,7 +882,8 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
                 easy_thr = prm.get("easy_threshold", dflt)
                 g, gnote = gamma_for(lk_name, lk_params, easy_thr)
                 kind = {"hybrid-max": "max"}.get(sp.name, sp.name)
-                res = run_hybrid(kind, lengths, curves_all[:, :k], profile(lk_name, lk_params),
+                res = run_hybrid(kind, lengths, curves_all[:, :k],
+                                 _profile_lists(profile(lk_name, lk_params)),
                                  n_rep=mc_reps, seed=rng, threshold=thr,
                                  tree_depth=prm.get("tree_depth"), gamma=g,
                                  easy_threshold=easy_thr, cost=cost.step_ms, start=start)
@@ -1093,10 +1100,10 @@ def run_sweep(capture_path: str | Path | None = None, *, n_values=range(1, 6),
     try:
         for name, prm in jobs:
             if name == "ar":
-                res = walk(lengths, mode="ar", cost=cost.step_ms, start=start)
+                res = walk(lengths, mode="ar", cost=cost.step_ms, start=start, trace=False)
             elif name == "pld":
                 res = walk(lengths, mode="lookup", lookup=_lookup_profile(cap, "pld", prm),
-                           cost=cost.step_ms, start=start)
+                           cost=cost.step_ms, start=start, trace=False)
             else:
                 res = walk(lengths, mode="mtp", n_rep=mc_reps, seed=rng,
                            curves=curves_all[:, :prm["k"]], cost=cost.step_ms, start=start)

@@ -237,6 +237,57 @@ def step_sums(step_off, com, prop, step_cost, run_cap, tokens, forwards, drafts,
     return over
 
 
+@njit(cache=True, nogil=True)
+def walk_sums(acc, prop, comp_off, start, step_cost, run_cap, tokens, forwards, drafts, extra,
+              rows, time_ms, hist):
+    """:func:`walk_batch` and :func:`step_sums` in one pass, without the trace.
+
+    A step at ``t`` costs ``step_cost[prop[t]]`` (a table over proposed draft lengths),
+    summed per request in step order from 0.0, as :func:`step_sums` sums the trace, so the
+    per-request sums are the same numbers. ``hist[a]`` counts steps by the verifier's
+    accepted count (``hist`` must hold max(prop) + 1 cells). Returns the number of steps
+    with ``c - 1 > run_cap``."""
+    over = 0
+    for r in range(comp_off.shape[0] - 1):
+        o = comp_off[r]
+        L = comp_off[r + 1] - o
+        t = start if start < L else L
+        tk = 0.0
+        ex = 0.0
+        dr = 0.0
+        rw = 0.0
+        tm = 0.0
+        nf = 0
+        while t < L:
+            d = prop[o + t]
+            a = acc[o + t]
+            if a > d:
+                a = d
+            if a > L - t:
+                a = L - t
+            hist[a] += 1
+            c = a + 1
+            if c > L - t:
+                c = L - t
+            tk += c
+            ex += c - 1
+            if d > 0:
+                dr += 1.0
+            rw += d + 1
+            tm += step_cost[d]
+            if c - 1 > run_cap:
+                over += 1
+            nf += 1
+            t += c
+        tokens[r] = tk
+        forwards[r] = nf
+        drafts[r] = dr
+        extra[r] = ex
+        rows[r] = rw
+        time_ms[r] = tm
+    return over
+
+
 # ---------------------------------------------------------------------------
 # Suffix drafting: hashed suffix trie (substrings up to max_depth with counts)
 # ---------------------------------------------------------------------------

@@ -10,9 +10,12 @@ resampled together with its own acceptance and its own (tokens, forwards, time) 
 Several statistics can share the same index matrix (paired comparison of a policy and a
 baseline on the same resampled prompts): pass them together to :func:`bootstrap_ratios`.
 
-Implementation: one (B, P) int index matrix and fancy-index gathers of the per-prompt
-sums (a flat ``np.take``, once per input array, without Monte-Carlo replicates); no Python
-loop over replicates. 10,000 x 128 takes a few ms (bench/bench_bootstrap.py).
+Implementation: one (B, P) int index matrix, filled group by group, and one compiled pass
+over its rows that gathers each distinct input row into a small buffer and sums it exactly
+as NumPy's ``sum`` does (pairwise summation, :func:`_pairwise_program`), so the figures are
+those of ``np.take(a, idx).sum(1)`` without a (B, P) float array per input. Inputs equal in
+value (the committed tokens of every deterministic policy, the forwards of ``ar``) are
+summed once. 10,000 x 128 takes a few ms (bench/bench_bootstrap.py).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 import numpy as np
+from numba import njit
 
 from models.errors import ModelInputError
 
@@ -58,16 +62,21 @@ def resample_indices(n_prompts: int, n_boot: int, rng: np.random.Generator,
     g = np.asarray(groups)
     if g.size != n_prompts:
         raise ModelInputError(f"{g.size} group labels for {n_prompts} prompts", field="groups")
-    cols = []
-    for lab in sorted(set(g.tolist()), key=str):
+    labels = sorted(set(g.tolist()), key=str)
+    if len(labels) == 1:
+        return rng.integers(0, n_prompts, size=(n_boot, n_prompts))
+    out = np.empty((n_boot, n_prompts), np.int64)
+    a = 0  # the groups' columns follow each other in label order
+    for lab in labels:
         members = np.flatnonzero(g == lab)
         draw = rng.integers(0, members.size, size=(n_boot, members.size))
-        if members[-1] - members[0] + 1 == members.size:  # one run of prompts: shift in place
-            draw += members[0]
-            cols.append(draw)
+        b = a + members.size
+        if members[-1] - members[0] + 1 == members.size:  # one run of prompts: shift
+            np.add(draw, members[0], out=out[:, a:b])
         else:
-            cols.append(members[draw])
-    return np.concatenate(cols, axis=1)
+            out[:, a:b] = members[draw]
+        a = b
+    return out
 
 
 def bootstrap_ratios(stats: Mapping[str, tuple[np.ndarray, np.ndarray]], *, n_boot: int = DEFAULT_B,
@@ -92,31 +101,127 @@ def bootstrap_ratios(stats: Mapping[str, tuple[np.ndarray, np.ndarray]], *, n_bo
         Ratio ``sum num / sum den`` per bootstrap replicate.
     """
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    given = dict(stats)  # holds the inputs, so their ids name them during the call
     arrs = {k: (np.atleast_2d(np.asarray(n, float)), np.atleast_2d(np.asarray(d, float)))
-            for k, (n, d) in given.items()}
+            for k, (n, d) in dict(stats).items()}
     Ps = {a[0].shape[1] for a in arrs.values()}
     if len(Ps) != 1:
         raise ModelInputError("statistics have different prompt counts", field="bootstrap")
     P = Ps.pop()
     idx = resample_indices(P, n_boot, rng, groups)
-    out = {}
-    sums: dict[int, np.ndarray] = {}  # id(input array) -> its resampled sums (R = 1)
+    # Distinct rows to sum: an input of one replicate once per distinct value (statistics
+    # share inputs), one of R > 1 replicates per statistic (its own replicate draw r_b).
+    blocks: list = []  # arrays stacked into V
+    base: list = []  # first row of each block in V
+    sel: list = []  # per summed quantity, the V row of each bootstrap replicate
+    single: list = []  # (array, its sel position) of the one-replicate inputs
+
+    def block(a):
+        for i, b in enumerate(blocks):
+            if b is a:
+                return i
+        blocks.append(a)
+        base.append(base[-1] + blocks[-2].shape[0] if len(blocks) > 1 else 0)
+        return len(blocks) - 1
+
+    def slot(a, r):
+        if r is None:
+            for b, j in single:
+                if b is a or (b.shape == a.shape and np.array_equal(b, a)):
+                    return j
+            sel.append(np.full(n_boot, base[block(a)], np.int64))
+            single.append((a, len(sel) - 1))
+        else:
+            sel.append(base[block(a)] + r)
+        return len(sel) - 1
+
+    which = {}
     for k, (num, den) in arrs.items():
         R = num.shape[0]
-        if R > 1:
-            r = rng.integers(0, R, size=(n_boot, 1))
-            out[k] = num[r, idx].sum(1) / den[r, idx].sum(1)
-            continue
-        # one replicate: a flat gather (np.take, the same values as num[0][idx] in half
-        # the time), each input array's sums computed once (the statistics of one policy
-        # share its tokens)
-        n_in, d_in = given[k]
-        for a, key in ((num, id(n_in)), (den, id(d_in))):
-            if key not in sums:
-                sums[key] = np.take(a[0], idx).sum(1)
-        out[k] = sums[id(n_in)] / sums[id(d_in)]
-    return out
+        r = rng.integers(0, R, size=n_boot) if R > 1 else None
+        which[k] = (slot(num, r), slot(den, r))
+    V = np.ascontiguousarray(np.concatenate(blocks, axis=0) if len(blocks) > 1 else blocks[0])
+    sums = np.empty((len(sel), n_boot))
+    _gather_sums(V, np.ascontiguousarray(np.stack(sel)), idx, _pairwise_program(P), sums)
+    return {k: sums[i] / sums[j] for k, (i, j) in which.items()}
+
+
+def _pairwise_program(n: int) -> np.ndarray:
+    """NumPy's pairwise summation of a contiguous row of ``n`` float64, as a post-order
+    program for :func:`_gather_sums`.
+
+    Returns
+    -------
+    numpy.ndarray, int64, shape (K, 2)
+        ``(lo, m)``: push the sum of ``row[lo:lo + m]`` (m <= 128: eight accumulators,
+        combined ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))``, then the remainder
+        in order; m < 8: in order from 0.0); ``(-1, 0)``: pop right and left, push left +
+        right. NumPy (``pairwise_sum``, numpy/_core/src/umath/loops_utils.h.src) splits a
+        row longer than 128 at ``n // 2`` rounded down to a multiple of 8.
+    """
+    ops: list = []
+
+    def rec(lo: int, m: int) -> None:
+        if m <= 128:
+            ops.append((lo, m))
+            return
+        h = m // 2
+        h -= h % 8
+        rec(lo, h)
+        rec(lo + h, m - h)
+        ops.append((-1, 0))
+
+    rec(0, int(n))
+    return np.array(ops, np.int64).reshape(-1, 2)
+
+
+@njit(cache=True, nogil=True)
+def _leaf_sum(buf, lo, m):  # pragma: no cover - numba
+    if m < 8:
+        res = 0.0
+        for i in range(lo, lo + m):
+            res += buf[i]
+        return res
+    r0, r1, r2, r3 = buf[lo], buf[lo + 1], buf[lo + 2], buf[lo + 3]
+    r4, r5, r6, r7 = buf[lo + 4], buf[lo + 5], buf[lo + 6], buf[lo + 7]
+    i = 8
+    while i < m - m % 8:
+        j = lo + i
+        r0 += buf[j]
+        r1 += buf[j + 1]
+        r2 += buf[j + 2]
+        r3 += buf[j + 3]
+        r4 += buf[j + 4]
+        r5 += buf[j + 5]
+        r6 += buf[j + 6]
+        r7 += buf[j + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < m:
+        res += buf[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True, nogil=True)
+def _gather_sums(V, sel, idx, prog, out):  # pragma: no cover - numba
+    """``out[s, b] = V[sel[s, b]][idx[b]].sum()`` summed as NumPy sums (``prog``)."""
+    B, P = idx.shape
+    buf = np.empty(P)
+    stack = np.empty(prog.shape[0] + 1)
+    for b in range(B):
+        for s in range(sel.shape[0]):
+            row = V[sel[s, b]]
+            for p in range(P):
+                buf[p] = row[idx[b, p]]
+            sp = 0
+            for q in range(prog.shape[0]):
+                if prog[q, 0] < 0:
+                    sp -= 1
+                    stack[sp - 1] = stack[sp - 1] + stack[sp]
+                else:
+                    stack[sp] = _leaf_sum(buf, prog[q, 0], prog[q, 1])
+                    sp += 1
+            out[s, b] = stack[0]
 
 
 def summarize_samples(samples: np.ndarray, point: float | None = None, level: float = 0.95

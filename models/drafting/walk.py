@@ -289,8 +289,10 @@ def _profile_arrays(lookup, L: np.ndarray):
     return tuple(out)
 
 
-def _walk_deterministic(mode, L, lookup, tree_depth, cost, start, n_rep, run_cap) -> WalkResult:
-    """``lookup`` / ``ar`` walk through the compiled per-request loop, with its trace."""
+def _walk_deterministic(mode, L, lookup, tree_depth, cost, start, n_rep, run_cap,
+                        trace=True) -> WalkResult:
+    """``lookup`` / ``ar`` walk through the compiled per-request loop, with its trace (or,
+    ``trace=False``, the per-prompt sums in one pass without it)."""
     P = L.size
     off = np.zeros(P + 1, np.int64)
     off[1:] = np.cumsum(L)
@@ -304,27 +306,46 @@ def _walk_deterministic(mode, L, lookup, tree_depth, cost, start, n_rep, run_cap
         if tree_depth is not None:
             prop = np.minimum(prop, int(tree_depth))
     acc, ml, prop = (np.ascontiguousarray(x, np.int32) for x in (acc, ml, prop))
-    pos, s_acc, s_com, s_prop, s_ml = (np.empty(total, np.int32) for _ in range(5))
-    soff = np.empty(P + 1, np.int64)
-    n = _k.walk_batch(acc, prop, ml, off, int(start), pos, s_acc, s_com, s_prop, s_ml, soff)
-    pos, s_acc, s_com, s_prop, s_ml = pos[:n], s_acc[:n], s_com[:n], s_prop[:n], s_ml[:n]
-    if cost is not None:
-        M = s_prop.astype(np.int64) + 1
-        step = np.asarray(cost(M, np.zeros(n, np.int64), np.full(n, mode in _SYNC)), float)
-    else:
-        step = np.zeros(n)
     sums = [np.empty(P) for _ in range(6)]
-    over = _k.step_sums(soff, s_com, s_prop, np.ascontiguousarray(step), int(run_cap), *sums)
+    trace_fields: dict = {}
+    if trace:
+        pos, s_acc, s_com, s_prop, s_ml = (np.empty(total, np.int32) for _ in range(5))
+        soff = np.empty(P + 1, np.int64)
+        n = _k.walk_batch(acc, prop, ml, off, int(start), pos, s_acc, s_com, s_prop, s_ml,
+                          soff)
+        pos, s_acc, s_com, s_prop, s_ml = pos[:n], s_acc[:n], s_com[:n], s_prop[:n], s_ml[:n]
+        if cost is not None:
+            M = s_prop.astype(np.int64) + 1
+            step = np.asarray(cost(M, np.zeros(n, np.int64), np.full(n, mode in _SYNC)), float)
+        else:
+            step = np.zeros(n)
+        over = _k.step_sums(soff, s_com, s_prop, np.ascontiguousarray(step), int(run_cap),
+                            *sums)
+        hist = np.bincount(s_acc, minlength=1).astype(np.int64)
+        trace_fields = dict(step_positions=pos, step_accepted=s_acc, step_committed=s_com,
+                            step_proposed=s_prop, step_match_len=s_ml, step_offsets=soff)
+    else:
+        d_hi = int(prop.max()) if total else 0
+        if cost is not None:  # one price per proposed length d: M = d + 1 rows
+            m = np.arange(1, d_hi + 2, dtype=np.int64)
+            table = np.asarray(cost(m, np.zeros(m.size, np.int64), np.full(m.size, mode in _SYNC)),
+                               float)
+        else:
+            table = np.zeros(d_hi + 1)
+        hist = np.zeros(d_hi + 1, np.int64)
+        over = _k.walk_sums(acc, prop, off, int(start), np.ascontiguousarray(table),
+                            int(run_cap), *sums, hist)
+        nz = np.flatnonzero(hist)
+        hist = hist[:nz[-1] + 1 if nz.size else 1]
     tokens, forwards, drafts, extra, rows, time_ms = (np.tile(x, (n_rep, 1)) for x in sums)
     return WalkResult(
         tokens=tokens, forwards=forwards, time_ms=time_ms if cost is not None else None,
         drafts=drafts, accepted=extra, lookup_tokens=extra.copy(), rows=rows, lengths=L,
-        start=int(start), accept_hist=np.bincount(s_acc, minlength=1).astype(np.int64) * n_rep,
+        start=int(start), accept_hist=hist * n_rep,
         meta={"mode": mode, "k": 0, "start": start, "n_rep": n_rep, "total_tokens": total,
               "run_cap": run_cap, "runs_over_cap": float(over),
               "state_step_frac": np.zeros(P) / np.maximum(forwards.sum(0), 1)},
-        step_positions=pos, step_accepted=s_acc, step_committed=s_com, step_proposed=s_prop,
-        step_match_len=s_ml, step_offsets=soff)
+        **trace_fields)
 
 
 def _pad(arrs: Sequence[np.ndarray], width: int, fill: int = 0) -> np.ndarray:
@@ -444,7 +465,7 @@ def walk(lengths: Sequence[int] | np.ndarray, *, mode: str = "mtp", n_rep: int =
          state: Sequence[np.ndarray] | None = None, lookup=None, threshold: int = 1,
          tree_depth: int | None = None,
          cost: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
-         start: int = 0, run_cap: int = 8) -> WalkResult:
+         start: int = 0, run_cap: int = 8, trace: bool = True) -> WalkResult:
     """Walk every completion with a drafting policy.
 
     Parameters
@@ -480,11 +501,15 @@ def walk(lengths: Sequence[int] | np.ndarray, *, mode: str = "mtp", n_rep: int =
     run_cap : int, default 8
         ``meta["runs_over_cap"]`` counts steps with more than ``run_cap`` committed
         accepted tokens.
+    trace : bool, default True
+        Keep the step trace of a deterministic walk (``step_*`` fields). False: one
+        compiled pass fills the same per-prompt sums and histogram without it (no
+        per-step arrays; what ``planner draft`` needs).
 
     Returns
     -------
     WalkResult
-        With the step trace for ``lookup`` and ``ar``.
+        With the step trace for ``lookup`` and ``ar`` (unless ``trace=False``).
 
     Raises
     ------
@@ -508,7 +533,8 @@ def walk(lengths: Sequence[int] | np.ndarray, *, mode: str = "mtp", n_rep: int =
     L = np.asarray(lengths, dtype=np.int64).reshape(-1)
     R = int(n_rep)
     if mode not in _STOCHASTIC:
-        return _walk_deterministic(mode, L, lookup, tree_depth, cost, start, R, run_cap)
+        return _walk_deterministic(mode, L, lookup, tree_depth, cost, start, R, run_cap,
+                                   trace)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     return _walk_stochastic(mode, L, rng, curves, state, lookup, threshold, tree_depth, cost,
                             start, R, run_cap)
