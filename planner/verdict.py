@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
+from typing import Sequence
 
 import numpy as np
 
@@ -31,8 +32,8 @@ from planner.runs import RunsTable, instance_key
 
 __all__ = ["SCHEMA", "DEFAULT_ROPE", "ZTEST_SIGMA", "LABELS", "Rope", "Verdict", "label_from",
            "build_data", "check_identifiable", "fit", "classical_tests", "verdict",
-           "SETTLE_SIMS", "SETTLE_MAX_RUNS", "DIRECTIONS", "shown_label", "cold_runs",
-           "cold_only_notes"]
+           "SETTLE_SIMS", "SETTLE_MAX_RUNS", "SETTLE_SCREEN_MARGIN", "settle_screen",
+           "DIRECTIONS", "shown_label", "cold_runs", "cold_only_notes", "welch_t"]
 
 SCHEMA = "spec-planner/verdict/1"
 
@@ -191,18 +192,112 @@ SETTLE_SIMS = 200
 SETTLE_MAX_RUNS = 100
 
 
+#: The "to settle" screen (:func:`settle_screen`): the simulation is skipped, and the verdict
+#: says "more than :data:`SETTLE_MAX_RUNS` runs per arm", when the Normal approximation of the
+#: assurance stays below the target by more than this margin at every design up to the cap.
+#: The approximation knows the noise (it is optimistic: a design the simulation finds to
+#: reach the target scores higher here), and ``tests/planner/test_verdict_speed_settle.py``
+#: checks on a grid of cases that the screen never fires where the simulation recommends a
+#: design (largest simulated assurance where it fired: see ``docs/speed.md``).
+SETTLE_SCREEN_MARGIN = 0.2
+
+
+def settle_screen(post, rope_log: float, n: Sequence[int], *, hdi_prob: float = 0.95,
+                  nodes: int = 96) -> np.ndarray:
+    r"""Normal approximation of the assurance of adding ``n`` runs per arm on new instances.
+
+    Each grid point :math:`g` of the exact posterior of the existing runs (no cold column) is
+    a truth :math:`(\tau_g, \sigma_g)` with :math:`(\mu_A, \mu_B) \sim N(M_g, C_g)`. The new
+    runs give arm means :math:`\bar y \sim N(\mu, s^2/n\,I)`, :math:`s^2 = \tau_g^2 +
+    \sigma_g^2`; analysed with the noise known, :math:`\Delta \mid y \sim N(m_f, v_f)`,
+    :math:`v_f = c^T(C_g^{-1} + n/s^2 I)^{-1}c`, and :math:`(\Delta, m_f)` is bivariate
+    Normal. A design reaches the label the true Δ deserves (:func:`models.decision.
+    target_labels`) when the 95 % interval :math:`m_f \pm z\sqrt{v_f}` clears the ROPE the
+    right way; that probability is integrated over Δ on ``nodes`` points within ±8 SD and
+    over the grid weights. It ignores the uncertainty of the noise scales, which widens the
+    real analysis' intervals, so it is an optimistic screen for
+    :func:`planner.repeats.plan_more_runs` (separate design, one run per new instance).
+
+    Parameters
+    ----------
+    post : models.tps_exact.GridPosterior
+        Exact fit of the runs already bought (configs 0 = A, 1 = B first).
+    rope_log : float
+        ROPE half-width, log scale (>= 0).
+    n : sequence of int, length N
+        Runs per arm to add (>= 1).
+    hdi_prob : float
+        Interval mass of the verdict rule.
+    nodes : int
+        Quadrature points over Δ per grid point.
+
+    Returns
+    -------
+    ndarray, shape (N,)
+        Approximate assurance of each design, in [0, 1].
+    """
+    from scipy.special import ndtr, ndtri
+
+    w = np.asarray(post.w, float)
+    order = np.argsort(w)[::-1]
+    k = int(np.searchsorted(np.cumsum(w[order]), (1.0 - 1e-5) * w.sum())) + 1
+    idx = order[:k]
+    w = w[idx] / w[idx].sum()
+    M = post.mean[idx][:, :2]
+    C = post.cov[idx][:, :2, :2]
+    s2 = post.tau[idx] ** 2 + post.sigma[idx] ** 2
+    a11, a12, a22 = C[:, 0, 0], C[:, 0, 1], C[:, 1, 1]
+    det = a11 * a22 - a12 * a12
+    ci11, ci12, ci22 = a22 / det, -a12 / det, a11 / det                 # C^-1, (G,)
+    mean_d = M[:, 1] - M[:, 0]
+    var_d = a11 + a22 - 2.0 * a12
+    sd_d = np.sqrt(var_d)
+    x = np.linspace(-8.0, 8.0, int(nodes))
+    px = np.exp(-0.5 * x * x)
+    px /= px.sum()
+    dl = mean_d[:, None] + sd_d[:, None] * x[None, :]                    # (G, Q) true Δ
+    tgt_b, tgt_a = dl > rope_log, dl < -rope_log
+    z = float(ndtri(0.5 + 0.5 * hdi_prob))
+    out = np.empty(len(n))
+    for j, nj in enumerate(n):
+        a = float(nj) / s2                                               # (G,)
+        p11, p12, p22 = ci11 + a, ci12, ci22 + a                         # P = C^-1 + a I
+        dp = p11 * p22 - p12 * p12
+        q11, q12, q22 = p22 / dp, -p12 / dp, p11 / dp                    # P^-1
+        v_f = q11 + q22 - 2.0 * q12
+        # c^T K with K = a P^-1, c = (-1, 1)
+        k1, k2 = a * (q12 - q11), a * (q22 - q12)
+        cov_md = (k1 * a11 + k2 * a12) * -1.0 + (k1 * a12 + k2 * a22)   # c^T K C c
+        var_m = (k1 * k1 * a11 + 2 * k1 * k2 * a12 + k2 * k2 * a22) + (k1 * k1 + k2 * k2) / a
+        beta = cov_md / var_d
+        sr = np.sqrt(np.maximum(var_m - beta * cov_md, 1e-300))
+        mu = mean_d[:, None] + beta[:, None] * (dl - mean_d[:, None])    # E[m_f | Δ]
+        h = (z * np.sqrt(v_f))[:, None]
+        s = sr[:, None]
+        pb = ndtr((mu - rope_log - h) / s)
+        pa = ndtr((-rope_log - h - mu) / s)
+        pe = np.maximum(ndtr((rope_log - h - mu) / s) - ndtr((-rope_log + h - mu) / s), 0.0)
+        hit = np.where(tgt_b, pb, np.where(tgt_a, pa, pe))
+        out[j] = float(np.sum(w * (hit @ px)))
+    return np.clip(out, 0.0, 1.0)
+
+
 def _as_dict(res) -> dict:
     """A repeat plan as its JSON object (a dict, or a typed result with ``to_dict()``)."""
     return res if isinstance(res, dict) else res.to_dict()
 
 
 def _to_settle(table: RunsTable, a: str, b: str, prior: NoisePrior, rope: Rope,
-               platform: str | None, seed: int) -> tuple[int | None, str, str]:
+               platform: str | None, seed: int, screen_post=None
+               ) -> tuple[int | None, str, str]:
     """Runs per arm to add to an undecided verdict, from the assurance planner.
 
     :func:`planner.repeats.plan_more_runs` (separate design, the verdict's rule and ROPE,
     target :data:`planner.defaults.DEFAULT_ASSURANCE`, the platform's cost model) starting
-    from the runs already bought.
+    from the runs already bought. With ``screen_post`` (the exact fit of the same runs
+    without the cold column) the simulation is skipped, and the answer is ``over_cap``, when
+    :func:`settle_screen` puts the assurance of :data:`SETTLE_MAX_RUNS` more runs per arm
+    below the target by more than :data:`SETTLE_SCREEN_MARGIN`.
 
     Returns
     -------
@@ -212,7 +307,15 @@ def _to_settle(table: RunsTable, a: str, b: str, prior: NoisePrior, rope: Rope,
     """
     from planner.costs import cost_model
     from planner.defaults import DEFAULT_ASSURANCE, DEFAULT_PLATFORM
-    from planner.repeats import plan_more_runs
+
+    over_cap = (None, "over_cap", f"more than {SETTLE_MAX_RUNS} more runs per arm to reach "
+                                  f"assurance {DEFAULT_ASSURANCE:g} of a settled verdict")
+    if screen_post is not None:
+        rope_log = rope.log_halfwidth(screen_post.level(0))
+        ap = float(settle_screen(screen_post, rope_log, [SETTLE_MAX_RUNS], nodes=48)[0])
+        if ap < DEFAULT_ASSURANCE - SETTLE_SCREEN_MARGIN:
+            return over_cap
+    from planner.repeats import plan_more_runs  # numba kernels: only when the screen passes
 
     try:
         cm = cost_model(platform or DEFAULT_PLATFORM)
@@ -226,8 +329,7 @@ def _to_settle(table: RunsTable, a: str, b: str, prior: NoisePrior, rope: Rope,
         search_beyond_cap=False))
     rec = plan["recommended"]
     if rec is None:
-        return None, "over_cap", (f"more than {SETTLE_MAX_RUNS} more runs per arm to reach "
-                                  f"assurance {DEFAULT_ASSURANCE:g} of a settled verdict")
+        return over_cap
     n = int(rec["runs_per_arm"])
     return n, "settle", (f"{n} more run(s) per arm (new instances, {cm.flavor}, "
                          f"${rec['cost_usd']:.2f}) settle the verdict with assurance "
@@ -256,21 +358,54 @@ def classical_tests(tps_a: np.ndarray, tps_b: np.ndarray, sigma: float | None = 
         sigma = ZTEST_CV * float(np.mean(tps_a)) if sigma is None else sigma
         se = sigma * math.sqrt(1.0 / len(tps_a) + 1.0 / len(tps_b))
         z = d / se
-        from scipy import stats
+        from scipy.special import ndtr
 
-        pz = float(2 * stats.norm.sf(abs(z)))
+        pz = float(2 * ndtr(-np.abs(np.float64(z))))  # scipy.stats.norm.sf(|z|), bit for bit
         zt = {"sigma_tps": sigma, "z": z, "p": pz, "significant": pz < 0.05}
     out = {"delta_tps": d, "z_test": zt}
     if len(tps_a) >= 2 and len(tps_b) >= 2 and (np.var(tps_a) > 0 or np.var(tps_b) > 0):
-        from scipy import stats
-
-        t = stats.ttest_ind(tps_b, tps_a, equal_var=False)
-        out["welch"] = {"t": float(t.statistic), "df": float(t.df), "p": float(t.pvalue),
-                        "significant": bool(t.pvalue < 0.05)}
+        t, df, p = welch_t(tps_b, tps_a)
+        out["welch"] = {"t": t, "df": df, "p": p, "significant": bool(p < 0.05)}
     else:
         out["welch"] = {"t": None, "df": None, "p": None, "significant": None,
                         "note": "needs >= 2 runs per arm with some spread"}
     return out
+
+
+def welch_t(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    """Welch's t-test of mean(x) - mean(y): (t, df, two-sided p).
+
+    ``scipy.stats.ttest_ind(x, y, equal_var=False)`` written out with
+    :func:`scipy.special.stdtr`, the same operations in the same order (bit for bit on SciPy
+    1.17, ``tests/planner/test_verdict_speed.py``): importing scipy.stats costs about a second
+    of CPU, most of a ``planner verdict`` on a table.
+
+    Parameters
+    ----------
+    x, y : ndarray, shape (n_x,), (n_y,)
+        Samples (n >= 2 each; TPS or any unit).
+    """
+    from scipy.special import stdtr
+
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    n1, n2 = x.shape[0], y.shape[0]
+
+    def var1(a, n):
+        m = np.mean(a, axis=0, keepdims=True)
+        v = np.mean((a - m) ** 2, axis=0)
+        v *= np.float64(n) / (np.float64(n) - 1)
+        return v
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v1, v2 = var1(x, n1), var1(y, n2)
+        vn1, vn2 = v1 / n1, v2 / n2
+        df = (vn1 + vn2) ** 2 / (vn1 ** 2 / (n1 - 1) + vn2 ** 2 / (n2 - 1))
+        df = np.where(np.isnan(df), 1.0, df)
+        denom = np.sqrt(vn1 + vn2)
+        t = np.divide(np.mean(x, axis=0) - np.mean(y, axis=0), denom)
+    p = 2 * stdtr(np.asarray(df, dtype=t.dtype), -np.abs(t))
+    return float(t), float(df), float(p)
 
 
 def _interval(mean: float, lo: float, hi: float, f) -> dict:
@@ -475,7 +610,13 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
     more, more_code, more_note = None, None, None
     if rule_label == "undecided":
         plat = platform or table.select([a, b]).platform() or None
-        more, more_code, more_note = _to_settle(table, a, b, prior, rope, plat, seed)
+        if engine == "exact" and not data.use_cold:
+            post0 = post
+        else:
+            from models.tps_exact import fit_exact
+
+            post0 = fit_exact(build_data(table, a, b, use_cold=False), prior)
+        more, more_code, more_note = _to_settle(table, a, b, prior, rope, plat, seed, post0)
 
     def scale_out(s):
         return {"pct": {k: 100 * v for k, v in s.items()},
