@@ -20,6 +20,7 @@ summed once. 10,000 x 128 takes a few ms (bench/bench_bootstrap.py).
 
 from __future__ import annotations
 
+import copy
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -55,28 +56,64 @@ def resample_indices(n_prompts: int, n_boot: int, rng: np.random.Generator,
     ModelInputError
         ``groups`` length differs from ``n_prompts`` or ``n_boot < 1``.
     """
-    if n_boot < 1:
-        raise ModelInputError(f"bootstrap replicates must be >= 1, got {n_boot}", field="bootstrap")
-    if groups is None:
-        return rng.integers(0, n_prompts, size=(n_boot, n_prompts))
-    g = np.asarray(groups)
-    if g.size != n_prompts:
-        raise ModelInputError(f"{g.size} group labels for {n_prompts} prompts", field="groups")
-    labels = sorted(set(g.tolist()), key=str)
-    if len(labels) == 1:
-        return rng.integers(0, n_prompts, size=(n_boot, n_prompts))
+    plan = _IndexDraws(n_prompts, n_boot, rng, groups)
     out = np.empty((n_boot, n_prompts), np.int64)
-    a = 0  # the groups' columns follow each other in label order
-    for lab in labels:
-        members = np.flatnonzero(g == lab)
-        draw = rng.integers(0, members.size, size=(n_boot, members.size))
-        b = a + members.size
-        if members[-1] - members[0] + 1 == members.size:  # one run of prompts: shift
-            np.add(draw, members[0], out=out[:, a:b])
-        else:
-            out[:, a:b] = members[draw]
-        a = b
+    plan.fill(out)
     return out
+
+
+class _IndexDraws:
+    """The draws of :func:`resample_indices`, handed out a block of rows at a time.
+
+    Stratified resampling draws every group's whole (B, size) matrix in turn (label order);
+    the rows of one replicate come from all of them. The constructor advances ``rng`` past
+    all those draws (in blocks, as the caller's generator must end where one call would
+    leave it) and keeps a copy of the generator at the start of each group; :meth:`fill`
+    then draws the next rows of every group from its copy. A Generator's bounded integers
+    continue its stream exactly across calls (the 32-bit half-word buffer is bit-generator
+    state), so the rows are those of one ``rng.integers(0, size, (B, size))`` per group,
+    bit for bit, while only a block of rows is ever in memory.
+    """
+
+    def __init__(self, n_prompts: int, n_boot: int, rng: np.random.Generator,
+                 groups: Sequence | None):
+        if n_boot < 1:
+            raise ModelInputError(f"bootstrap replicates must be >= 1, got {n_boot}",
+                                  field="bootstrap")
+        self.n_boot, self.done = n_boot, 0
+        if groups is None:
+            parts = [np.arange(n_prompts)]
+        else:
+            g = np.asarray(groups)
+            if g.size != n_prompts:
+                raise ModelInputError(f"{g.size} group labels for {n_prompts} prompts",
+                                      field="groups")
+            labels = sorted(set(g.tolist()), key=str)
+            parts = ([np.arange(n_prompts)] if len(labels) == 1
+                     else [np.flatnonzero(g == lab) for lab in labels])
+        self.groups = []  # (generator copy, first column, members or None when a run)
+        a = 0
+        step = max(1, (1 << 20) // max(n_prompts, 1))
+        for members in parts:
+            m = members.size
+            run = members[-1] - members[0] + 1 == m  # one run of prompts: a shift
+            self.groups.append((copy.deepcopy(rng), a, m, None if run else members,
+                                int(members[0])))
+            for b0 in range(0, n_boot, step):  # advance the caller's generator
+                rng.integers(0, m, size=(min(step, n_boot - b0), m))
+            a += m
+
+    def fill(self, out: np.ndarray) -> int:
+        """Write the next ``len(out)`` rows (fewer at the end); returns how many."""
+        c = min(out.shape[0], self.n_boot - self.done)
+        for gen, a, m, members, first in self.groups:
+            draw = gen.integers(0, m, size=(c, m))
+            if members is None:
+                np.add(draw, first, out=out[:c, a:a + m])
+            else:
+                out[:c, a:a + m] = members[draw]
+        self.done += c
+        return c
 
 
 def bootstrap_ratios(stats: Mapping[str, tuple[np.ndarray, np.ndarray]], *, n_boot: int = DEFAULT_B,
@@ -107,7 +144,7 @@ def bootstrap_ratios(stats: Mapping[str, tuple[np.ndarray, np.ndarray]], *, n_bo
     if len(Ps) != 1:
         raise ModelInputError("statistics have different prompt counts", field="bootstrap")
     P = Ps.pop()
-    idx = resample_indices(P, n_boot, rng, groups)
+    draws = _IndexDraws(P, n_boot, rng, groups)
     # Distinct rows to sum: an input of one replicate once per distinct value (statistics
     # share inputs), one of R > 1 replicates per statistic (its own replicate draw r_b).
     blocks: list = []  # arrays stacked into V
@@ -141,7 +178,14 @@ def bootstrap_ratios(stats: Mapping[str, tuple[np.ndarray, np.ndarray]], *, n_bo
         which[k] = (slot(num, r), slot(den, r))
     V = np.ascontiguousarray(np.concatenate(blocks, axis=0) if len(blocks) > 1 else blocks[0])
     sums = np.empty((len(sel), n_boot))
-    _gather_sums(V, np.ascontiguousarray(np.stack(sel)), idx, _pairwise_program(P), sums)
+    sel = np.ascontiguousarray(np.stack(sel))
+    prog = _pairwise_program(P)
+    idx = np.empty((max(1, min(n_boot, (1 << 19) // P)), P), np.int64)  # <= 4 MB of rows
+    b0 = 0
+    while b0 < n_boot:
+        c = draws.fill(idx)
+        _gather_sums(V, sel, idx, b0, c, prog, sums)
+        b0 += c
     return {k: sums[i] / sums[j] for k, (i, j) in which.items()}
 
 
@@ -203,16 +247,18 @@ def _leaf_sum(buf, lo, m):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _gather_sums(V, sel, idx, prog, out):  # pragma: no cover - numba
-    """``out[s, b] = V[sel[s, b]][idx[b]].sum()`` summed as NumPy sums (``prog``)."""
-    B, P = idx.shape
+def _gather_sums(V, sel, idx, b0, c, prog, out):  # pragma: no cover - numba
+    """``out[s, b0 + i] = V[sel[s, b0 + i]][idx[i]].sum()`` for i < c, summed as NumPy
+    sums (``prog``)."""
+    P = idx.shape[1]
     buf = np.empty(P)
     stack = np.empty(prog.shape[0] + 1)
-    for b in range(B):
+    for i in range(c):
+        b = b0 + i
         for s in range(sel.shape[0]):
             row = V[sel[s, b]]
             for p in range(P):
-                buf[p] = row[idx[b, p]]
+                buf[p] = row[idx[i, p]]
             sp = 0
             for q in range(prog.shape[0]):
                 if prog[q, 0] < 0:
