@@ -88,11 +88,50 @@ class SuffStats:
         y : ndarray, shape (..., n)
             One or a batch of datasets (log TPS, centred or not).
         """
+        inst = np.asarray(inst)
         I = int(inst.max()) + 1
-        H = np.zeros((I, X.shape[0]))
-        H[inst, np.arange(X.shape[0])] = 1.0
-        return cls(n_i=H.sum(1), x_i=H @ X, XtX=X.T @ X, Xty=y @ X, T_i=y @ H.T,
+        n = X.shape[0]
+        if I <= _DENSE_MAX_INSTANCES and I * n <= _DENSE_MAX_CELLS:
+            # the (I, n) indicator matrix, as before (bit-identical sums for small designs)
+            H = np.zeros((I, n))
+            H[inst, np.arange(n)] = 1.0
+            return cls(n_i=H.sum(1), x_i=H @ X, XtX=X.T @ X, Xty=y @ X, T_i=y @ H.T,
+                       Q=np.sum(y * y, axis=-1))
+        # O(n) per-instance sums (a dense indicator of 4,000 instances x 20,000 runs is 640 MB)
+        y = np.asarray(y, float)
+        n_i = np.bincount(inst, minlength=I).astype(float)
+        x_i = np.stack([np.bincount(inst, weights=X[:, j], minlength=I)
+                        for j in range(X.shape[1])], axis=1)
+        flat = y.reshape(-1, n)
+        T_i = np.stack([np.bincount(inst, weights=r, minlength=I) for r in flat])
+        return cls(n_i=n_i, x_i=x_i, XtX=X.T @ X, Xty=y @ X, T_i=T_i.reshape(y.shape[:-1] + (I,)),
                    Q=np.sum(y * y, axis=-1))
+
+    def instance_types(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Instances grouped by design type (runs per instance and per fixed effect).
+
+        Returns
+        -------
+        count : ndarray, shape (K,)
+            Instances of each type.
+        n_k : ndarray, shape (K,)
+            Runs per instance of the type.
+        x_k : ndarray, shape (K, p)
+            Column sums of X within one instance of the type.
+        S1, S2 : ndarray, shape (..., K)
+            Sums over the type's instances of T_i and of T_i**2.
+        """
+        key = np.concatenate([self.n_i[:, None], self.x_i], axis=1)
+        u, inv = np.unique(key, axis=0, return_inverse=True)
+        inv = inv.ravel()
+        K = u.shape[0]
+        count = np.bincount(inv, minlength=K).astype(float)
+        T = np.asarray(self.T_i, float)
+        flat = T.reshape(-1, T.shape[-1])
+        S1 = np.stack([np.bincount(inv, weights=r, minlength=K) for r in flat])
+        S2 = np.stack([np.bincount(inv, weights=r * r, minlength=K) for r in flat])
+        shape = T.shape[:-1] + (K,)
+        return count, u[:, 0], u[:, 1:], S1.reshape(shape), S2.reshape(shape)
 
 
 def conditional_posterior(st: SuffStats, tau: np.ndarray, sigma: np.ndarray, m0: np.ndarray,
@@ -117,6 +156,8 @@ def conditional_posterior(st: SuffStats, tau: np.ndarray, sigma: np.ndarray, m0:
     cov : ndarray, shape (G, p, p)
         Conditional posterior covariance (data-independent given the design).
     """
+    if st.n_i.size > _DENSE_MAX_INSTANCES:
+        return _conditional_posterior_typed(st, tau, sigma, m0, v0)
     t2 = np.asarray(tau, float) ** 2
     s2 = np.asarray(sigma, float) ** 2
     n_i = st.n_i
@@ -141,6 +182,46 @@ def conditional_posterior(st: SuffStats, tau: np.ndarray, sigma: np.ndarray, m0:
     const = st.N * _LOG2PI + np.sum(np.log(v0)) + np.sum(m0 * m0 / v0)
     loglik = -0.5 * (const + logdetS + logdetP + q - quad)
     return loglik, mean, Pinv
+
+
+def _conditional_posterior_typed(st: SuffStats, tau, sigma, m0, v0):
+    """:func:`conditional_posterior` with the instances summed by type first.
+
+    :math:`g_i` depends on an instance only through :math:`n_i`, so every sum over instances
+    is a sum over the K design types (:meth:`SuffStats.instance_types`): cost O(G K p^2)
+    instead of O(G I p^2), the same value up to rounding. Used above
+    :data:`_DENSE_MAX_INSTANCES` instances (below it the per-instance sums run as they always
+    did, so small designs give bit-identical results).
+    """
+    count, n_k, x_k, S1, S2 = st.instance_types()
+    t2 = np.asarray(tau, float) ** 2
+    s2 = np.asarray(sigma, float) ** 2
+    den = s2[:, None] + n_k[None, :] * t2[:, None]                  # (G, K)
+    g = t2[:, None] / den                                            # (G, K)
+    A = (st.XtX[None] - np.einsum("gk,k,kp,kq->gpq", g, count, x_k, x_k)) / s2[:, None, None]
+    P = A + np.diag(1.0 / v0)[None]
+    L = np.linalg.cholesky(P)
+    eye = np.eye(P.shape[-1])
+    Linv = np.linalg.solve(L, np.broadcast_to(eye, P.shape))
+    Pinv = np.einsum("gkp,gkq->gpq", Linv, Linv)
+    logdetP = 2.0 * np.log(np.diagonal(L, axis1=-2, axis2=-1)).sum(-1)
+    logdetS = (count[None, :] * ((n_k[None, :] - 1.0) * np.log(s2)[:, None]
+                                 + np.log(den))).sum(-1)
+    b = (st.Xty[..., None, :] - np.einsum("gk,...k,kp->...gp", g, S1, x_k)) / s2[:, None]
+    q = (st.Q[..., None] - np.einsum("gk,...k->...g", g, S2)) / s2
+    r = b + (m0 / v0)
+    mean = np.einsum("gpq,...gq->...gp", Pinv, r)
+    quad = np.einsum("...gp,...gp->...g", r, mean)
+    const = st.N * _LOG2PI + np.sum(np.log(v0)) + np.sum(m0 * m0 / v0)
+    loglik = -0.5 * (const + logdetS + logdetP + q - quad)
+    return loglik, mean, Pinv
+
+
+#: Up to this many instances (and indicator cells, instances x runs) the sufficient statistics
+#: and the grid sums run per instance, exactly as before (bit-identical verdicts); larger
+#: designs take the O(n) / per-type path (issue 10: 20,000 runs on 4,000 instances).
+_DENSE_MAX_INSTANCES = 256
+_DENSE_MAX_CELLS = 1 << 22
 
 
 def _grid_axes(lo_t, hi_t, lo_s, hi_s, n):

@@ -168,8 +168,10 @@ class RunsTable:
             before = rows
             if k == "platform":
                 want = canonical_platform(v)
-                rows = [r for r in rows if canonical_platform(r.platform) == want
-                        or (blank_platform and not r.platform)]
+                # canonicalise each distinct name once (a large table repeats a few names)
+                match = {p for p in {r.platform for r in rows} if canonical_platform(p) == want
+                         or (blank_platform and not p)}
+                rows = [r for r in rows if r.platform in match]
             else:
                 rows = [r for r in rows if getattr(r, k) == v]
             if before and not rows:
@@ -250,7 +252,7 @@ class RunsTable:
 
     def platform(self) -> str:
         """The single platform of these rows ('' if none given). Errors if mixed."""
-        plats = {canonical_platform(r.platform) for r in self.runs if r.platform}
+        plats = {canonical_platform(p) for p in {r.platform for r in self.runs} if p}
         if len(plats) > 1:
             raise InputError(f"rows mix platforms {sorted(plats)}; compare within one platform "
                              "(select with --platform)", file=self.path, field="platform")
