@@ -199,7 +199,7 @@ SETTLE_MAX_RUNS = 100
 #: reach the target scores higher here), and ``tests/planner/test_verdict_speed_settle.py``
 #: checks on a grid of cases that the screen never fires where the simulation recommends a
 #: design (largest simulated assurance where it fired: see ``docs/speed.md``).
-SETTLE_SCREEN_MARGIN = 0.2
+SETTLE_SCREEN_MARGIN = 0.0
 
 
 def settle_screen(post, rope_log: float, n: Sequence[int], *, hdi_prob: float = 0.95,
