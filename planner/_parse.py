@@ -3,9 +3,49 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from planner.errors import InputError
+
+__all__ = ["NUMBER", "to_float", "parse_number"]
+
+#: The one grammar of a number typed by a user or read from a file: optional sign, decimal
+#: digits with an optional fraction, optional exponent (``308``, ``-0.5``, ``1e-3``, ``.5``,
+#: ``2.``). Python's ``float()`` also takes ``3_00`` (300), ``45_3.5``, ``infinity``, ``nan``
+#: and surrounding Unicode spaces; a benchmark value never has them, so they are refused
+#: rather than silently read as another number.
+NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+_NONFINITE = ("inf", "infinity", "nan")
+
+
+def to_float(v: Any) -> float:
+    """``v`` as a float, by the one number grammar (:data:`NUMBER`).
+
+    Numbers (int, float) pass through ``float``; a string must match :data:`NUMBER` after
+    stripping ASCII spaces and tabs (a CSV cell ``" 453.5 "`` is fine, ``"3_00"`` and ``"0x1c5"`` are
+    not). Non-finite values come back as they are (the caller names them).
+
+    Raises
+    ------
+    ValueError
+        A string outside the grammar, or a value of another type (booleans included).
+    OverflowError
+        An int too large for a float.
+    """
+    if isinstance(v, bool):
+        raise ValueError(f"not a number: {v!r}")
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        s = v.strip(" \t\r\n")
+        if s.lower().lstrip("+-") in _NONFINITE:
+            return float(s)  # named by the caller as 'not a finite number'
+        if not NUMBER.fullmatch(s):
+            raise ValueError(f"not a number: {v!r}")
+        return float(s)
+    raise ValueError(f"not a number: {v!r}")
 
 
 def parse_number(v: Any, *, path: str | None, line: int | None, field: str,
@@ -37,8 +77,8 @@ def parse_number(v: Any, *, path: str | None, line: int | None, field: str,
     if isinstance(v, bool):
         raise InputError(f"not a number: {v!r}", file=path, line=line, field=field)
     try:
-        x = float(v)
-    except (TypeError, ValueError):
+        x = to_float(v)
+    except (TypeError, ValueError, OverflowError):
         raise InputError(f"not a number: {v!r}", file=path, line=line, field=field) from None
     if not math.isfinite(x):
         raise InputError(f"not a finite number: {v!r}", file=path, line=line, field=field)
