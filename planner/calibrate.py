@@ -29,6 +29,7 @@ from models.noise import WEAK, NoisePrior, fit_inv_chi2_to_log_moments
 from models.tps_exact import noise_posterior
 from models.tps_model import TPSData
 from planner.errors import InputError
+from planner.limits import check_noise_prior
 from planner.runs import RunsTable, instance_key
 
 SCHEMA = "spec-planner/noise-prior/1"
@@ -145,17 +146,24 @@ def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
     if eb_info is not None:
         sd = 100 * np.sqrt(s2)
         pooled = [100 * q for q in (sig_q[0], sig_q[2])]
-        pop = [100 * float(x) for x in sigma_prior.ppf(np.array([0.025, 0.975]))]
+        pop = [100 * float(x) for x in sigma_prior.ppf(np.array([0.025, 0.5, 0.975]))]
         sigma_note = (f"sigma_run's prior is the spread of run-to-run scales between "
                       f"experiments ({s2.size} repeated cells, cell SDs {sd.min():.3f}-"
-                      f"{sd.max():.3f} %), not the pooled posterior of one scale: a new "
-                      f"experiment draws its own scale, so its 95 % range [{pop[0]:.3f}, "
-                      f"{pop[1]:.3f}] % is wider than the pooled [{pooled[0]:.3f}, "
-                      f"{pooled[1]:.3f}] %")
+                      f"{sd.max():.3f} %, median {float(np.median(sd)):.3f} %), not the "
+                      f"pooled posterior of one scale: a new experiment draws its own scale, "
+                      f"so its 95 % range [{pop[0]:.3f}, {pop[2]:.3f}] % is wider than the "
+                      f"pooled [{pooled[0]:.3f}, {pooled[1]:.3f}] %; its median "
+                      f"{pop[1]:.3f} % is a typical experiment's scale, while the pooled "
+                      f"median {100 * sig_q[1]:.3f} % weighs every run alike, so the few "
+                      f"noisy experiments pull it "
+                      f"{'up' if sig_q[1] > sigma_prior.ppf(np.array([0.5]))[0] else 'down'}")
     prior = NoisePrior(tau=cap(tau_fit), sigma=sigma_prior, name="calibrated",
                        source=f"planner calibrate on {table.path}: {used} runs in "
                               f"{len(datasets)} groups, platform '{platform or '?'}', "
                               f"{n_cold} cold runs dropped, df capped at {max_df:g}")
+    # the writer applies the reader's rule (planner.limits.check_noise_prior): a prior
+    # calibrate writes is one every --prior reader accepts
+    check_noise_prior(prior.to_dict(), file=table.path)
     return {
         "schema": SCHEMA,
         "command": "calibrate",

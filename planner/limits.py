@@ -25,12 +25,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from planner._parse import to_float
 from planner.errors import InputError
 
 __all__ = ["Limit", "LIMITS", "TPS", "DURATION", "BYTES", "PPL", "DELTA_TPS", "DELTA_PCT", "DELTA_SD",
            "ROPE_PCT", "ROPE_TPS", "PRICE_PER_HOUR", "TOTAL_USD", "MINUTES_PER_RUN",
            "STARTUP_MINUTES", "RUNS_PER_ARM", "MAX_RUNS_TOTAL", "RUNS_PER_INSTANCE", "SIMS",
-           "BOOTSTRAP", "MC_REPS", "DRAWS", "SIGMA_TPS", "SEED", "check", "check_all", "value_limit", "check_name", "has_control"]
+           "BOOTSTRAP", "MC_REPS", "DRAWS", "SIGMA_TPS", "SEED", "REP", "NOISE_CV", "NOISE_SCALE", "PRIOR_DF",
+           "check_noise_prior", "check", "check_all", "value_limit", "check_name", "has_control"]
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ class Limit:
         if isinstance(value, bool):
             raise InputError(f"not a number: {value!r}", **where)
         try:
-            x = float(value)
+            x = to_float(value)
         except (TypeError, ValueError, OverflowError):
             raise InputError(f"not a number: {value!r}", **where) from None
         if not math.isfinite(x):
@@ -185,6 +187,27 @@ SIGMA_TPS = Limit("TPS sd", "tokens/s", 0.0, 1e6, low_open=True, why="the TPS ra
 #: Random seeds: 0 .. 2^32 - 1, the range every numpy seeding API and most tools accept, so a
 #: saved report's seed reproduces anywhere.
 SEED = Limit("seed", "", 0, 2**32 - 1, integer=True, why="32-bit seeds reproduce anywhere")
+#: A run's ``rep`` (its index among a config's runs on one instance): 0 .. 10^6 (a million
+#: repeats of one config on one machine is beyond any campaign; ``-1`` or ``1e12`` is a typo
+#: or a timestamp in the wrong column).
+REP = Limit("rep", "", 0, 1_000_000, integer=True,
+            why="an index from 0; 10^6 repeats on one machine is beyond any campaign")
+#: A stated noise CV (``--cv``, ``--cv-instance``; a fraction, ``2%`` = 0.02): from 0.0001 %
+#: (below it the 2-decimal TPS values of a ~300 TPS run could not show it, and the noise
+#: model's grid would divide by ~0) to 99 % (100 % is a run-to-run spread as large as the
+#: value itself).
+NOISE_CV = Limit("noise CV", "fraction", 1e-6, 0.99, why="0.0001 % is below any measurable "
+                 "spread; 100 % is a spread as large as the value")
+#: The scale of a noise prior (``tau``/``sigma`` of a ``--prior`` file or of what ``planner
+#: calibrate`` writes): a log-scale SD from 1e-6 to log(2) = 0.693 (the log of a CV of 100 %),
+#: the range of :data:`NOISE_CV` on the log scale.
+NOISE_SCALE = Limit("noise scale", "log-SD", 1e-6, 0.6931471805599453,
+                    why="the NOISE_CV range on the log scale")
+#: Degrees of freedom of a noise prior (``--cv 2%:DF``, ``calibrate --max-df``, a prior file's
+#: ``df``): above 0 and up to 10^5 (already a point mass: the scale's 95 % range is +-0.4 %
+#: of itself; larger values overflow the prior's density).
+PRIOR_DF = Limit("prior degrees of freedom", "", 0.0, 1e5, low_open=True,
+                 why="10^5 df is a point mass; larger values overflow the density")
 
 #: Every limit by plain field name (the plan file's and the decision layer's field names).
 LIMITS: dict[str, Limit] = {
@@ -196,6 +219,8 @@ LIMITS: dict[str, Limit] = {
     "runs_per_instance": RUNS_PER_INSTANCE, "pairs_per_instance": RUNS_PER_INSTANCE,
     "batch": RUNS_PER_INSTANCE, "sims": SIMS, "bootstrap": BOOTSTRAP, "seed": SEED,
     "mc_reps": MC_REPS, "draws": DRAWS, "sigma_tps": SIGMA_TPS, "public_tps": TPS,
+    "rep": REP, "cv": NOISE_CV, "cv_instance": NOISE_CV, "noise_scale": NOISE_SCALE,
+    "df": PRIOR_DF, "max_df": PRIOR_DF,
 }
 
 
@@ -273,3 +298,52 @@ def check_name(text: str, *, field: str, file: str | None = None,
         raise InputError(f"control character {m.group()!r} at position {m.start() + 1} of "
                          f"{text!r}", file=file, line=line, field=field)
     return text
+
+
+#: Kinds of a noise prior's scale (:class:`models.noise.ScalePrior`).
+_SCALE_KINDS = ("inv_chi2", "half_normal")
+
+
+def check_noise_prior(d: Any, *, file: str | None = None) -> dict:
+    """Check a noise prior as a ``--prior`` file holds it and ``planner calibrate`` writes it.
+
+    ``d`` is the ``prior`` object (``{"tau": {...}, "sigma": {...}, "name", "source"}``) or a
+    whole ``planner calibrate --json`` result holding one. Each of ``tau`` and ``sigma`` needs
+    ``kind`` (``inv_chi2`` or ``half_normal``), ``scale`` in :data:`NOISE_SCALE` and, for
+    ``inv_chi2``, ``df`` in :data:`PRIOR_DF`; ``name`` and ``source`` hold no control
+    character. The same rule is applied by the writer (calibrate) and every reader of a
+    prior file, so a prior one accepts the other accepts.
+
+    Returns
+    -------
+    dict
+        The ``prior`` object.
+
+    Raises
+    ------
+    planner.errors.InputError
+        Naming the file and the field (``tau.scale``...).
+    """
+    if isinstance(d, dict) and isinstance(d.get("prior"), dict):
+        d = d["prior"]
+    if not isinstance(d, dict):
+        raise InputError("expected a JSON object with 'tau' and 'sigma'", file=file,
+                         field="prior")
+    for part in ("tau", "sigma"):
+        sp = d.get(part)
+        if not isinstance(sp, dict):
+            raise InputError("missing (an object with kind, scale, df)", file=file, field=part)
+        kind = sp.get("kind")
+        if kind not in _SCALE_KINDS:
+            raise InputError(f"unknown kind {kind!r} (known: {', '.join(_SCALE_KINDS)})",
+                             file=file, field=f"{part}.kind")
+        NOISE_SCALE.check(sp.get("scale"), field=f"{part}.scale", file=file)
+        if kind == "inv_chi2":
+            PRIOR_DF.check(sp.get("df"), field=f"{part}.df", file=file)
+    for key in ("name", "source"):
+        v = d.get(key)
+        if v is not None:
+            if not isinstance(v, str):
+                raise InputError(f"expected text, got {v!r}", file=file, field=key)
+            check_name(v, field=key, file=file)
+    return d

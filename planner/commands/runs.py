@@ -81,8 +81,8 @@ def register(app: typer.Typer) -> None:
                                        "(dropped by default: the noise model is for warm "
                                        "runs)."),
         max_df: float = typer.Option(10.0, "--max-df", help="Cap on the prior's degrees of "
-                                     "freedom (> 0; a higher cap lets this table outweigh a "
-                                     "new user's own runs)."),
+                                     "freedom (0 < df <= 100,000; a higher cap lets this "
+                                     "table outweigh a new user's own runs)."),
         as_json: bool = typer.Option(False, "--json", help="Print the JSON result (the prior "
                                      "plus its summary)."),
         md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
@@ -93,8 +93,9 @@ def register(app: typer.Typer) -> None:
         from planner.report.output import emit, guard_outputs
         from planner.runs import read_runs
 
-        if not (0 < max_df < float("inf")):
-            raise InputError(f"must be a finite number > 0, got {max_df!r}", field="--max-df")
+        from planner.limits import check as check_limit
+
+        check_limit("max_df", max_df, field="--max-df")
         guard_outputs([("--md", md), ("--html", html), ("--output", output)], [runs])
         table = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
                           instance=instance).filter(platform=platform, metric=metric,
