@@ -122,14 +122,21 @@ def ingest(root: str | Path, *, platform: str | None = None, metric: str | None 
     counts: dict[str, int] = {}
     for f in files:
         d = _read_json(f)
-        if d.get("completed") is False:
+        done = d.get("completed")
+        if done is not None and not isinstance(done, bool):
+            raise InputError(f"expected true or false, got {done!r}", file=str(f),
+                             field="completed")
+        if done is False:
             skipped += 1
             continue
         tps = d.get("tps")
         if isinstance(tps, bool) or not isinstance(tps, (int, float)):
             raise InputError(f"missing or invalid tps: {tps!r}", file=str(f), field="tps")
         ppl = d.get("ppl")
-        ppl = float(ppl) if isinstance(ppl, (int, float)) and not isinstance(ppl, bool) else None
+        if ppl is not None and (isinstance(ppl, bool) or not isinstance(ppl, (int, float))):
+            # a perplexity that is not a number is an error, not a silently empty column
+            # (its range is checked with the run: planner.limits.PPL)
+            raise InputError(f"not a number: {ppl!r}", file=str(f), field="ppl")
         cfg = _config_for(f, root)
         job = d.get("job_id")
         inst = str(job) if job else str(f.parent.relative_to(root))
@@ -144,7 +151,8 @@ def ingest(root: str | Path, *, platform: str | None = None, metric: str | None 
         # verdict reads
         runs.append(validate_run(
             Run(config=cfg, tps=float(tps), instance=inst, rep=rep, platform=platform,
-                metric=metric, workload=workload, phase="measure", ppl=ppl,
+                metric=metric, workload=workload, phase="measure",
+                ppl=None if ppl is None else float(ppl),
                 timestamp=str(d.get("timestamp", "") or ""), run_group=str(root.name), line=0,
                 extra={"source": str(f), "model": d.get("model", "")}), file=str(f)))
     return runs, {"found": len(files), "skipped_incomplete": skipped}
