@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
 
         obj = render.read_result(result)
         if md is None and html is None:
-            render.render_terminal(obj)
+            render.guarded(result, render.render_terminal, obj)
             return
-        emit(obj, as_json=False, terminal=False, md=md, html=html, inputs=[result],
-             record=False)
+        render.guarded(result, emit, obj, as_json=False, terminal=False, md=md, html=html,
+                       inputs=[result], record=False)

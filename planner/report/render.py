@@ -32,7 +32,8 @@ from planner.errors import InputError
 
 __all__ = ["KINDS", "kind_of", "render_terminal", "render_markdown", "render_html",
            "markdown_plot_path", "write_markdown", "read_result", "inputs_lines",
-           "inputs_terminal", "print_inputs", "inputs_markdown", "inputs_html", "add_inputs_html"]
+           "inputs_terminal", "print_inputs", "inputs_markdown", "inputs_html", "add_inputs_html",
+           "check_result", "guarded"]
 
 KINDS = ("verdict", "repeats", "budget", "draft", "draft-sweep", "calibrate", "shift")
 _SCHEMA_KIND = {"noise-prior": "calibrate"}
@@ -200,13 +201,99 @@ def read_result(path: Path | str) -> dict:
     InputError
         Not JSON, or not a spec-planner result (naming the file).
     """
-    text = Path(path).read_text(encoding="utf-8")
     try:
-        obj = json.loads(text)
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", file=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"unreadable: {exc.strerror}", file=str(path)) from None
+    try:
+        obj = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
         raise InputError(f"not JSON: {exc.msg}", file=str(path), line=exc.lineno) from None
+    except ValueError as exc:
+        raise InputError(str(exc), file=str(path)) from None
     try:
         kind_of(obj)
+        check_result(obj)
     except InputError as exc:
         raise InputError(exc.message, file=str(path), field=exc.field) from None
     return obj
+
+
+def _refuse_constant(name: str):
+    """``NaN``/``Infinity`` in a saved result: the writers never write them (``--json`` output
+    is strict JSON), so the file was altered."""
+    raise ValueError(f"{name} is not a value a saved result holds (strict JSON)")
+
+
+#: Fields of a saved result that are probabilities or rates (their name, or its prefix/suffix).
+_PROB_KEYS = ("assurance", "false_claim_rate", "wrong_sign_rate", "hdi_prob", "level",
+              "p_stop_early")
+
+
+def _is_prob_key(key: str) -> bool:
+    return key.startswith("p_") or key in _PROB_KEYS or key.startswith("prob_")
+
+
+def check_result(obj: dict) -> None:
+    """Check the values of a saved result before rendering it: every probability or rate
+    (``p_*``, ``prob_*``, ``assurance``, ``false_claim_rate``, ``hdi_prob``...) in [0, 1], every
+    TPS mean or level (``mean_tps_*``, ``level_tps_*``, ``baseline_tps``) in the plausible
+    range of :data:`planner.limits.TPS` (of a duration or size for a lower-is-better result) -- the rules the commands apply to what they write --
+    and every name ``a``/``b``/``label`` free of control characters.
+
+    Raises
+    ------
+    InputError
+        Naming the field (its JSON path, ``policies[2].assurance``).
+    """
+    from planner.limits import BYTES, DURATION, TPS, has_control
+
+    # a TPS result's means are rates; a lower-is-better one (latency, duration, size) takes
+    # the widest of their ranges (the saved result does not always name its unit)
+    lower = obj.get("direction") == "lower_is_better"
+    level = TPS if not lower else type(TPS)("value", "", DURATION.low, BYTES.high)
+
+    def walk(x, path: str) -> None:
+        if isinstance(x, dict):
+            for k, v in x.items():
+                here = f"{path}.{k}" if path else str(k)
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    if _is_prob_key(str(k)) and not 0.0 <= v <= 1.0:
+                        raise InputError(f"a probability outside [0, 1]: {v!r}", field=here)
+                    if (str(k).startswith(("mean_tps_", "level_tps_"))
+                            or k == "baseline_tps"):
+                        level.check(v, field=here)
+                elif isinstance(v, str) and k in ("a", "b", "label", "config", "name") \
+                        and has_control(v):
+                    raise InputError(f"control character in {v!r}", field=here)
+                walk(v, here)
+        elif isinstance(x, list):
+            for i, v in enumerate(x):
+                walk(v, f"{path}[{i}]")
+
+    walk(obj, "")
+
+
+#: Errors a view raises on a result that lacks a field it renders or holds one of another
+#: type (a saved file edited by hand or cut short): reported as one line by
+#: :func:`guarded`.
+RENDER_ERRORS = (KeyError, TypeError, ValueError, IndexError, AttributeError)
+
+
+def guarded(path: Path | str, fn, *args, **kwargs):
+    """Call ``fn`` (a renderer) on a saved result read from ``path``; a missing or mistyped
+    field becomes one :class:`InputError` naming the file and the field instead of a
+    traceback (the commands' own results always hold every field their views read)."""
+    try:
+        return fn(*args, **kwargs)
+    except InputError:
+        raise
+    except KeyError as exc:
+        raise InputError(f"a saved {kind_of(args[0]) if args else ''} result without this "
+                         f"field (edited or cut short?)", file=str(path),
+                         field=str(exc.args[0]) if exc.args else None) from None
+    except RENDER_ERRORS as exc:
+        raise InputError(f"a saved result with a field of the wrong type or value "
+                         f"(edited?): {type(exc).__name__}: {exc}", file=str(path)) from None
