@@ -32,7 +32,7 @@ __all__ = ["Limit", "LIMITS", "TPS", "DURATION", "BYTES", "PPL", "DELTA_TPS", "D
            "ROPE_PCT", "ROPE_TPS", "PRICE_PER_HOUR", "TOTAL_USD", "MINUTES_PER_RUN",
            "STARTUP_MINUTES", "RUNS_PER_ARM", "MAX_RUNS_TOTAL", "RUNS_PER_INSTANCE", "SIMS",
            "BOOTSTRAP", "MC_REPS", "DRAWS", "SIGMA_TPS", "SEED", "REP", "NOISE_CV", "NOISE_SCALE", "PRIOR_DF",
-           "check_noise_prior", "check", "check_all", "value_limit", "check_name", "has_control"]
+           "check_noise_prior", "metric_unit", "check", "check_all", "value_limit", "check_name", "has_control"]
 
 
 @dataclass(frozen=True)
@@ -273,6 +273,27 @@ def value_limit(metric: str, lower_is_better: bool) -> Limit:
     if metric == "bytes":
         return BYTES
     return DURATION if lower_is_better else TPS
+
+
+def metric_unit(metric: str | None, lower_is_better: bool = False) -> str:
+    """The unit a view prints for the values of ``metric``: ``ms`` for a ``*_ms`` field
+    (vLLM/SGLang latencies), ``s`` for ``*_s`` and ``time_s`` (hyperfine, pyperf, vLLM
+    latency), ``bytes`` for pyperf's sizes, ``TPS`` for a rate (higher is better); a
+    lower-is-better metric of no known unit is ``units``.
+
+    Examples
+    --------
+    >>> metric_unit("mean_tpot_ms", True), metric_unit("wall_time_s", True)
+    ('ms', 's')
+    """
+    m = (metric or "").lower()
+    if m == "bytes":
+        return "bytes"
+    if m.endswith("_ms"):
+        return "ms"
+    if m.endswith("_s") or m in ("s", "seconds"):
+        return "s"
+    return "units" if lower_is_better else "TPS"
 
 
 #: C0 and C1 control characters and DEL (NUL, tab, newline, escape...).

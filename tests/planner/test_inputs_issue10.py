@@ -232,3 +232,13 @@ def test_report_renders_an_untouched_result(cli, tmp_path, verdict_json):
     code, out, err = cli("report", p)
     assert code == 0, err
     assert out.startswith("B is ") and "inputs:" in out
+
+
+@pytest.mark.parametrize("metric,lower,unit", [
+    ("mean_tpot_ms", True, "ms"), ("median_itl_ms", True, "ms"), ("wall_time_s", True, "s"),
+    ("time_s", True, "s"), ("latency_s", True, "s"), ("bytes", True, "bytes"),
+    ("output_throughput", False, "TPS"), ("decode_wall", False, "TPS"), ("probe_x", True, "units"),
+])
+def test_metric_unit_names_the_unit_of_each_reader_metric(metric, lower, unit):
+    # the readers' metric names carry their unit (the known "units" gap of the verdict view)
+    assert limits.metric_unit(metric, lower) == unit
