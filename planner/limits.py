@@ -32,7 +32,7 @@ __all__ = ["Limit", "LIMITS", "TPS", "DURATION", "BYTES", "PPL", "DELTA_TPS", "D
            "ROPE_PCT", "ROPE_TPS", "PRICE_PER_HOUR", "TOTAL_USD", "MINUTES_PER_RUN",
            "STARTUP_MINUTES", "RUNS_PER_ARM", "MAX_RUNS_TOTAL", "RUNS_PER_INSTANCE", "SIMS",
            "BOOTSTRAP", "MC_REPS", "DRAWS", "SIGMA_TPS", "SEED", "REP", "NOISE_CV", "NOISE_SCALE", "PRIOR_DF",
-           "check_noise_prior", "metric_unit", "check", "check_all", "value_limit", "check_name", "has_control"]
+           "check_noise_prior", "metric_unit", "SYNC_FACTOR", "STEP_MS", "GAMMA", "check", "check_all", "value_limit", "check_name", "has_control"]
 
 
 @dataclass(frozen=True)
@@ -208,6 +208,19 @@ NOISE_SCALE = Limit("noise scale", "log-SD", 1e-6, 0.6931471805599453,
 #: of itself; larger values overflow the prior's density).
 PRIOR_DF = Limit("prior degrees of freedom", "", 0.0, 1e5, low_open=True,
                  why="10^5 df is a point mass; larger values overflow the density")
+#: Multiplier of the host sync time per drafting step (``draft --sync-factor``): 0 (no sync)
+#: to 100 (a host 100x slower than the measured one); 1e308 overflowed the step-time model.
+SYNC_FACTOR = Limit("sync factor", "", 0.0, 100.0,
+                    why="100x the measured host sync is no longer the same machine")
+#: A time per step, row or draft token of the step-time model (``draft --drafter-ms``, a cost
+#: file's ``verify_base_ms``, ``drafter_per_token_ms``, ...): 0 to 1,000 ms (the measured A10G
+#: values are 0.2-7 ms; a second per draft token is a unit error, ms given as us or s).
+STEP_MS = Limit("step time", "ms", 0.0, 1000.0,
+                why="measured 0.2-7 ms on the A10G; 1 s per step is a unit error")
+#: The correlation exponent gamma of hybrid drafting (``draft --correlation GAMMA``): 0
+#: (independent) to 100 (acceptance follows lookup easiness as a step function already).
+GAMMA = Limit("correlation gamma", "", 0.0, 100.0,
+              why="beyond ~100 the power is a step function; 1e308 is not a setting")
 
 #: Every limit by plain field name (the plan file's and the decision layer's field names).
 LIMITS: dict[str, Limit] = {
@@ -220,7 +233,9 @@ LIMITS: dict[str, Limit] = {
     "batch": RUNS_PER_INSTANCE, "sims": SIMS, "bootstrap": BOOTSTRAP, "seed": SEED,
     "mc_reps": MC_REPS, "draws": DRAWS, "sigma_tps": SIGMA_TPS, "public_tps": TPS,
     "rep": REP, "cv": NOISE_CV, "cv_instance": NOISE_CV, "noise_scale": NOISE_SCALE,
-    "df": PRIOR_DF, "max_df": PRIOR_DF,
+    "df": PRIOR_DF, "max_df": PRIOR_DF, "sync_factor": SYNC_FACTOR, "drafter_ms": STEP_MS,
+    "drafter_per_token_ms": STEP_MS, "verify_base_ms": STEP_MS, "verify_per_row_ms": STEP_MS,
+    "host_ms": STEP_MS, "correlation": GAMMA,
 }
 
 

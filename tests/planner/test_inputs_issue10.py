@@ -117,6 +117,8 @@ def test_embedded_priors_pass_the_reader_rule():
 @pytest.mark.parametrize("name,bad,good", [
     ("max_df", 1e308, 10.0), ("max_df", 0, 1e5), ("cv", 1e-300, 0.02), ("cv", 1.0, 0.5),
     ("rep", -1, 0), ("rep", 10**12, 1_000_000), ("noise_scale", 1e308, 0.003),
+    ("sync_factor", 1e308, 1.0), ("drafter_ms", 1e308, 0.206), ("drafter_ms", -1, 0.0),
+    ("correlation", 1e308, 2.0),
 ])
 def test_noise_and_rep_quantities_have_ranges(name, bad, good):
     assert limits.check(name, good) == good
