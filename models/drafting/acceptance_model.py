@@ -737,16 +737,36 @@ def interval_fields(prediction: CapturePrediction | None, point: float, ci_low: 
                     ci_high: float) -> dict:
     """``pi_low`` / ``pi_high`` for a walked tokens/forward figure.
 
-    With a content prediction the interval is ``point x [ratio_low, ratio_high]`` (the
-    relative 90 % prediction interval of the set figure; for hybrids this carries the MTP
-    side's uncertainty to the whole figure, an approximation). Without one (measured
-    counters on their own prompts, or a user curve) it is the bootstrap interval: no set
-    shift is predicted.
+    With a content prediction the interval answers "what will this give on prompts like
+    these?": the content model's relative 90 % prediction interval of the set figure
+    (coefficient error, prompt residuals, prompt-set effect; ``ratio_low``, ``ratio_high``)
+    and the bootstrap's sampling error of the capture's prompts (``ci_low``, ``ci_high``)
+    are combined on the log scale, side by side: ``point x exp(-sqrt(log(ratio_low)^2 +
+    log(ci_low / point)^2))`` and likewise above, so the interval is never narrower than
+    either (the prompt residuals are in both: slightly conservative). For hybrids the MTP
+    side's relative uncertainty is carried to the whole figure, an approximation. Without a
+    prediction (measured counters on their own prompts, or a user curve) it is the
+    bootstrap interval: no set shift is predicted.
+
+    Parameters
+    ----------
+    prediction : CapturePrediction or None
+    point, ci_low, ci_high : float
+        Tokens/forward point and bootstrap interval (> 0).
+
+    Returns
+    -------
+    dict
+        ``{"pi_low": float, "pi_high": float}``.
     """
     if prediction is None:
         return {"pi_low": ci_low, "pi_high": ci_high}
-    return {"pi_low": float(point * prediction.ratio_low),
-            "pi_high": float(point * prediction.ratio_high)}
+    a_lo = np.log(prediction.ratio_low)
+    a_hi = np.log(prediction.ratio_high)
+    b_lo = np.log(ci_low / point) if ci_low and 0 < ci_low < point else 0.0
+    b_hi = np.log(ci_high / point) if ci_high and ci_high > point > 0 else 0.0
+    return {"pi_low": float(point * np.exp(-np.hypot(a_lo, b_lo))),
+            "pi_high": float(point * np.exp(np.hypot(a_hi, b_hi)))}
 
 
 # ---------------------------------------------------------------------------

@@ -157,3 +157,14 @@ def test_capture_prediction_stack_transfer_seed_and_extrapolation_share():
     other = np.array([0.70, 0.52, 0.40, 0.32, 0.26, 0.21])  # another stack's K=6 curve
     q = am.for_capture(cap, other, 4, n_draws=500, seed=1)
     assert np.allclose(q.curves, other[None, :4] ** am._theta(F, p.tpf)[:, None])
+
+
+def test_interval_fields_combine_model_and_sampling_error():
+    cap = load_capture("tests/fixtures/draft_small_capture.jsonl.gz")
+    p = am.for_capture(cap, default_model().curve, 7, n_draws=500, seed=1)
+    f = am.interval_fields(p, 3.0, 2.7, 3.4)
+    lo = 3.0 * np.exp(-np.hypot(np.log(p.ratio_low), np.log(2.7 / 3.0)))
+    hi = 3.0 * np.exp(np.hypot(np.log(p.ratio_high), np.log(3.4 / 3.0)))
+    assert f == {"pi_low": pytest.approx(lo), "pi_high": pytest.approx(hi)}
+    assert f["pi_low"] < min(2.7, 3.0 * p.ratio_low) and f["pi_high"] > 3.4
+    assert am.interval_fields(None, 3.0, 2.7, 3.4) == {"pi_low": 2.7, "pi_high": 3.4}

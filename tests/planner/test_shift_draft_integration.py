@@ -1,0 +1,67 @@
+"""planner draft on prompts it was not calibrated on (issue 12 items 2-3): prediction
+intervals beside the bootstrap ones, the acceptance model named, measured counters on the
+calibration prompts, and hybrids built on the same per-prompt content predictions."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+POLICIES = ["-p", "mtp", "-p", "hybrid-max", "-p", "suffix-first", "-p", "tree"]
+
+
+def _draft(capture):
+    p = subprocess.run([sys.executable, "-m", "planner", "draft", capture, *POLICIES,
+                        "--json"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout), p.stdout
+
+
+@pytest.fixture(scope="module")
+def unseen():
+    return _draft("tests/fixtures/draft_small_capture.jsonl.gz")
+
+
+@pytest.fixture(scope="module")
+def calibration():
+    return _draft("examples/captures/mtp_spec_on_k7_int4_frontier.jsonl.gz")[0]
+
+
+def test_unseen_prompts_name_the_content_model_and_carry_both_intervals(unseen):
+    d = unseen[0]
+    assert d["acceptance"]["model"].startswith("content-walk-v3")
+    assert d["acceptance"]["content_model"]["share_beyond_calibrated"] == 0.0
+    assert "not the calibration prompts" in d["acceptance"]["note"]
+    by = {p["policy"]: p["tokens_per_forward"] for p in d["policies"]}
+    for name in ("mtp", "hybrid-max", "suffix-first", "tree"):
+        t = by[name]
+        # the prediction interval holds the model's error and the set effect on top of the
+        # bootstrap's sampling error: never narrower than the bootstrap interval
+        assert t["pi_low"] <= t["ci_low"] < t["point"] < t["ci_high"] <= t["pi_high"]
+    assert by["mtp"]["pi_high"] / by["mtp"]["pi_low"] > 1.3
+
+
+def test_hybrids_use_the_same_per_prompt_predictions(unseen):
+    d = unseen[0]
+    by = {p["policy"]: p for p in d["policies"]}
+    mtp = by["mtp"]["tokens_per_forward"]["point"]
+    # lookup tokens only add to the MTP chain: hybrid-max / tree >= MTP alone
+    assert by["hybrid-max"]["tokens_per_forward"]["point"] >= mtp
+    assert by["tree"]["tokens_per_forward"]["point"] >= mtp
+    for name in ("hybrid-max", "suffix-first", "tree"):
+        assert "content-walk-v3" in by[name]["numbers_from"]
+
+
+def test_seeded_json_is_byte_identical(unseen):
+    assert _draft("tests/fixtures/draft_small_capture.jsonl.gz")[1] == unseen[1]
+
+
+def test_calibration_prompts_use_measured_counters_and_say_so(calibration):
+    d = calibration
+    assert d["acceptance"]["model"] == "measured per-prompt counters (calibration prompts)"
+    assert d["acceptance"]["content_model"] is None
+    mtp = {p["policy"]: p for p in d["policies"]}["mtp"]["tokens_per_forward"]
+    # no set shift predicted on the calibration prompts: the interval is the bootstrap one
+    assert (mtp["pi_low"], mtp["pi_high"]) == (mtp["ci_low"], mtp["ci_high"])
+    assert mtp["point"] == pytest.approx(3.85, abs=0.03)  # run B counters 3.851
