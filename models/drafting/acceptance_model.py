@@ -774,21 +774,26 @@ def interval_fields(prediction: CapturePrediction | None, point: float, ci_low: 
 # ---------------------------------------------------------------------------
 
 _BITS = 18  # token ids < 2**18 (Gemma vocabulary 262,144)
+_VOCAB = 1 << _BITS
 _ORDERS = (3, 2, 1)
 
 
 def _ctx_keys(seqs, n):
-    """(ctx key, next token) of every position t >= n of every sequence."""
+    """(ctx key, next token) of every position t >= n of every sequence; windows holding a
+    token id >= 2**18 are skipped (they cannot be keyed exactly)."""
     ks, nx = [], []
     for s in seqs:
         s = np.asarray(s, np.int64)
         if len(s) <= n:
             continue
         k = np.zeros(len(s) - n, np.int64)
+        ok = np.ones(len(s) - n, bool)
+        for j in range(n + 1):
+            ok &= s[j:len(s) - n + j] < _VOCAB
         for j in range(n):
             k = (k << _BITS) | s[j:len(s) - n + j]
-        ks.append(k)
-        nx.append(s[n:])
+        ks.append(k[ok])
+        nx.append(s[n:][ok])
     if not ks:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     return np.concatenate(ks), np.concatenate(nx)
@@ -805,7 +810,9 @@ class NgramReference:
     ----------
     completions : sequence of int arrays
         Reference completions (only completions: prompts are benchmark text, outputs are
-        what the drafter has to predict).
+        what the drafter has to predict). Token ids >= 2**18 are never predicted and never
+        used as context. The shipped reference is Gemma-tokenizer text: for a capture of
+        another tokenizer ``xng_hit`` is meaningless (the model's domain is Gemma captures).
     """
 
     def __init__(self, completions):
@@ -839,6 +846,8 @@ class NgramReference:
                 continue
             t = np.arange(off, len(s))
             ok = t >= n
+            for j in range(1, n + 1):  # a context with an id >= 2**18: no prediction
+                ok &= np.where(t - j >= 0, s[np.maximum(t - j, 0)] < _VOCAB, True)
             k = np.zeros(ok.sum(), np.int64)
             tt = t[ok]
             for j in range(n):

@@ -168,3 +168,12 @@ def test_interval_fields_combine_model_and_sampling_error():
     assert f == {"pi_low": pytest.approx(lo), "pi_high": pytest.approx(hi)}
     assert f["pi_low"] < min(2.7, 3.0 * p.ratio_low) and f["pi_high"] > 3.4
     assert am.interval_fields(None, 3.0, 2.7, 3.4) == {"pi_low": 2.7, "pi_high": 3.4}
+
+
+def test_ngram_ids_beyond_18_bits_are_never_keyed():
+    """Ids >= 2**18 would collide in the packed context keys: they are neither predicted nor
+    used as context (another tokenizer's capture is outside the model's domain anyway)."""
+    big = 1 << 18
+    ref = am.NgramReference([np.array([5, 6, 7, 5, 6, 8, 5, 6, 7, big, 6, 9])])
+    assert list(ref.top1_hits([1], [5, big, 6, 7])) == [False, False, False, True]
+    assert list(ref.top1_hits([1], [5, 6, 7, 9])) == [False, True, True, False]
