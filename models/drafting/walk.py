@@ -401,6 +401,10 @@ def _walk_stochastic(mode, L, rng, curves, state, lookup, threshold, tree_depth,
     time_ms = np.zeros(shape) if cost is not None else None
     pidx = np.broadcast_to(np.arange(P), shape)
     sync_const = mode in _SYNC
+    # one easiness state (no state given, or S = 1): every lane reads its prompt's one curve,
+    # so the per-step gathers below reduce to a broadcast of the same numbers
+    one_state = state is None or S == 1
+    cv0 = cv[None, :, 0, :] if one_state else None
     while True:
         active = t < Lb
         if not active.any():
@@ -408,9 +412,12 @@ def _walk_stochastic(mode, L, rng, curves, state, lookup, threshold, tree_depth,
         tc = np.minimum(t, Lmax)
         use_l = np.zeros(shape, dtype=bool)
         u = rng.random(shape)
-        sidx = st[pidx, tc]
-        cur = cv[pidx, sidx]  # (R, P, K)
-        state_steps += (sidx > 0) * active
+        if one_state:  # sidx = 0 everywhere: no easy-state steps to count
+            cur = cv0  # (1, P, K), broadcast over replicates
+        else:
+            sidx = st[pidx, tc]
+            cur = cv[pidx, sidx]  # (R, P, K)
+            state_steps += (sidx > 0) * active
         a_m = (u[..., None] < cur).sum(-1)
         if need_lookup:
             a_l = acc_l[pidx, tc]
