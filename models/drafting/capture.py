@@ -127,11 +127,25 @@ def _token_array(value, *, file, line, field_name, allow_empty):
     return np.asarray(value, dtype=np.int32)
 
 
-def _cut_at_eos(c: np.ndarray, eos_ids) -> np.ndarray:
-    hit = np.flatnonzero(np.isin(c, np.asarray(eos_ids, dtype=np.int32)))
-    if hit.size == 0:
-        return c
-    return c[: hit[0] + 1]
+def _eos_lengths(out, starts, lengths, eos_ids):
+    """The ``stop_at_eos`` cut, written once: per completion
+    (``out[starts[i]:starts[i] + lengths[i]]``), the length up to and including its first
+    EOS id (``lengths[i]`` when it has none)."""
+    hits = np.flatnonzero(np.isin(out, np.asarray(eos_ids, dtype=np.int32)))
+    keep = lengths.copy()
+    if hits.size:
+        j = np.searchsorted(hits, starts)
+        first = hits[np.minimum(j, hits.size - 1)]
+        cut = (j < hits.size) & (first < starts + lengths)
+        keep[cut] = first[cut] - starts[cut] + 1
+    return keep
+
+
+def _cut_at_eos(c: np.ndarray, eos_ids) -> tuple:
+    """One completion cut by :func:`_eos_lengths`, and how many tokens the cut dropped."""
+    keep = int(_eos_lengths(c, np.zeros(1, np.int64), np.array([c.size], np.int64),
+                            eos_ids)[0])
+    return c[:keep], c.size - keep
 
 
 def _group_of(rec: dict, rid: str):
@@ -243,19 +257,6 @@ def _read_chunks(p: Path, gz: bool):
             yield buf[:cut] if rest else buf
 
 
-def _first_eos(out, starts, lengths, eos_ids):
-    """Per completion (``out[starts[i]:starts[i] + lengths[i]]``), the length up to and
-    including its first EOS id (``lengths[i]`` when it has none)."""
-    hits = np.flatnonzero(np.isin(out, np.asarray(eos_ids, dtype=np.int32)))
-    keep = lengths.copy()
-    if hits.size:
-        j = np.searchsorted(hits, starts)
-        first = hits[np.minimum(j, hits.size - 1)]
-        cut = (j < hits.size) & (first < starts + lengths)
-        keep[cut] = first[cut] - starts[cut] + 1
-    return keep
-
-
 def _load_fast(p: Path, fname: str, gz: bool, stop_at_eos: bool, eos_ids) -> Capture:
     ids, prompts, comps, groups = [], [], [], []
     removed = 0
@@ -295,7 +296,7 @@ def _load_fast(p: Path, fname: str, gz: bool, stop_at_eos: bool, eos_ids) -> Cap
             starts = np.zeros(len(raws), np.int64)
             np.cumsum(np.maximum(counts[:-1], 0), out=starts[1:])
             c_start, c_len = starts[1::2], counts[1::2]
-            keep = (_first_eos(out, c_start, np.maximum(c_len, 0), eos_ids) if stop_at_eos
+            keep = (_eos_lengths(out, c_start, np.maximum(c_len, 0), eos_ids) if stop_at_eos
                     else c_len)
             starts, counts, c_end = starts.tolist(), counts.tolist(), (c_start + keep).tolist()
         j = 0  # index of the record's prompt array in raws
@@ -319,9 +320,8 @@ def _load_fast(p: Path, fname: str, gz: bool, stop_at_eos: bool, eos_ids) -> Cap
                     continue
                 rid, pr, co, grp = parsed
                 if stop_at_eos:
-                    cut = _cut_at_eos(co, eos_ids)
-                    removed += len(co) - len(cut)
-                    co = cut
+                    co, dropped = _cut_at_eos(co, eos_ids)
+                    removed += dropped
             if rec is not None:
                 j += 2
             ids.append(rid)
@@ -420,9 +420,8 @@ def load_capture(path, *, stop_at_eos: bool = False, eos_ids=DEFAULT_EOS_IDS) ->
                     continue
                 rid, pr, co, grp = parsed
                 if stop_at_eos:
-                    cut = _cut_at_eos(co, eos_ids)
-                    removed += len(co) - len(cut)
-                    co = cut
+                    co, dropped = _cut_at_eos(co, eos_ids)
+                    removed += dropped
                 ids.append(rid)
                 prompts.append(pr)
                 comps.append(co)

@@ -34,6 +34,27 @@ def test_stop_at_eos_keeps_eos_and_counts_removed():
     assert c2.eos_tokens_removed == 0
 
 
+def test_stop_at_eos_same_cut_on_every_reading_path(tmp_path, monkeypatch):
+    """One EOS cut for the fast reader, its per-line fallback and the line-by-line reader."""
+    import models.drafting.capture as cm
+
+    lines = (FIX / "capture_small.jsonl").read_text().splitlines()
+    # "-0" is valid JSON (0) the fast reader cannot vouch for: that line is re-read slowly
+    lines[0] = lines[0].replace("[5, 6, 106, 1, 106, 107]", "[5, -0, 106, 1, 106, 107]")
+    f = tmp_path / "c.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    want = [[5, 0, 106], [9, 10, 11], [1]]
+    c = load_capture(f, stop_at_eos=True)
+    assert [x.tolist() for x in c.completions] == want and c.eos_tokens_removed == 6
+
+    def no_fast(*a, **k):
+        raise cm._SlowPath
+
+    monkeypatch.setattr(cm, "_load_fast", no_fast)
+    c = load_capture(f, stop_at_eos=True)
+    assert [x.tolist() for x in c.completions] == want and c.eos_tokens_removed == 6
+
+
 def test_stop_at_eos_real_capture_count():
     c = load_capture(EX / "ar_reference_bf16.jsonl.gz", stop_at_eos=True)
     assert c.eos_tokens_removed == 1000
