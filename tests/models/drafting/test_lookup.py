@@ -152,6 +152,31 @@ def test_lookup_walk_sums_equal_a_plain_loop(start):
         _loop_walk(int(n), acc[r], prop[r], start, cost, 3)["over"] for r, n in enumerate(L))
 
 
+@pytest.mark.parametrize("start", [0, 1])
+@pytest.mark.parametrize("tree_depth", [None, 5])
+def test_walk_without_trace_equals_traced_walk(bf16, start, tree_depth):
+    """walk(trace=False) (one compiled pass, cost by a table over draft lengths) gives the
+    traced walk's numbers bit for bit: per-prompt sums, histogram, runs over the cap."""
+    cost = load_cost_model()
+    batch = draft_profiles(bf16, policy=PLD(2, 24))
+    L = batch.lengths
+    for mode, lk in (("lookup", batch), ("ar", None)):
+        a = walk(L, mode=mode, lookup=lk, cost=cost.step_ms, start=start,
+                 tree_depth=tree_depth)
+        b = walk(L, mode=mode, lookup=lk, cost=cost.step_ms, start=start,
+                 tree_depth=tree_depth, trace=False)
+        for f in ("tokens", "forwards", "time_ms", "drafts", "accepted", "lookup_tokens",
+                  "rows"):
+            assert getattr(a, f).tobytes() == getattr(b, f).tobytes(), (mode, f)
+        assert a.accept_hist.tolist() == b.accept_hist.tolist()
+        assert a.meta["runs_over_cap"] == b.meta["runs_over_cap"]
+        assert b.step_accepted is None and b.step_offsets is None
+    s = walk(L, mode="lookup", lookup=batch, start=start, trace=False).summary()
+    if start == 0:  # the published figures from the trace-free walk too
+        assert round(s.tokens_per_forward, 3) == 1.384 and s.runs_over_cap == 383
+        assert round(100 * s.frac_beyond_cap, 2) == 3.69
+
+
 # -- vLLM n-gram micro cases ----------------------------------------------------------
 
 def test_ngram_vllm_docstring_example():
