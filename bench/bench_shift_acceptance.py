@@ -359,7 +359,9 @@ def per_position():
 
 def subsets():
     """Shipped per-set records on subsets of P128 with a same-stack full-set record:
-    Q6_P16_perstep_hist (first 16 prompts) vs Q6_P128_perstep_hist (stack Q6, K=6)."""
+    Q6_P16_perstep_hist (first 16 prompts) vs Q6_P128_perstep_hist (stack Q6, K=6), and
+    P32_k6_int4_bi0 (first 32) vs KS_P128_k6. Capture order = the benchmark file's order
+    (assumed for 'first-N'). BF7_P48mix is a random subset with unknown ids: not usable."""
     import json as _json
 
     recs = {r["id"]: r for r in _json.loads((ROOT / "models/data/mtp_acceptance.json")
@@ -369,7 +371,10 @@ def subsets():
     x, nd, na, g, L = am._arrays(table)
     tp = m.predict_prompts(*am.calibration_states())
     out = []
-    for sub, full, n in (("Q6_P16_perstep_hist", "Q6_P128_perstep_hist", 16),):
+    for sub, full, n in (("Q6_P16_perstep_hist", "Q6_P128_perstep_hist", 16),
+                         # same body / drafter / BI off; LM head int4 vs bf16 (head precision
+                         # moves P128 by < 1.5 %: Q6_P128_* records)
+                         ("P32_k6_int4_bi0", "KS_P128_k6", 32)):
         if sub not in recs or full not in recs:
             continue
         idx = np.arange(n)
