@@ -177,7 +177,10 @@ def register(app: typer.Typer) -> None:
                               if runs is None and not plat and not paired else []) + s_notes},
                           engine=engine, seed=seed, likelihood=likelihood, use_cold=cold,
                           platform=plat, lower_is_better=lower_is_better)
-        from planner.report.html import render_html
+        def render_html(result: dict) -> str:  # the HTML renderer loads only for --html
+            from planner.report.html import render_html as page
+
+            return page(result)
 
         if idata is not None:
             _write_idata(idata, table, a_name, b_name, pr, seed=seed, likelihood=likelihood,
