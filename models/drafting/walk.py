@@ -405,6 +405,12 @@ def _walk_stochastic(mode, L, rng, curves, state, lookup, threshold, tree_depth,
     # so the per-step gathers below reduce to a broadcast of the same numbers
     one_state = state is None or S == 1
     cv0 = cv[None, :, 0, :] if one_state else None
+    # MTP chain and the max hybrid verify K + 1 rows after K drafter passes on every step:
+    # their rows, drafter tokens and step price are the same arrays each step
+    fixed = mode in ("mtp", "max")
+    if fixed:
+        M_fix, d_fix = np.full(shape, K + 1), np.full(shape, K)
+        step_fix = cost(M_fix, d_fix, np.full(shape, sync_const)) if cost is not None else None
     while True:
         active = t < Lb
         if not active.any():
@@ -418,19 +424,19 @@ def _walk_stochastic(mode, L, rng, curves, state, lookup, threshold, tree_depth,
             sidx = st[pidx, tc]
             cur = cv[pidx, sidx]  # (R, P, K)
             state_steps += (sidx > 0) * active
-        a_m = (u[..., None] < cur).sum(-1)
+        a_m = np.zeros(shape, np.int64)  # #{i : u < s_i}, one curve position at a time
+        for i in range(K):
+            a_m += u < cur[..., i]
         if need_lookup:
             a_l = acc_l[pidx, tc]
             p_l = prop[pidx, tc]
         if mode == "mtp":
             a = a_m
-            M = np.full(shape, K + 1)
-            d = np.full(shape, K)
+            M, d = M_fix, d_fix
         elif mode == "max":
             a = np.maximum(a_m, a_l)
             use_l = a_l > a_m
-            M = np.full(shape, K + 1)
-            d = np.full(shape, K)
+            M, d = M_fix, d_fix
         elif mode == "suffix-first":
             use_l = (ml[pidx, tc] >= threshold) & (p_l > 0)
             a = np.where(use_l, a_l, a_m)
@@ -456,7 +462,7 @@ def _walk_stochastic(mode, L, rng, curves, state, lookup, threshold, tree_depth,
             hist = np.concatenate([hist, np.zeros(h.size - hist.size, np.int64)])
         hist[:h.size] += h
         if cost is not None:
-            time_ms += cost(M, d, np.full(shape, sync_const)) * af
+            time_ms += (step_fix if fixed else cost(M, d, np.full(shape, sync_const))) * af
         t = t + commit
     return WalkResult(tokens, forwards, time_ms, drafts, accepted, from_l, rows, lengths=L,
                       start=int(start), accept_hist=hist,
