@@ -61,7 +61,7 @@ def _config_for(summary: Path, root: Path) -> str:
             name = man.get("name")
             if not isinstance(name, str) or not name.strip():
                 raise InputError("manifest has no 'name'", file=str(m), field="name")
-            return name.strip()
+            return name.strip(" ")  # a control character stays: validate_run names it
         if d == root or root not in d.parents:
             break
         d = d.parent

@@ -70,7 +70,10 @@ def refuse_metric(metric: str, path: str, have: tuple[str, ...], what: str) -> N
 def text_field(record: dict, key: str) -> str:
     """A non-empty string field of a record, else ''."""
     v = record.get(key)
-    return v.strip() if isinstance(v, str) and v.strip() else ""
+    # only spaces are trimmed: a tab, newline or other control character stays in the name so
+    # that planner.runs.validate_run refuses it (str.strip() would drop a trailing one and
+    # silently make the name another config's)
+    return v.strip(" ") if isinstance(v, str) and v.strip() else ""
 
 
 def fallback_config(path: str, config: str | None) -> str:

@@ -67,9 +67,9 @@ def read(data: dict, *, path: str, metric: str | None = None, config: str | None
             rmeta = worker.get("metadata") or {}
             host = _meta(rmeta, bmeta, top, key="hostname")
             inst = instance or (str(host) if host else fallback_config(path, None))
-            runs.append(make_run(config=config or name.strip(),
+            runs.append(make_run(config=config or name.strip(" "),
                                  tps=math.fsum(xs) / len(xs), metric=mname, path=path,
-                                 line=k, rep=rep, instance=inst, workload=name.strip(),
+                                 line=k, rep=rep, instance=inst, workload=name.strip(" "),
                                  cold=False if worker.get("warmups") else None,
                                  timestamp=str(_meta(rmeta, key="date") or ""),
                                  extra={"values": len(xs)}))

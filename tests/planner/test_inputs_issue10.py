@@ -244,3 +244,31 @@ def test_report_renders_an_untouched_result(cli, tmp_path, verdict_json):
 def test_metric_unit_names_the_unit_of_each_reader_metric(metric, lower, unit):
     # the readers' metric names carry their unit (the known "units" gap of the verdict view)
     assert limits.metric_unit(metric, lower) == unit
+
+
+# -- kind 5: a trailing control character in a reader's name is an error, not trimmed ------
+
+FIX = ROOT / "tests" / "fixtures" / "readers"
+
+
+@pytest.mark.parametrize("name,edit", [
+    ("vllm_serve_named.json", lambda d: d.update(config="fa2\t")),
+    ("hyperfine.json", lambda d: d["results"][0].update(command="python decode.py\n")),
+    ("pyperf.json", lambda d: d["benchmarks"][0]["metadata"].update(name="decode\t")),
+])
+def test_reader_names_keep_trailing_control_characters_to_refuse_them(tmp_path, name, edit):
+    from planner.readers import detect_format, read_results
+
+    d = json.loads((FIX / name).read_text(encoding="utf-8"))
+    edit(d)
+    text = json.dumps(d)
+    with pytest.raises(InputError, match="control character") as e:
+        read_results(text, path=name, format=detect_format(text))
+    assert e.value.field == "config"
+
+
+def test_ingest_manifest_name_with_trailing_tab_is_refused(cli, tmp_path):
+    root = _harness(tmp_path)
+    (root / "cfgA" / "run1" / "manifest.json").write_text(json.dumps({"name": "cfgA\t"}))
+    code, _, err = cli("ingest", root, "-o", tmp_path / "runs.csv")
+    assert code == 2 and "control character '\\t'" in err and "field 'config'" in err
