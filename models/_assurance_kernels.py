@@ -37,8 +37,17 @@ at HDI mass ``hps[l]``; inactive entries are left as the caller initialised them
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
+
+# numba's OpenMP threading layer (the one installed here) keeps its worker threads spinning
+# between parallel regions by default; the planners launch these kernels thousands of times
+# with NumPy work in between, so spinning workers burnt a second core and, on a loaded
+# machine, stole it from the main thread (planner budget: 28 s CPU / 49 s wall spinning,
+# 11 s / 12 s passive). Read by libgomp when it loads (the first parallel launch); a value
+# the user set is kept.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 try:  # numba is a hard dependency of the project, but keep import errors readable
     import numba as _nb
