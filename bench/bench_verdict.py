@@ -1,6 +1,6 @@
 """Timing of ``planner verdict``: exact engine, MCMC engine (nutpie vs PyMC NUTS), z-test.
 
-Run: ``python bench/bench_verdict.py [--repeats N]``
+Run: ``python bench/bench_verdict.py [--repeats N] [--settle-grid]``
 
 Everything runs in one warm process (imports done, one untimed call first). Measured:
 
@@ -13,6 +13,9 @@ Everything runs in one warm process (imports done, one untimed call first). Meas
   recompiles from its on-disk C cache), each the verdict's default 2 chains x (1,000 tune +
   1,000 draws);
 * the reference rule: z = Δ / (σ √2), σ = 1.16 TPS (:func:`planner.verdict.classical_tests`).
+
+``--settle-grid`` instead compares the verdict's "to settle" screen with the simulation it
+skips, on 336 undecided cases (:func:`settle_grid`; the figures in ``docs/speed.md``).
 
 Data: the paired local A/B ``validity/free_ceiling_wallclock_realize/ab_out`` from the shipped
 runs (6 fresh-server runs per arm on one GPU, two cold first runs), ``local-a10g`` prior.
@@ -49,11 +52,89 @@ def _time(fn, n):
     return statistics.median(out), out
 
 
+def settle_grid(seed: int = 11, out=sys.stdout) -> list[tuple[str, float, int | None]]:
+    """The "to settle" screen against the simulation it skips (``docs/speed.md``).
+
+    Undecided cases: quick forms of 1-6 runs per arm (true Δ 0-1.5 %, run noise 0.6 TPS)
+    under four priors (none, ``hf-a10g-small``, ``--cv 0.3%``, ``--cv 1%``), paired and not,
+    ROPE 0.1 % and 0.5 %; and up to three pairs of configs of every run group of the shipped
+    table at ROPE 0.1 %, 0.5 % and 1.5 TPS. For each: the screen's approximate assurance of
+    100 more runs per arm and the simulated advice (:func:`planner.verdict._to_settle`
+    without the screen). Returns ``(case, approximation, simulated runs per arm or None)``.
+    """
+    import itertools
+    from dataclasses import replace
+
+    import numpy as np
+
+    from models.tps_exact import fit_exact
+    from planner.priors import resolve_prior
+    from planner.runs import RunsTable, read_runs, runs_from_values
+    from planner.verdict import (SETTLE_MAX_RUNS, Rope, _to_settle, build_data, label_from,
+                                 settle_screen)
+
+    def quick(va, vb, plat, paired):
+        t = runs_from_values(va, vb, platform=plat, paired=paired)
+        if not plat and not paired:
+            t = RunsTable([replace(r, instance=f"{r.config}-session") for r in t.runs], t.path)
+        return t
+
+    rng = np.random.default_rng(seed)
+    cases = []
+    for n in (1, 2, 3, 4, 6):
+        for d in (0.0, 0.15, 0.4, 0.8, 1.5):
+            for plat, cv in (("", None), ("hf-a10g-small", None), ("", "0.3%"), ("", "1%")):
+                for paired in (False, True):
+                    if paired and n == 1:
+                        continue
+                    for rope in ("0.1%", "0.5%"):
+                        va = list(308 + rng.normal(0, 0.6, n))
+                        vb = list(308 * (1 + d / 100) + rng.normal(0, 0.6, n))
+                        cases.append((f"quick n={n} d={d}% {plat or '-'} cv={cv} "
+                                      f"{'paired' if paired else 'separate'} rope={rope}",
+                                      quick(va, vb, plat, paired), "A", "B", plat or None, cv,
+                                      rope))
+    t = read_runs(RUNS)
+    groups: dict = {}
+    for r in t.runs:
+        groups.setdefault(r.run_group, []).append(r.config)
+    for g, cfgs in groups.items():
+        for a, b in list(itertools.combinations(list(dict.fromkeys(cfgs)), 2))[:3]:
+            sub = t.filter(run_group=g)
+            plat = sub.select([a, b]).platform() or None
+            for rope in ("0.1%", "0.5%", "1.5"):
+                cases.append((f"table {g}: {a} vs {b} rope={rope}", sub, a, b, plat, None, rope))
+    rows = []
+    for name, tb, a, b, plat, cv, rope in cases:
+        cell = tb.select([a, b]).runs[0]
+        prior, _ = resolve_prior(None, plat, cell.metric or None, cell.workload or None, cv=cv)
+        rp = Rope.parse(rope)
+        post = fit_exact(build_data(tb, a, b, use_cold=False), prior)
+        rl = rp.log_halfwidth(post.level(0))
+        if label_from(post.delta(0, 1, rl)) != "undecided":
+            continue
+        ap = float(settle_screen(post, rl, [SETTLE_MAX_RUNS], nodes=48)[0])
+        sim = _to_settle(tb, a, b, prior, rp, plat, 0)[0]
+        rows.append((name, ap, sim))
+        print(f"{name[:88]:88s} approx {ap:.3f} simulated {sim}"
+              f"{'  (screen fires)' if ap < 0.8 else ''}", file=out, flush=True)
+    fired = [r for r in rows if r[1] < 0.8]
+    print(f"{len(rows)} undecided cases; screen fires in {len(fired)}: simulated over_cap in "
+          f"{sum(r[2] is None for r in fired)}, else {sorted(r[2] for r in fired if r[2])}",
+          file=out)
+    return rows
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--settle-grid", action="store_true",
+                    help="only the to-settle screen against the simulation (settle_grid)")
     args = ap.parse_args(argv)
     n = max(1, args.repeats)
+    if args.settle_grid:
+        settle_grid()
+        return 0
 
     t0 = time.perf_counter()
     import numpy as np
