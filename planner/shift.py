@@ -17,7 +17,7 @@ import numpy as np
 
 from planner.errors import InputError
 
-__all__ = ["ShiftResult", "run_shift", "SCHEMA"]
+__all__ = ["ShiftResult", "run_shift", "captures_evidence", "SCHEMA"]
 
 SCHEMA = "spec-planner/shift/1"
 CALIBRATION_HASH = "43df0c18b56abde3"
@@ -39,12 +39,16 @@ class ShiftResult:
         Private/public TPS ratio: ``point``, ``pi_low``, ``pi_high``.
     private_tps : dict
         ``point``, ``pi_low``, ``pi_high`` (TPS).
-    p_drop : float
-        ``P(private TPS < public x (1 - X/100))``.
+    p_drop : float or None
+        ``P(private TPS < public x (1 - X/100))``; None (withheld) when a capture is below
+        the limited evidence floor (``evidence.level == "limited"``).
     validation : list of dict
         Held-out checks behind the trust statement.
     trust : str
         How far to trust the figure.
+    evidence : dict or None
+        Capture mode: how far the captures support the projection (:func:`captures_evidence`);
+        None in evidence mode (no capture) and in results saved before it existed.
     """
 
     inputs: dict
@@ -55,12 +59,13 @@ class ShiftResult:
     p_drop: float
     validation: list
     trust: str
+    evidence: dict | None = None
 
     def to_dict(self) -> dict:
         return {"schema": SCHEMA, "command": "shift", "inputs": self.inputs,
                 "public": self.public, "private": self.private, "ratio": self.ratio,
                 "private_tps": self.private_tps, "p_drop": self.p_drop,
-                "validation": self.validation, "trust": self.trust}
+                "validation": self.validation, "trust": self.trust, "evidence": self.evidence}
 
     @classmethod
     def from_dict(cls, d: dict) -> "ShiftResult":
@@ -69,7 +74,7 @@ class ShiftResult:
                              field="schema")
         try:
             return cls(d["inputs"], d["public"], d["private"], d["ratio"], d["private_tps"],
-                       d["p_drop"], d["validation"], d["trust"])
+                       d["p_drop"], d["validation"], d["trust"], d.get("evidence"))
         except KeyError as exc:
             raise InputError(f"saved shift result lacks {exc.args[0]!r}",
                              field=str(exc.args[0])) from None
@@ -89,6 +94,61 @@ def shipped_validation() -> list[dict]:
     key = next(k for k in d if k.startswith("v3 walk"))
     return [{k: r[k] for k in ("group", "n", "predicted", "measured", "error_pct", "pi_low",
                                "pi_high", "covered")} for r in d[key]]
+
+
+def captures_evidence(captures: Sequence[tuple[str, str, object]]) -> dict:
+    """How far the captures of a capture-mode projection support it: the capture floors of
+    ``planner draft`` (:data:`planner.draft.EVIDENCE_FLOORS`, applied by
+    :func:`planner.draft.capture_evidence`), one rule for both commands.
+
+    Every completion token counts as walked (the content model reads whole completions,
+    the reference convention ``start=0``).
+
+    Parameters
+    ----------
+    captures : sequence of (role, name, Capture)
+        ``role`` is ``"private"`` or ``"public"``; ``name`` the file as given.
+
+    Returns
+    -------
+    dict
+        ``level`` (``"ok"`` or ``"limited"``: the worst capture's), ``floors`` (the limited
+        floors), ``captures`` (one dict per capture: ``role``, ``file``, ``level``,
+        ``prompts``, ``tokens``, ``tokens_per_prompt`` (median), ``reasons``) and ``note``
+        (one sentence beginning "too little evidence", None when ok).
+
+    Raises
+    ------
+    InputError
+        A capture below a refuse floor (fewer than 3 prompts, a median completion under 4
+        tokens, or fewer than 32 tokens), naming the file and ``completion_token_ids``.
+    """
+    from planner.draft import EVIDENCE_FLOORS, capture_evidence
+
+    rows = []
+    for role, name, cap in captures:
+        lengths = np.array([len(c) for c in cap.completions], dtype=np.int64)
+        try:
+            ev = capture_evidence(len(cap), lengths, file=name)
+        except InputError as exc:  # say which of the two captures
+            raise InputError(f"{role} capture: {exc.message}", file=exc.file,
+                             field=exc.field) from None
+        rows.append({"role": role, "file": name, "level": ev["level"],
+                     "prompts": ev["prompts"], "tokens": ev["tokens"],
+                     "tokens_per_prompt": ev["tokens_per_prompt"], "reasons": ev["reasons"]})
+    low = [r for r in rows if r["level"] != "ok"]
+    f = EVIDENCE_FLOORS["limited"]
+    note = None
+    if low:
+        note = ("too little evidence: " + "; ".join(
+            f"{r['role']} capture {r['file']} has {r['prompts']} prompts, {r['tokens']} "
+            f"tokens" for r in low)
+            + f" (below the floor of planner draft: {f['prompts']} prompts, {f['tokens']} "
+            f"tokens, a median of {f['tokens_per_prompt']} tokens per prompt); the probability of a drop is "
+            "withheld: on a capture this small the content model's interval says nothing "
+            "about the whole prompt set")
+    return {"level": "limited" if low else "ok", "floors": dict(f), "captures": rows,
+            "note": note}
 
 
 def _summ(x: np.ndarray, level: float) -> dict:
@@ -132,7 +192,8 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
     Raises
     ------
     InputError
-        No score, a non-positive score, X outside (0, 100), bad captures.
+        No score, a non-positive score, X outside (0, 100), bad captures, a capture below
+        the refuse floor of :func:`captures_evidence`.
     """
     from models.drafting import shift as sh
     from models.drafting.acceptance import default_model, per_prompt_counters, scale_curve
@@ -171,13 +232,17 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
               "k": k, "level": level, "draws": n_draws, "seed": seed,
               "cost_profile": cost_profile}
     validation: list = []
+    ev_caps = None
     if private_capture is not None:
         pcap = load_capture(private_capture)
+        qcap = load_capture(public_capture) if public_capture is not None else None
+        ev_caps = captures_evidence(
+            [("private", str(private_capture), pcap)]
+            + ([("public", str(public_capture), qcap)] if qcap is not None else []))
         m = default_content_model()
         ppred = for_capture(pcap, base, k, level=level, n_draws=n_draws, seed=seed, model=m)
         pub_src = None
-        if public_capture is not None:
-            qcap = load_capture(public_capture)
+        if qcap is not None:
             if qcap.prompt_set_hash() != CALIBRATION_HASH:
                 qpred = for_capture(qcap, base, k, level=level, n_draws=n_draws, seed=seed + 1,
                                     model=m)
@@ -237,7 +302,9 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
                  "outside the proxy interval)")
     priv = pub_tps * ratio
     thr = 1 - x_pct / 100
+    p_drop = float(np.mean(priv < pub_tps * thr))
+    if ev_caps is not None and ev_caps["level"] != "ok":
+        p_drop = None  # withheld: too little capture (see ev_caps["note"])
     return ShiftResult(inputs=inputs, public=public, private=private,
                        ratio=_summ(ratio, level), private_tps=_summ(priv, level),
-                       p_drop=float(np.mean(priv < pub_tps * thr)), validation=validation,
-                       trust=trust)
+                       p_drop=p_drop, validation=validation, trust=trust, evidence=ev_caps)

@@ -5,16 +5,31 @@ from __future__ import annotations
 
 import html as _html
 
-__all__ = ["headline", "render_terminal", "render_markdown", "render_html"]
+__all__ = ["headline", "evidence_line", "render_terminal", "render_markdown", "render_html"]
+
+
+def evidence_line(r: dict) -> str | None:
+    """The too-little-evidence note of a result, None when its captures are large enough
+    (or it has none)."""
+    ev = r.get("evidence")
+    return ev["note"] if ev and ev.get("level") != "ok" else None
 
 
 def headline(r: dict) -> str:
-    """One-line answer."""
+    """One-line answer; the probability says "withheld" when the result withholds it."""
     i, t = r["inputs"], r["private_tps"]
     lvl = int(round(100 * i["level"]))
+    ask = f"P(private more than {i['x_pct']:g} % below public)"
+    if r["p_drop"] is None:
+        caps = [c for c in (r.get("evidence") or {}).get("captures", [])
+                if c["level"] != "ok"]
+        size = "; ".join(f"{c['prompts']} prompts, {c['tokens']} tokens" for c in caps)
+        return (f"public {r['public']['tps']:.1f} TPS -> private {t['point']:.1f} TPS "
+                f"[{t['pi_low']:.1f}, {t['pi_high']:.1f}] ({lvl} % interval, not a basis "
+                f"for a decision); {ask} withheld: too little evidence ({size})")
     return (f"public {r['public']['tps']:.1f} TPS -> private {t['point']:.1f} TPS "
             f"[{t['pi_low']:.1f}, {t['pi_high']:.1f}] ({lvl} % interval); "
-            f"P(private more than {i['x_pct']:g} % below public) = {r['p_drop']:.2f}")
+            f"{ask} = {r['p_drop']:.2f}")
 
 
 def _source(r: dict) -> str:
@@ -49,11 +64,14 @@ _VHEAD = ["held out", "predicted", "measured", "interval", "covered"]
 def render_terminal(r: dict) -> None:
     """Print the result with rich."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     con = Console()
     con.print(_source(r))
     con.print(f"[bold]{headline(r)}[/]")
+    if evidence_line(r):
+        con.print(f"[bold yellow]{escape(evidence_line(r))}[/]")
     ra = r["ratio"]
     con.print(f"private/public ratio {ra['point']:.3f} [{ra['pi_low']:.3f}, {ra['pi_high']:.3f}]")
     tab = Table(title="validation (held-out)")
@@ -67,8 +85,10 @@ def render_terminal(r: dict) -> None:
 
 def render_markdown(r: dict) -> str:
     """Markdown report."""
-    lines = ["# planner shift", "", _source(r), "", f"**{headline(r)}**", "",
-             "| " + " | ".join(_VHEAD) + " |", "|" + "---|" * len(_VHEAD)]
+    ev = evidence_line(r)
+    lines = ["# planner shift", "", _source(r), "", f"**{headline(r)}**", ""]
+    lines += [f"**{ev}.**", ""] if ev else []
+    lines += ["| " + " | ".join(_VHEAD) + " |", "|" + "---|" * len(_VHEAD)]
     lines += ["| " + " | ".join(row) + " |" for row in _val_rows(r)]
     lines += ["", f"Trust: {r['trust']}", ""]
     return "\n".join(lines)
@@ -83,5 +103,6 @@ def render_html(r: dict) -> str:
     return ("<!doctype html><html><head><meta charset='utf-8'><title>planner shift</title>"
             "</head><body><h1>planner shift</h1>"
             f"<p>{e(_source(r))}</p><p><b>{e(headline(r))}</b></p>"
+            + (f"<p><b>{e(evidence_line(r))}.</b></p>" if evidence_line(r) else "") +
             f"<table border='1'><tr>{head}</tr>{rows}</table>"
             f"<p>Trust: {e(r['trust'])}</p></body></html>\n")
