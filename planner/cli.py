@@ -117,8 +117,10 @@ def _fast_invoke(args: list[str]) -> bool:
                 info.callback is not None or info.envvar is not None or \
                 info.default is ... or info.default_factory is not None or \
                 getattr(info, "is_eager", False) or getattr(info, "prompt", False) or \
-                getattr(info, "count", False) or getattr(info, "parser", None) is not None:
-            return False
+                getattr(info, "count", False) or getattr(info, "parser", None) is not None or \
+                getattr(info, "exists", False) or getattr(info, "resolve_path", False) or \
+                getattr(info, "allow_dash", False) or getattr(info, "clamp", False):
+            return False  # click would check or transform the value
         values[name] = info.default
         infos[name] = info
         if isinstance(info, ArgumentInfo):
