@@ -12,7 +12,7 @@ from pathlib import PurePath
 
 __all__ = ["POLICY_HEADERS", "VLLM_HEADERS", "SWEEP_HEADERS", "NOT_FROM_CAPTURE",
            "policy_rows", "vllm_rows", "sweep_rows", "headline", "footnotes", "sweep_footnotes",
-           "evidence_line", "render_terminal", "render_markdown",
+           "evidence_line", "extrapolation_line", "render_terminal", "render_markdown",
            "render_sweep_terminal", "render_sweep_markdown"]
 
 POLICY_HEADERS = ["policy", "tokens/forward [95 %]", "new prompt set [90 % PI]",
@@ -63,6 +63,19 @@ def evidence_line(r: dict) -> str | None:
     """The too-little-evidence note of a result, None when the capture is large enough."""
     ev = r.get("evidence")
     return ev.get("note") if ev and ev.get("level") != "ok" else None
+
+
+def extrapolation_line(r: dict) -> str | None:
+    """The note that the MTP projection reads the content acceptance model beyond the
+    completion positions it was calibrated on (``acceptance.content_model``
+    ``share_beyond_calibrated`` > 0), None otherwise (or when no content model was used)."""
+    cm = (r.get("acceptance") or {}).get("content_model") or {}
+    share = cm.get("share_beyond_calibrated") or 0.0
+    if share <= 0:
+        return None
+    return (f"MTP projection extrapolates: {share:.1%} of the capture's completion tokens lie "
+            f"beyond the {cm.get('calibrated_positions', 512)} positions the acceptance model "
+            "was calibrated on (not validated there).")
 
 
 def footnotes(r: dict) -> list[str]:
@@ -186,6 +199,8 @@ def render_terminal(r: dict) -> None:
                           policy_rows(r)))
     for note in footnotes(r):
         con.print(note, markup=False)
+    if extrapolation_line(r):
+        con.print(extrapolation_line(r), markup=False)
     vr = vllm_rows(r)
     if vr:
         con.print(_rich_table("vLLM spec-decode counters of the replay (per run)", VLLM_HEADERS,

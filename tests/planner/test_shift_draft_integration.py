@@ -65,3 +65,21 @@ def test_calibration_prompts_use_measured_counters_and_say_so(calibration):
     # no set shift predicted on the calibration prompts: the interval is the bootstrap one
     assert (mtp["pi_low"], mtp["pi_high"]) == (mtp["ci_low"], mtp["ci_high"])
     assert mtp["point"] == pytest.approx(3.85, abs=0.03)  # run B counters 3.851
+
+
+def test_terminal_says_when_mtp_extrapolates_beyond_calibrated_positions(unseen, capsys):
+    """48-token completions: no note; the same result with 37.5 % of its tokens beyond the
+    512 calibrated positions prints one line with that share (terminal view only)."""
+    from planner.report.draft_view import extrapolation_line, render_terminal
+
+    d = unseen[0]
+    assert extrapolation_line(d) is None
+    render_terminal(d)
+    assert "extrapolates" not in capsys.readouterr().out
+    far = json.loads(json.dumps(d))
+    far["acceptance"]["content_model"]["share_beyond_calibrated"] = 0.375
+    want = ("MTP projection extrapolates: 37.5% of the capture's completion tokens lie beyond "
+            "the 512 positions the acceptance model was calibrated on (not validated there).")
+    assert extrapolation_line(far) == want
+    render_terminal(far)
+    assert want in " ".join(capsys.readouterr().out.split())
