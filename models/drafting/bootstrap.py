@@ -96,6 +96,8 @@ class _IndexDraws:
         step = max(1, (1 << 20) // max(n_prompts, 1))
         for members in parts:
             m = members.size
+            if m == 0:  # no prompts: nothing drawn
+                continue
             run = members[-1] - members[0] + 1 == m  # one run of prompts: a shift
             self.groups.append((copy.deepcopy(rng), a, m, None if run else members,
                                 int(members[0])))
