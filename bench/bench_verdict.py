@@ -104,12 +104,18 @@ def settle_grid(seed: int = 11, out=sys.stdout) -> list[tuple[str, float, int | 
             plat = sub.select([a, b]).platform() or None
             for rope in ("0.1%", "0.5%", "1.5"):
                 cases.append((f"table {g}: {a} vs {b} rope={rope}", sub, a, b, plat, None, rope))
+    from planner.errors import InputError
+
     rows = []
     for name, tb, a, b, plat, cv, rope in cases:
         cell = tb.select([a, b]).runs[0]
-        prior, _ = resolve_prior(None, plat, cell.metric or None, cell.workload or None, cv=cv)
-        rp = Rope.parse(rope)
-        post = fit_exact(build_data(tb, a, b, use_cold=False), prior)
+        try:  # pairs the verdict refuses (mixed workloads, one run and no prior) are left out
+            prior, _ = resolve_prior(None, plat, cell.metric or None, cell.workload or None,
+                                     cv=cv)
+            rp = Rope.parse(rope)
+            post = fit_exact(build_data(tb, a, b, use_cold=False), prior)
+        except InputError:
+            continue
         rl = rp.log_halfwidth(post.level(0))
         if label_from(post.delta(0, 1, rl)) != "undecided":
             continue
