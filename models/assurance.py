@@ -58,7 +58,7 @@ from models.tps_model import MU_PRIOR_SD
 
 __all__ = ["analysis_grid", "GridAnalysis", "Decisions", "decide", "decide_analysis",
            "decide_analysis_levels", "Truth", "prior_truth", "simulate", "planned_sign",
-           "FixedResult", "evaluate_fixed", "KNOWN_DF", "known_scales", "evaluate_known",
+           "Adaptive", "FixedResult", "evaluate_fixed", "KNOWN_DF", "known_scales", "evaluate_known",
            "normal_assurance"]
 
 _LOG2PI = math.log(2.0 * math.pi)
@@ -489,30 +489,163 @@ def simulate(layout: Layout, truth: Truth, rng: np.random.Generator) -> list[np.
     list of ndarray, one per instance type, shape (D, count, a + b)
         Run r of config c on instance i: μ_c + u_i + ε_r, u_i ~ N(0, τ²), ε_r ~ N(0, σ²).
     """
-    D = truth.size
+    return _build(layout, truth, _draws(layout, truth.size, rng))
+
+
+def _draws(layout: Layout, D: int, rng: np.random.Generator) -> list:
+    """The standard Normal draws of :func:`simulate` (per type: instance effects (D, count,
+    1), run noise (D, count, a + b)), in its order of the random stream."""
+    return [(rng.standard_normal((D, t.count, 1)), rng.standard_normal((D, t.count, t.n)))
+            for t in layout.types]
+
+
+def _build(layout: Layout, truth: Truth, draws: list, sl: slice = slice(None)
+           ) -> list[np.ndarray]:
+    """:func:`simulate`'s arrays for the draws ``sl`` of ``truth`` (same values as slicing
+    the full arrays; only those rows are computed)."""
+    tau, sig, dl, mua = truth.tau[sl], truth.sigma[sl], truth.delta[sl], truth.mu_a[sl]
     out = []
-    for t in layout.types:
-        u = rng.standard_normal((D, t.count, 1)) * truth.tau[:, None, None]
-        e = rng.standard_normal((D, t.count, t.n)) * truth.sigma[:, None, None]
+    for t, (zu, ze) in zip(layout.types, draws):
+        u = zu[sl] * tau[:, None, None]
+        e = ze[sl] * sig[:, None, None]
         mu = np.concatenate([np.zeros(t.a), np.ones(t.b)])[None, None, :] * \
-            truth.delta[:, None, None] + truth.mu_a[:, None, None]
+            dl[:, None, None] + mua[:, None, None]
         out.append(mu + u + e)
     return out
 
 
 def _batched(layout, analysis: GridAnalysis, truth: Truth, rng, rope, rule, level, hdi_prob,
-             chunk, progress=None) -> Decisions:
+             chunk, progress=None, stop=None, first: int = 0) -> Decisions:
+    """Labels of ``truth.size`` simulated experiments, simulated ``chunk`` at a time.
+
+    ``stop(labels) -> bool`` (with ``first`` > 0): the experiments are labelled in the
+    prefixes ``first``, ``2 first``, ``4 first``, ... of the same simulated data, and the
+    labelling ends at the first prefix for which ``stop`` is true (the result then holds that
+    prefix only; chunks past it are not simulated). Every experiment gets the label it gets
+    without ``stop``.
+    """
     parts = []
+    ends = _prefix_ends(truth.size, first) if stop is not None else [truth.size]
     for s in range(0, truth.size, chunk):
         tr = truth.take(slice(s, s + chunk))
-        ys = simulate(layout, tr, rng)
-        z, zq = analysis.stats(ys)
-        parts.append(decide_analysis(analysis, z, zq, rope, rule=rule, level=level,
-                                     hdi_prob=hdi_prob, exact_probs=False))
-        if progress is not None:
-            progress(tr.size)
+        draws = _draws(layout, tr.size, rng)
+        lo = 0
+        for e in [x - s for x in ends if s < x <= s + tr.size] + [tr.size]:
+            if e <= lo:
+                continue
+            z, zq = analysis.stats(_build(layout, tr, draws, slice(lo, e)))
+            parts.append(decide_analysis(analysis, z, zq, rope, rule=rule,
+                                         level=level, hdi_prob=hdi_prob, exact_probs=False))
+            if progress is not None:
+                progress(e - lo)
+            lo = e
+            if stop is not None and s + e < truth.size and s + e in ends and \
+                    stop(np.concatenate([p.labels for p in parts])):
+                return _concat(parts)
+    return _concat(parts)
+
+
+def _concat(parts: list) -> Decisions:
+    if len(parts) == 1:
+        return parts[0]
     return Decisions(*(np.concatenate([getattr(p, f) for p in parts])
                        for f in ("labels", "p_gt", "p_lt", "mean", "sd")))
+
+
+def _prefix_ends(n: int, first: int) -> list[int]:
+    """Ends of the prefixes ``first``, ``2 first``, ``4 first``, ... below ``n``, then n."""
+    out = []
+    k = int(first)
+    while 0 < k < n:
+        out.append(k)
+        k *= 2
+    return out + [n]
+
+
+@dataclass(frozen=True)
+class Adaptive:
+    r"""Adaptive Monte-Carlo size of :func:`evaluate_fixed`: stop simulating a scenario once
+    its rate is decided, on a prefix of the same simulated experiments.
+
+    Each scenario is labelled on the prefixes ``first``, ``2 first``, ``4 first``, ... of
+    its ``truth.size`` experiments (the same random numbers as without stopping: a scenario
+    that runs to the end gives exactly the non-adaptive result) and stops at the first
+    prefix of :math:`k` experiments where its rate :math:`\hat p` is decided, with the
+    smoothed standard error :math:`\tilde s = \sqrt{\tilde p(1-\tilde p)/k}`,
+    :math:`\tilde p = (x+2)/(k+4)` (Agresti & Coull, 1998: never 0, so 0 of 250 is not read
+    as an exact 0):
+
+    * the assurance, when :math:`|\hat p - g| > z\,\tilde s` for every goal :math:`g` of
+      ``goals``;
+    * the false-claim rate, when it is surely under the limit,
+      :math:`\hat p + z\,\tilde s \le L + z_L\,\tilde s_N` (:math:`\tilde s_N`: the SE at the
+      full size :math:`N`, the tolerance the full simulation would be judged with), or
+      surely over it, :math:`\hat p - z\,\tilde s > L + z_L \max(\tilde s, s_k)`; so the
+      reported rate and binomial SE of :math:`k` experiments pass the limit rule
+      (:math:`\hat p \le L + z_L s_k`) exactly when the full simulation would be expected to;
+    * the wrong-sign rate (only reported, never compared) at the first prefix.
+
+    Tolerance (tested in ``tests/models/test_assurance_adaptive.py`` and
+    ``tests/planner/test_repeats_adaptive.py``): a rate from :math:`k < N` experiments
+    differs from the rate :math:`p` of all :math:`N` by a Monte-Carlo error of SD
+    :math:`\sqrt{p(1-p)(1/k - 1/N)} < \sqrt{p(1-p)/k}`; the tests require 4 of those SDs
+    (plus :math:`1/k`). A rate is compared with its goals at more than ``z`` = 3 smoothed
+    SEs, so the decisions built on it (meets the target, passes the false-claim limit, the
+    recommended design and its runs per arm) agree with the full simulation except with a
+    probability of the order of 0.1 % per decision.
+
+    Attributes
+    ----------
+    goals : tuple of float
+        Assurance thresholds the result will be compared with (e.g. the target).
+    false_claim_limit : float or None
+        The false-claim limit :math:`L` (None: the false-claim scenario is not stopped early).
+    false_claim_z : float
+        :math:`z_L`, the SEs of Monte-Carlo tolerance of the limit rule.
+    z : float
+        SEs a rate must clear its thresholds by.
+    first : int
+        Smallest prefix (experiments).
+    """
+
+    goals: tuple = ()
+    false_claim_limit: float | None = None
+    false_claim_z: float = 0.0
+    z: float = 3.0
+    first: int = 250
+
+    @staticmethod
+    def _se(x: float, k: int) -> float:
+        p = (x + 2.0) / (k + 4.0)
+        return math.sqrt(p * (1.0 - p) / k)
+
+    def rate_decided(self, hits: np.ndarray) -> bool:
+        """Is the rate of ``hits`` (bool, one per experiment) beyond ``z`` SEs of every goal?"""
+        k = hits.size
+        x = float(np.count_nonzero(hits))
+        s = self._se(x, k)
+        return all(abs(x / k - g) > self.z * s for g in self.goals)
+
+    def false_claim_side(self, hits: np.ndarray, n_full: int) -> int:
+        """-1 when the false-claim rate of ``hits`` (bool, one per experiment) is surely under
+        the limit, +1 when surely over it, 0 when not yet decided (or no limit)."""
+        if self.false_claim_limit is None:
+            return 0
+        k = hits.size
+        x = float(np.count_nonzero(hits))
+        p, s = x / k, self._se(x, k)
+        sk = math.sqrt(max(p * (1.0 - p), 0.0) / k)
+        sn = self._se(x * n_full / k, n_full)
+        lim = self.false_claim_limit
+        if p + self.z * s <= lim + self.false_claim_z * sn:
+            return -1
+        if p - self.z * s > lim + self.false_claim_z * max(s, sk):
+            return 1
+        return 0
+
+    def false_claim_decided(self, hits: np.ndarray, n_full: int) -> bool:
+        """Is the false-claim rate of ``hits`` surely under or surely over the limit?"""
+        return self.false_claim_side(hits, n_full) != 0
 
 
 def _chunk_for(G: int, N: int) -> int:
@@ -565,7 +698,8 @@ def evaluate_fixed(layout: Layout, prior: NoisePrior, truth: Truth, rope: float,
                    rule: str = "verdict", level: float = 0.95, hdi_prob: float = 0.95,
                    seed: int = 0, existing: Existing | None = None, error_rates: bool = True,
                    progress: Callable[[int], None] | None = None,
-                   grid: tuple[np.ndarray, np.ndarray] | None = None) -> FixedResult:
+                   grid: tuple[np.ndarray, np.ndarray] | None = None,
+                   adaptive: Adaptive | None = None) -> FixedResult:
     """Assurance of a fixed design, plus its false-claim and wrong-sign rates.
 
     Parameters
@@ -585,10 +719,14 @@ def evaluate_fixed(layout: Layout, prior: NoisePrior, truth: Truth, rope: float,
         Runs already bought, analysed together with the simulated new ones.
     error_rates : bool
         Also simulate Δ = 0 (and Δ = −Δ) for the error rates.
+    adaptive : Adaptive, optional
+        Stop each scenario once its rate is decided (:class:`Adaptive`: a prefix of the same
+        simulated experiments, tolerance stated there); None simulates all of ``truth``.
 
     Returns
     -------
     FixedResult
+        ``sims``: experiments of the assurance scenario actually simulated.
     """
     n_old = existing.n_runs if existing is not None else 0
     if grid is None:
@@ -598,32 +736,56 @@ def evaluate_fixed(layout: Layout, prior: NoisePrior, truth: Truth, rope: float,
     an = _analysis(layout, prior, tg, sg, existing)
     chunk = _chunk_for(tg.size, layout.n_runs)
     rng = np.random.default_rng([seed, 1])
-    dec = _batched(layout, an, truth, rng, rope, rule, level, hdi_prob, chunk, progress)
-    tgt = target_labels(truth.delta, rope, rule)
+    tgt_all = target_labels(truth.delta, rope, rule)
+    ad = adaptive
+    first = ad.first if ad is not None else 0
+    stop = None
+    if ad is not None and existing is not None and error_rates:
+        def stop(lab):
+            t = tgt_all[:lab.size]
+            directional = (lab == B_BETTER) | (lab == A_BETTER)
+            return ad.rate_decided(lab == t) and ad.false_claim_decided(
+                directional & (lab != t), truth.size)
+    elif ad is not None:
+        def stop(lab):
+            return ad.rate_decided(lab == tgt_all[:lab.size])
+    dec = _batched(layout, an, truth, rng, rope, rule, level, hdi_prob, chunk, progress,
+                   stop, first)
+    k = dec.labels.size
+    tgt = tgt_all[:k]
     assur, ase = _rate(dec.labels == tgt)
-    fr = {LABEL_NAMES[k]: float(np.mean(dec.labels == k)) for k in LABEL_NAMES}
+    fr = {LABEL_NAMES[c]: float(np.mean(dec.labels == c)) for c in LABEL_NAMES}
     fc = fse = float("nan")
     ws = None
     if error_rates and existing is not None:
         # Δ = 0 is not a coherent truth for runs already measured: the wrong-call rates are
         # then posterior-predictive (decisive calls that the drawn true Δ contradicts)
-        fc, fse, ws = _coherent_errors(dec.labels, truth.delta, tgt)
+        fc, fse, ws = _coherent_errors(dec.labels, truth.delta[:k], tgt)
     elif error_rates:
         rng0 = np.random.default_rng([seed, 2])
+        fstop = None
+        if ad is not None and ad.false_claim_limit is not None:
+            claim = EQUIVALENT if rule == "equivalence" else None
+
+            def fstop(lab):
+                hits = (lab == claim) if claim is not None else \
+                    (lab == B_BETTER) | (lab == A_BETTER)
+                return ad.false_claim_decided(hits, truth.size)
         if rule == "equivalence":
             d0 = _batched(layout, an, truth.with_delta(rope), rng0, rope, rule, level, hdi_prob,
-                          chunk, progress)
+                          chunk, progress, fstop, first)
             fc, fse = _rate(d0.labels == EQUIVALENT)
         else:
             d0 = _batched(layout, an, truth.with_delta(0.0), rng0, rope, rule, level, hdi_prob,
-                          chunk, progress)
+                          chunk, progress, fstop, first)
             fc, fse = _rate((d0.labels == B_BETTER) | (d0.labels == A_BETTER))
             rng1 = np.random.default_rng([seed, 3])
+            # the wrong-sign rate is only reported: with ``adaptive``, the first prefix
             d1 = _batched(layout, an, truth.with_delta(-truth.delta), rng1, rope, rule, level,
-                          hdi_prob, chunk, progress)
+                          hdi_prob, chunk, progress, (lambda lab: True) if ad else None, first)
             sgn = planned_sign(truth)
             ws = float(np.mean(d1.labels == (B_BETTER if sgn > 0 else A_BETTER)))
-    return FixedResult(assur, ase, fc, fse, ws, fr, truth.size, int(tg.size),
+    return FixedResult(assur, ase, fc, fse, ws, fr, k, int(tg.size),
                        float(np.mean(dec.sd)))
 
 

@@ -31,8 +31,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from models.assurance import (Decisions, Truth, _analysis, _chunk_for, _coherent_errors, _rate,
-                              analysis_grid, decide_analysis_levels, planned_sign, simulate)
+from models.assurance import (Adaptive, Decisions, Truth, _analysis, _build, _chunk_for,
+                              _coherent_errors, _draws, _prefix_ends, _rate, analysis_grid,
+                              decide_analysis_levels, planned_sign)
 from models.decision import A_BETTER, B_BETTER, EQUIVALENT, UNDECIDED, target_labels
 from models.designs import Existing, InstanceType, Layout
 from models.noise import NoisePrior
@@ -122,7 +123,8 @@ def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], pri
                                existing: Existing | None = None, error_rates: bool = True,
                                until_false_claim: float | None = None,
                                until_false_claim_se: float = 0.0,
-                               progress: Callable[[int], None] | None = None
+                               progress: Callable[[int], None] | None = None,
+                               adaptive: Adaptive | None = None
                                ) -> list[SequentialResult]:
     """:func:`evaluate_sequential` at several per-look HDI masses, sharing the simulated data
     and each dataset's posterior between the masses (one pass per scenario).
@@ -140,6 +142,12 @@ def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], pri
     until_false_claim_se : float
         Monte-Carlo tolerance of that test in standard errors: a rate is "above" when it
         exceeds ``until_false_claim`` by more than this many of its binomial SEs (0 = strict).
+    adaptive : Adaptive, optional
+        Without existing runs: the false-claim scenario stops at the first prefix of its
+        experiments where every mass up to the first one under ``adaptive.false_claim_limit``
+        is decided (:meth:`Adaptive.false_claim_side`), and the wrong-sign scenario (only
+        reported) at the first prefix; the assurance scenario, which gives the expected runs
+        and costs, always simulates all of ``truth``. Tolerance as :class:`Adaptive`.
 
     Returns
     -------
@@ -155,70 +163,101 @@ def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], pri
     chunk = _chunk_for(tg.size, full.n_runs)
     nl = len(looks)
 
-    def run(tr: Truth, rng, levels: list[float], report: bool = True
+    def block(ys, levels: list[float]) -> tuple[np.ndarray, np.ndarray]:
+        L = len(levels)
+        D = ys[0].shape[0]
+        alive = np.ones((L, D), bool)          # per mass: experiment still running
+        lab = np.zeros((L, D), np.int8)
+        stp = np.full((L, D), nl - 1)
+        for j, (an, c) in enumerate(zip(analyses, looks)):
+            rows = np.flatnonzero(alive.any(0))
+            if rows.size == 0:
+                break
+            ysub = [y[rows] for y in ys]
+            z, zq = an.stats(ysub, c)
+            act = alive[:, rows]
+            decs = decide_analysis_levels(an, z, zq, rope, levels, act, rule=rule,
+                                          level=level, exact_probs=False)
+            for li, (dec, hp) in enumerate(zip(decs, levels)):
+                a = act[li]
+                rl = rows[a]
+                labs = dec.labels[a]
+                done = labs != UNDECIDED
+                lab[li, rl[done]] = labs[done]
+                if j < nl - 1:
+                    sub = Decisions(labs, dec.p_gt[a], dec.p_lt[a], dec.mean[a], dec.sd[a])
+                    fut = ~done & _futile(sub, n_arm[j], n_arm[-1], rope, hp, rule,
+                                          level, futility)
+                    stop = done | fut
+                else:
+                    stop = np.ones(rl.size, bool)
+                stp[li, rl[stop]] = j
+                alive[li, rl[stop]] = False
+        return lab, stp
+
+    def run(tr: Truth, rng, levels: list[float], report: bool = True, stop=None
             ) -> tuple[np.ndarray, np.ndarray]:
+        """Labels and stopping looks (L, D); ``stop(labels so far)``: end at the first
+        prefix (of ``adaptive.first``, doubling) where it is true (same experiments)."""
         L = len(levels)
         labels = np.zeros((L, tr.size), np.int8)
         stop_look = np.full((L, tr.size), nl - 1)
+        ends = _prefix_ends(tr.size, adaptive.first) if stop is not None else [tr.size]
         for s in range(0, tr.size, chunk):
             sl = slice(s, s + chunk)
             t = tr.take(sl)
-            ys = simulate(full, t, rng)
-            alive = np.ones((L, t.size), bool)          # per mass: experiment still running
-            lab = np.zeros((L, t.size), np.int8)
-            stp = np.full((L, t.size), nl - 1)
-            for j, (an, c) in enumerate(zip(analyses, looks)):
-                rows = np.flatnonzero(alive.any(0))
-                if rows.size == 0:
-                    break
-                ysub = [y[rows] for y in ys]
-                z, zq = an.stats(ysub, c)
-                act = alive[:, rows]
-                decs = decide_analysis_levels(an, z, zq, rope, levels, act, rule=rule,
-                                              level=level, exact_probs=False)
-                for li, (dec, hp) in enumerate(zip(decs, levels)):
-                    a = act[li]
-                    rl = rows[a]
-                    labs = dec.labels[a]
-                    done = labs != UNDECIDED
-                    lab[li, rl[done]] = labs[done]
-                    if j < nl - 1:
-                        sub = Decisions(labs, dec.p_gt[a], dec.p_lt[a], dec.mean[a], dec.sd[a])
-                        fut = ~done & _futile(sub, n_arm[j], n_arm[-1], rope, hp, rule,
-                                              level, futility)
-                        stop = done | fut
-                    else:
-                        stop = np.ones(rl.size, bool)
-                    stp[li, rl[stop]] = j
-                    alive[li, rl[stop]] = False
-            labels[:, sl] = lab
-            stop_look[:, sl] = stp
-            if progress is not None and report:
-                progress(t.size * L)
+            draws = _draws(full, t.size, rng)
+            lo = 0
+            for e in [x - s for x in ends if s < x <= s + t.size] + [t.size]:
+                if e <= lo:
+                    continue
+                lab, stp = block(_build(full, t, draws, slice(lo, e)), levels)
+                labels[:, s + lo:s + e] = lab
+                stop_look[:, s + lo:s + e] = stp
+                if progress is not None and report:
+                    progress((e - lo) * L)
+                lo = e
+                if stop is not None and s + e < tr.size and s + e in ends and \
+                        stop(labels[:, :s + e]):
+                    return labels[:, :s + e], stop_look[:, :s + e]
         return labels, stop_look
 
     tgt = target_labels(truth.delta, rope, rule)
     sgn = planned_sign(truth)
     fcs: list[tuple[float, float]] = []
     need = hps
+    ad = adaptive if existing is None else None
     if error_rates and existing is None:
-        if rule == "equivalence":
-            l0, _ = run(truth.with_delta(rope), np.random.default_rng([seed, 12]), hps, False)
-            fcs = [_rate(l == EQUIVALENT) for l in l0]
-        else:
-            l0, _ = run(truth.with_delta(0.0), np.random.default_rng([seed, 12]), hps, False)
-            fcs = [_rate((l == B_BETTER) | (l == A_BETTER)) for l in l0]
+        def claims(l):
+            return (l == EQUIVALENT) if rule == "equivalence" else \
+                (l == B_BETTER) | (l == A_BETTER)
+
+        fstop = None
+        if ad is not None and ad.false_claim_limit is not None:
+            def fstop(l0):
+                # decided when the masses tried in order are surely over the limit up to
+                # one surely under it (or all surely over)
+                for l in l0:
+                    side = ad.false_claim_side(claims(l), truth.size)
+                    if side <= 0:
+                        return side < 0
+                return True
+        d0 = rope if rule == "equivalence" else 0.0
+        l0, _ = run(truth.with_delta(d0), np.random.default_rng([seed, 12]), hps, False, fstop)
+        fcs = [_rate(claims(l)) for l in l0]
         if until_false_claim is not None:
             k = next((i for i, (fc, fse) in enumerate(fcs)
                       if not fc > until_false_claim + until_false_claim_se * fse + 1e-12),
                      len(hps) - 1)
             need = hps[:k + 1]
         if progress is not None:       # count the experiments of the masses reported
-            progress(truth.size * len(need))
+            progress(l0.shape[1] * len(need))
     lab, stop = run(truth, np.random.default_rng([seed, 11]), need)
     wss: list = [None] * len(need)
     if error_rates and existing is None and rule != "equivalence":
-        l1, _ = run(truth.with_delta(-truth.delta), np.random.default_rng([seed, 13]), need)
+        # the wrong-sign rate is only reported: with ``adaptive``, the first prefix
+        l1, _ = run(truth.with_delta(-truth.delta), np.random.default_rng([seed, 13]), need,
+                    True, (lambda l: True) if ad is not None else None)
         wss = [float(np.mean(l == (B_BETTER if sgn > 0 else A_BETTER))) for l in l1]
     out = []
     for i, hp in enumerate(need):

@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from models.assurance import (Truth, evaluate_fixed, evaluate_known, known_scales,
+from models.assurance import (Adaptive, Truth, evaluate_fixed, evaluate_known, known_scales,
                               normal_assurance, prior_truth)
 from models.designs import Existing, Layout, paired_layout, separate_layout
 from models.sequential import evaluate_sequential_levels, sequential_plan
@@ -45,6 +45,8 @@ LADDER = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 80, 100, 128,
 DESIGNS = ("separate", "paired", "sequential")
 #: Stricter per-look HDI masses tried when a sequential plan's false-claim rate exceeds 5 %.
 STRICTER_HDI = (0.975, 0.99, 0.995)
+#: Assurance from which the design table stops its ladder (the curve has flattened).
+_FLAT = 0.995
 #: Largest runs per arm of the search beyond the cap.
 _BEYOND_LIMIT = 5000
 #: Monte-Carlo tolerance of the false-claim constraint: a simulated rate fails only when it
@@ -74,12 +76,12 @@ def optimal_runs_per_instance(tau: float, sigma: float, startup_minutes: float,
 
     Kalibera & Jones, "Rigorous Benchmarking in Reasonable Time" (ISMM 2013), two-level
     experiment: with :math:`r` runs per allocation and :math:`m` allocations, the variance
-    of an arm's mean is :math:`	au^2/m + \sigma^2/(m r)` and its cost
+    of an arm's mean is :math:`\tau^2/m + \sigma^2/(m r)` and its cost
     :math:`m\,(c_\mathrm{alloc} + r\,c_\mathrm{run})`; minimising the variance at a fixed cost
     (their optimal repetition count of the lower level, also Cochran, *Sampling Techniques*,
     1977, two-stage sampling) gives
 
-    .. math:: r^* = \sqrt{rac{c_\mathrm{alloc}\,\sigma^2}{c_\mathrm{run}\,	au^2}},
+    .. math:: r^* = \sqrt{\frac{c_\mathrm{alloc}\,\sigma^2}{c_\mathrm{run}\,\tau^2}},
 
     with :math:`c_\mathrm{alloc}` the cost of one allocation beyond its runs (start-up
     minutes) and :math:`c_\mathrm{run}` the cost of one run (benchmark minutes).
@@ -263,9 +265,13 @@ class _Sizer:
     """Evaluates designs of one question (cached) and turns them into :class:`DesignRow`."""
 
     def __init__(self, q: _Question, prior: NoisePrior, truth: Truth, seed: int,
-                 existing: Existing | None, work: _Work):
+                 existing: Existing | None, work: _Work, adaptive: bool = False):
         self.q, self.prior, self.truth, self.work = q, prior, truth, work
         self.common = dict(rule=q.rule, level=q.level, seed=seed, existing=existing)
+        # stop simulating a design once its rates are decided against the target and the
+        # false-claim limit (models.assurance.Adaptive states the tolerance)
+        self.adaptive = Adaptive(goals=(q.target, _FLAT), false_claim_limit=MAX_FALSE_CLAIM,
+                                 false_claim_z=FALSE_CLAIM_Z) if adaptive else None
         self.cache: dict[tuple, object] = {}
         # noise known to the analysis and no runs bought yet: exact rates, no simulation
         self.exact = existing is None and known_scales(prior) is not None
@@ -291,7 +297,8 @@ class _Sizer:
                                  level=c["level"], error_rates=errors)
         else:
             res = evaluate_fixed(lay, self.prior, self.truth, self.q.rope_log,
-                                 error_rates=errors, progress=self.work, **self.common)
+                                 error_rates=errors, progress=self.work,
+                                 adaptive=self.adaptive, **self.common)
         self.cache[key] = res
         return res
 
@@ -344,7 +351,7 @@ class _Sizer:
             # past the target the table only needs to show the curve flattening
             if first_hit is not None:
                 shown_after += 1
-                if shown_after > 2 or rows[-1].assurance >= 0.995:
+                if shown_after > 2 or rows[-1].assurance >= _FLAT:
                     break
         if first_hit is not None:
             nmin = self.minimal_n(kind, self.q.target, *first_hit)
@@ -368,7 +375,7 @@ class _Sizer:
                                          (0.95,) + STRICTER_HDI,
                                          until_false_claim=MAX_FALSE_CLAIM,
                                          until_false_claim_se=FALSE_CLAIM_Z, progress=self.work,
-                                         **self.common)
+                                         adaptive=self.adaptive, **self.common)
         # cost of stopping at each look, then expectations over the stop distribution
         costs, hours = {}, {}
         for c in looks:
@@ -571,7 +578,7 @@ def plan_repeats(delta: float | np.ndarray | None, *, relative: bool = False,
                  batch: int | None = None, existing: Existing | None = None,
                  truth: Truth | None = None, prior_label: str | None = None,
                  search_beyond_cap: bool = True, cost: CostModel | None = None,
-                 platform: str | None = None) -> RepeatPlan:
+                 platform: str | None = None, adaptive: bool = True) -> RepeatPlan:
     """Plan the number of runs of an A/B TPS comparison.
 
     Parameters
@@ -631,6 +638,14 @@ def plan_repeats(delta: float | np.ndarray | None, *, relative: bool = False,
         ``inputs.cost_model``.
     platform : str, optional
         Platform name recorded in ``inputs.platform``.
+    adaptive : bool
+        Stop simulating a design's scenario once its rate is decided against ``target`` and
+        the false-claim limit, on a prefix of the same ``sims`` experiments
+        (:class:`models.assurance.Adaptive`: decisions agree with the full simulation except
+        with a probability of about 0.1 % each; a rate from k < sims experiments is within
+        its reported SE of the full one, SD sqrt(p(1-p)(1/k - 1/sims))). Sequential plans
+        simulate their assurance scenario (expected runs, costs) in full. False: every
+        scenario uses all ``sims`` experiments.
 
     Returns
     -------
@@ -667,7 +682,7 @@ def plan_repeats(delta: float | np.ndarray | None, *, relative: bool = False,
     fixed_effect = _check_effect(q, truth.delta)
 
     work = _Work(progress)
-    sizer = _Sizer(q, prior, truth, seed, existing, work)
+    sizer = _Sizer(q, prior, truth, seed, existing, work, adaptive=adaptive)
     fixed_kinds = [k for k in ("separate", "paired") if k in q.designs]
     lad = ladder(q.max_runs)
     allocation = None
@@ -793,6 +808,7 @@ def plan_more_runs(table, a: str, b: str, *, prior: NoisePrior, rope: str | Rope
     truth = posterior_truth(post, existing, int(sims), seed)
     if delta is not None:
         truth = truth.with_delta(float(_to_log(delta, relative, level)))
+    kw.setdefault("adaptive", False)   # the verdict's advice: every design in full
     res = plan_repeats(None, relative=relative, baseline_tps=level, prior=prior, rope=rp,
                        sims=sims, seed=seed, existing=existing, truth=truth, **kw)
     n_a = int(np.sum(data.config == 0))

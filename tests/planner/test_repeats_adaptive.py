@@ -1,0 +1,82 @@
+"""``planner repeats`` / ``planner budget`` with adaptive Monte-Carlo sizes
+(models.assurance.Adaptive) against the full simulation, same seeds: the same recommended
+design and runs per arm, the same flags on every row, and every rate within 4 Monte-Carlo SDs
+(sqrt(p(1-p)/k), plus 1/k) of the full simulation's rate, on the shipped budget plan
+and on a grid of effects and platforms (none of them used to choose the stopping rule)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+
+def _tol(p_full: float, p: float, se: float, k_min: int = 250) -> float:
+    """4 Monte-Carlo SDs of a rate of k experiments, sqrt(p(1-p)/k) at the full simulation's
+    rate, plus 1/k (k from the reported rate and binomial SE; the smallest prefix when the
+    SE is 0)."""
+    k = round(p * (1 - p) / se ** 2) if se else k_min
+    k = max(k, k_min)
+    return 4 * math.sqrt(p_full * (1 - p_full) / k) + 1 / k
+
+
+def _same_plan(full: dict, fast: dict, where: str) -> None:
+    key = (lambda r: None if r is None else
+           (r["design"], r["runs_per_arm"], r.get("layout"), r.get("per_look_hdi_prob")))
+    assert key(full["recommended"]) == key(fast["recommended"]), where
+    rows = lambda d: [(r["design"], r["runs_per_arm"], r.get("runs_per_instance"),
+                       r.get("layout"), r.get("per_look_hdi_prob")) for r in d["designs"]]
+    assert rows(full) == rows(fast), where
+    for x, y in zip(full["designs"], fast["designs"]):
+        for f in ("meets_target", "false_claim_ok", "within_budget", "minimal"):
+            assert x.get(f) == y.get(f), (where, x["design"], x["runs_per_arm"], f)
+        for f, s in (("assurance", "assurance_se"), ("false_claim_rate", "false_claim_rate_se")):
+            if x.get(f) is None:
+                continue
+            assert abs(x[f] - y[f]) <= _tol(x[f], y[f], y[s]), (where, x["design"],
+                                                                 x["runs_per_arm"], f)
+
+
+CASES = [(0.44, "hf-a10g-small"), (1.0, "hf-a10g-small"), (2.0, "local-a10g"),
+         (-1.0, "local-a10g"), (-5.82, "published-n4"), (3.0, "hf-a10g-small")]
+
+
+@pytest.mark.parametrize("delta,platform", CASES)
+def test_repeats_same_decisions_as_full_simulation(delta, platform):
+    from models.noise import PLATFORM_ALIASES
+    from planner.costs import cost_model
+    from planner.priors import resolve_prior
+    from planner.repeats import plan_repeats
+
+    prior, label = resolve_prior(None, platform)
+    designs = ("separate", "sequential") if PLATFORM_ALIASES.get(platform) == "published-n4" \
+        else ("separate", "paired", "sequential")
+    kw = dict(prior=prior, designs=designs, cost=cost_model(platform), seed=1,
+              prior_label=label)
+    full = plan_repeats(delta, adaptive=False, **kw).to_dict()
+    fast = plan_repeats(delta, **kw).to_dict()
+    assert fast["simulated_experiments"] < full["simulated_experiments"]
+    _same_plan(full, fast, f"{delta} {platform}")
+
+
+def test_shipped_budget_plan_same_purchases(monkeypatch):
+    import functools
+    from pathlib import Path
+
+    import planner.repeats as R
+    from planner.budget import plan_budget
+    from planner.plan_file import read_plan
+
+    plan = Path(__file__).resolve().parents[2] / "examples" / "plan.toml"
+    fast = plan_budget(read_plan(plan), seed=1).to_dict()
+    monkeypatch.setattr(R, "plan_repeats", functools.partial(R.plan_repeats, adaptive=False))
+    full = plan_budget(read_plan(plan), seed=1).to_dict()
+    assert full["not_worth_buying"] == fast["not_worth_buying"]
+    assert full["totals"]["bought"] == fast["totals"]["bought"]
+    for x, y in zip(full["comparisons"], fast["comparisons"]):
+        assert x["status"] == y["status"], x["name"]
+        rx, ry = x["recommended"], y["recommended"]
+        assert (rx is None) == (ry is None), x["name"]
+        if rx is not None:
+            assert (rx["design"], rx["runs_per_arm"], rx["cost_usd"]) == \
+                (ry["design"], ry["runs_per_arm"], ry["cost_usd"]), x["name"]
