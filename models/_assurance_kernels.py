@@ -80,6 +80,19 @@ _DEN_ERR = 1.22e-5
 _PHI_MARGIN = 2e-5
 
 
+def _py_normal_start(p, mu, sdv):
+    """Newton's start for the p-quantile of a mixture: the quantile of the moment-matched
+    Normal N(mu, sdv^2), by the rational approximation of Abramowitz & Stegun 26.2.23
+    (|error| < 4.5e-4 in z); ``mu`` when sdv is 0."""
+    if not sdv > 0:
+        return mu
+    pp = p if p < 0.5 else 1.0 - p
+    t = math.sqrt(-2.0 * math.log(max(pp, 1e-300)))
+    zq = t - (2.515517 + 0.802853 * t + 0.010328 * t * t) / \
+        (1.0 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t * t * t)
+    return mu + (zq if p >= 0.5 else -zq) * sdv
+
+
 def _py_tab_cmp(p, ftgt, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab):
     """Is f(Q(p)) > f_target for the exact mixture, judged from interpolated values?
 
@@ -96,13 +109,7 @@ def _py_tab_cmp(p, ftgt, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab):
     """
     if not (p > 0.0 and p < 1.0):
         return 0
-    x = mu
-    if sdv > 0:
-        pp = p if p < 0.5 else 1.0 - p
-        t = math.sqrt(-2.0 * math.log(max(pp, 1e-300)))
-        zq = t - (2.515517 + 0.802853 * t + 0.010328 * t * t) / \
-            (1.0 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t * t * t)
-        x = mu + (zq if p >= 0.5 else -zq) * sdv
+    x = _normal_start(p, mu, sdv)
     a, b = lo, hi
     ef = _DEN_ERR * S1
     for _ in range(80):
@@ -439,15 +446,7 @@ def _py_mix_pdf(x, w, mm, ss, na):
 def _py_mix_quantile(p, w, mm, ss, na, mu, sdv, lo, hi):
     """Quantile of a Normal mixture: safeguarded Newton from the moment-matched Normal."""
     sq2 = math.sqrt(2.0)
-    # start: Normal approximation via the inverse of erfc (Acklam-free: bisection-free start)
-    x = mu
-    if sdv > 0:
-        # rational approximation of the Normal quantile (Abramowitz & Stegun 26.2.23)
-        pp = p if p < 0.5 else 1.0 - p
-        t = math.sqrt(-2.0 * math.log(max(pp, 1e-300)))
-        zq = t - (2.515517 + 0.802853 * t + 0.010328 * t * t) / \
-            (1.0 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t * t * t)
-        x = mu + (zq if p >= 0.5 else -zq) * sdv
+    x = _normal_start(p, mu, sdv)
     a, b = lo, hi
     for _ in range(100):
         F = 0.0
@@ -473,6 +472,7 @@ def _py_mix_quantile(p, w, mm, ss, na, mu, sdv, lo, hi):
 
 if _nb is not None:
     _prange = _nb.prange
+    _normal_start = _nb.njit(cache=True)(_py_normal_start)
     _mix_pdf = _nb.njit(cache=True)(_py_mix_pdf)
     _mix_quantile = _nb.njit(cache=True)(_py_mix_quantile)
     _tab_cmp = _nb.njit(cache=True)(_py_tab_cmp)
@@ -485,6 +485,7 @@ if _nb is not None:
     _kernel_fused = _nb.njit(parallel=True, cache=True)(_py_kernel_fused)
 else:  # pragma: no cover
     _prange = range
+    _normal_start = _py_normal_start
     _mix_pdf, _mix_quantile, _label = _py_mix_pdf, _py_mix_quantile, _py_label
     _tab_cmp, _tab_label = _py_tab_cmp, _py_tab_label
     _exact_label = _py_exact_label
