@@ -54,7 +54,8 @@ try:  # numba is a hard dependency of the project, but keep import errors readab
 except ImportError:  # pragma: no cover
     _nb = None
 
-__all__ = ["PHI_TAB", "label_mixtures", "label_mixtures_fused", "rule_code"]
+__all__ = ["PHI_TAB", "label_mixtures", "label_mixtures_fused", "rule_code",
+           "use_serial_kernels"]
 
 
 def rule_code(rule: str) -> int:
@@ -483,6 +484,10 @@ if _nb is not None:
     _active = _nb.njit(cache=True)(_py_active)
     _kernel = _nb.njit(parallel=True, cache=True)(_py_kernel)
     _kernel_fused = _nb.njit(parallel=True, cache=True)(_py_kernel_fused)
+    # one-thread builds (prange runs as range): for processes forked to work side by side,
+    # which must not start OpenMP (not fork-safe once the parent has used it)
+    _kernel_serial = _nb.njit(cache=True)(_py_kernel)
+    _kernel_fused_serial = _nb.njit(cache=True)(_py_kernel_fused)
 else:  # pragma: no cover
     _prange = range
     _normal_start = _py_normal_start
@@ -491,6 +496,7 @@ else:  # pragma: no cover
     _exact_label = _py_exact_label
     _any_active, _active = _py_any_active, _py_active
     _kernel, _kernel_fused = _py_kernel, _py_kernel_fused
+    _kernel_serial, _kernel_fused_serial = _py_kernel, _py_kernel_fused
 
 
 #: ``label_mixtures(lw, m, sd, r, hps, act, level, rule, cut, out, fast, tab)``: labels of D
@@ -499,3 +505,12 @@ label_mixtures = _kernel
 #: ``label_mixtures_fused(phi, theta, z, WT, sd, r, hps, act, level, rule, cut, out, fast,
 #: tab)``: the same with ``lw = phi @ theta`` and ``m = z @ WT.T`` computed per dataset.
 label_mixtures_fused = _kernel_fused
+
+
+def use_serial_kernels() -> None:
+    """Label with the one-thread builds of the kernels from now on (identical results: each
+    dataset is labelled on its own). For a forked worker process: the parent may have
+    started OpenMP, which a forked child must not use."""
+    global label_mixtures, label_mixtures_fused
+    label_mixtures = _kernel_serial
+    label_mixtures_fused = _kernel_fused_serial
