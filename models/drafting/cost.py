@@ -37,6 +37,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from importlib import resources
 from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 
@@ -88,15 +89,29 @@ class ForwardCostModel:
     sources: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.staircase_rel = {int(k): float(v) for k, v in dict(self.staircase_rel).items()}
+        st = self.staircase_rel
+        if not isinstance(st, dict):
+            raise ModelInputError(f"staircase_rel must be an object {{rows: relative step}}, "
+                                  f"got {st!r}", field="staircase_rel")
+        for k, v in st.items():
+            if isinstance(k, bool) or not str(k).isdigit():
+                raise ModelInputError(f"staircase_rel key must be a whole number of rows, got "
+                                      f"{k!r}", field="staircase_rel")
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) \
+                    or v < 0:
+                raise ModelInputError(f"staircase_rel step must be a number >= 0, got {v!r}",
+                                      field=f"staircase_rel.{k}")
+        self.staircase_rel = {int(k): float(v) for k, v in st.items()}
         for f in ("verify_base_ms", "harness_efficiency", "sync_factor"):
             v = getattr(self, f)
-            if not (isinstance(v, (int, float)) and np.isfinite(v) and v > 0):
+            if isinstance(v, bool) or not (isinstance(v, (int, float)) and np.isfinite(v)
+                                           and v > 0):
                 raise ModelInputError(f"cost parameter must be a positive number, got {v!r}",
                                       field=f)
         for f in ("verify_per_row_ms", "drafter_per_token_ms", "host_ms", "sync_add_ms"):
             v = getattr(self, f)
-            if not (isinstance(v, (int, float)) and np.isfinite(v) and v >= 0):
+            if isinstance(v, bool) or not (isinstance(v, (int, float)) and np.isfinite(v)
+                                           and v >= 0):
                 raise ModelInputError(f"cost parameter must be a number >= 0, got {v!r}", field=f)
 
     def verify_ms(self, M: np.ndarray | int) -> np.ndarray:
@@ -178,7 +193,8 @@ def _profiles() -> dict:
     return json.loads(txt)["profiles"]
 
 
-def load_cost_model(profile: str = "F", path: str | Path | None = None, **overrides
+def load_cost_model(profile: str = "F", path: str | Path | None = None, *,
+                    check: Callable[[str, Any, str | None], None] | None = None, **overrides
                     ) -> ForwardCostModel:
     """Build a cost model from an embedded profile, an optional JSON file and overrides.
 
@@ -188,6 +204,11 @@ def load_cost_model(profile: str = "F", path: str | Path | None = None, **overri
         Embedded calibrated profile.
     path : str or Path, optional
         JSON object with any :class:`ForwardCostModel` fields (applied over the profile).
+    check : callable(field, value, file), optional
+        Called with every field value of the file (``file`` its path) and every override
+        (``file`` None) before the model is built; raises to refuse a value (the caller's
+        plausible ranges, e.g. :func:`planner.draft.check_cost_field`). The model itself
+        only refuses what it cannot compute with (non-finite, negative, a zero step time).
     **overrides
         Field values (``None`` values ignored), e.g. from CLI flags.
 
@@ -208,6 +229,7 @@ def load_cost_model(profile: str = "F", path: str | Path | None = None, **overri
     vals = {k: v for k, v in profs[profile].items() if k in names}
     vals["name"] = profile
     vals["sources"] = profs[profile].get("sources", {})
+    from_file: set = set()
     if path is not None:
         try:
             obj = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -220,12 +242,23 @@ def load_cost_model(profile: str = "F", path: str | Path | None = None, **overri
                 continue
             if k not in names:
                 raise ModelInputError(f"unknown cost field {k!r}", file=str(path), field=k)
+            if check is not None:
+                check(k, v, str(path))
             vals[k] = v
+            from_file.add(k)
         vals["name"] = f"{profile}+{Path(path).name}"
     for k, v in overrides.items():
         if v is None:
             continue
         if k not in names:
             raise ModelInputError(f"unknown cost field {k!r}", field=k)
+        if check is not None:
+            check(k, v, None)
         vals[k] = v
-    return ForwardCostModel(**vals)
+        from_file.discard(k)
+    try:
+        return ForwardCostModel(**vals)
+    except ModelInputError as exc:  # name the file when the refused value came from it
+        if exc.file is not None or str(exc.field).split(".")[0] not in from_file:
+            raise
+        raise ModelInputError(exc.message, file=str(path), field=exc.field) from None
