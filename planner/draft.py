@@ -34,11 +34,15 @@ import numpy as np
 from planner.defaults import (BASELINE_TPS, DEFAULT_ASSURANCE, DEFAULT_PLATFORM, DEFAULT_ROPE,
                               DEFAULT_RULE, ZTEST_CV, ZTEST_SIGMA_TPS)
 from planner.errors import InputError
+from planner import limits
+from planner.limits import Limit
 
 __all__ = ["PolicySpec", "parse_policy", "POLICY_HELP", "POLICY_KEYS", "NoiseSpec",
            "worth_a_run", "run_draft", "run_sweep", "DraftResult", "SweepResult",
            "DRAFT_SCHEMA", "SWEEP_SCHEMA", "default_capture_path", "DEFAULT_POLICIES",
-           "POLICY_NAMES", "POLICY_GRAMMAR", "EVIDENCE_FLOORS", "capture_evidence"]
+           "POLICY_NAMES", "POLICY_GRAMMAR", "LIST_GRAMMAR", "split_items", "EVIDENCE_FLOORS",
+           "capture_evidence", "N_WINDOW", "DRAFT_DEPTH", "MTP_K", "LOOKUP_THRESHOLD",
+           "COST_FIELD_LIMITS", "check_cost_field"]
 
 POLICY_NAMES = ("ar", "pld", "hf-pld", "ngram", "suffix", "mtp", "hybrid-max", "suffix-first",
                 "tree")
@@ -89,8 +93,23 @@ for _h in ("hybrid-max", "suffix-first", "tree"):
                          "prompt_lookup_max": "max_n"}
 DEFAULT_POLICIES = ("ar", "pld", "ngram", "suffix", "mtp")
 STOCHASTIC = ("mtp", "hybrid-max", "suffix-first", "tree")
-D_RANGE = (1, 64)
-N_RANGE = (1, 16)
+#: Ranges of the policy parameters (``-p pld:n=..``, ``--n``, ``--depth``, ``--k``, the
+#: draft-sweep lists). The lookup window n: 16 tokens already matches only verbatim repeats
+#: (vLLM's prompt_lookup_max is typically 4-8); the draft depth: 64 draft tokens is twice the
+#: longest run the shipped captures accept (the verify step's staircase makes deeper drafts
+#: costlier than any acceptance they could gain); the MTP chain K: the embedded stack-F curve
+#: is measured to K=7, 16 leaves room for other curves; a suffix-first threshold is a match
+#: length, bounded like the depth.
+N_WINDOW = Limit("match window n", "tokens", 1, 16, integer=True,
+                 why="16 tokens matches only verbatim repeats")
+DRAFT_DEPTH = Limit("draft depth", "tokens", 1, 64, integer=True,
+                    why="twice the longest accepted run of the shipped captures")
+MTP_K = Limit("MTP chain depth K", "tokens", 1, 16, integer=True,
+              why="the stack-F curve is measured to K=7; 16 leaves room for other curves")
+LOOKUP_THRESHOLD = Limit("lookup threshold", "tokens", 1, 64, integer=True,
+                         why="a match length, bounded like the draft depth")
+D_RANGE = (int(DRAFT_DEPTH.low), int(DRAFT_DEPTH.high))
+N_RANGE = (int(N_WINDOW.low), int(N_WINDOW.high))
 
 
 # ----------------------------------------------------------------------------- noise
@@ -225,6 +244,62 @@ def worth_a_run(gain: np.ndarray, sigma: float, *, baseline_tps: float, prior,
             "minutes_per_run": cost.minutes_per_run, "startup_minutes": cost.startup_minutes,
             "price_per_hour": cost.price_per_hour, "cost_usd": cost_usd, "worth": bool(worth),
             "code": code, "verdict": verdict}
+
+
+# ----------------------------------------------------------------------------- cost model
+#: Harness efficiency of a cost file (measured TPS / modelled TPS): above 0, at most 2 (the
+#: calibrated stack-F value is 0.9485; a harness twice as fast as its own step time is a
+#: wrong unit, not a measurement).
+HARNESS_EFFICIENCY = Limit("harness efficiency", "", 0.0, 2.0, low_open=True,
+                           why="calibrated 0.9485; above 2 the step times are wrong")
+#: A staircase step (``staircase_rel`` values): a fraction of the M=1 verify time, 0 to 10
+#: (measured +6.75 % to +24.7 % on the A10G).
+STAIRCASE_REL = Limit("staircase step", "x the M=1 verify", 0.0, 10.0,
+                      why="measured 0.07-0.25 on the A10G")
+#: The verify rows at which a staircase step starts (``staircase_rel`` keys): 1 to 10,000
+#: (the deepest tree verifies 1 + 16 + 64 rows).
+STAIRCASE_ROWS = Limit("staircase rows", "rows", 1, 10_000, integer=True,
+                       why="the deepest draft verifies 81 rows")
+#: The limit of each number of the step-time model (a ``--cost-file``'s fields,
+#: ``--sync-factor``, ``--drafter-ms``); ``staircase_rel`` is checked item by item.
+COST_FIELD_LIMITS = {
+    "verify_base_ms": limits.STEP_MS, "verify_per_row_ms": limits.STEP_MS,
+    "drafter_per_token_ms": limits.STEP_MS, "host_ms": limits.STEP_MS,
+    "sync_add_ms": limits.STEP_MS, "sync_factor": limits.SYNC_FACTOR,
+    "harness_efficiency": HARNESS_EFFICIENCY}
+
+
+def check_cost_field(name: str, value, file: str | None = None) -> None:
+    """Range-check one field of the step-time model before it is built
+    (:func:`models.drafting.cost.load_cost_model`'s ``check`` hook).
+
+    Parameters
+    ----------
+    name : str
+        Field of :class:`models.drafting.cost.ForwardCostModel` (``verify_base_ms``...).
+    value : any
+        Its value as the cost file or the option gives it.
+    file : str, optional
+        The cost file (None for an option such as ``--sync-factor``).
+
+    Raises
+    ------
+    InputError
+        Outside :data:`COST_FIELD_LIMITS` (``*_ms``: :data:`planner.limits.STEP_MS`,
+        ``sync_factor``: :data:`planner.limits.SYNC_FACTOR`), or a ``staircase_rel`` that is not
+        an object of rows (:data:`STAIRCASE_ROWS`) to steps (:data:`STAIRCASE_REL`).
+    """
+    if name == "staircase_rel":
+        if not isinstance(value, dict):
+            raise InputError(f"expected an object {{rows: relative step}}, got {value!r}",
+                             file=file, field=name)
+        for k, v in value.items():
+            STAIRCASE_ROWS.check(k, field=f"{name}.{k}", file=file)
+            STAIRCASE_REL.check(v, field=f"{name}.{k}", file=file)
+        return
+    lim = COST_FIELD_LIMITS.get(name)
+    if lim is not None:
+        lim.check(value, field=name, file=file)
 
 
 # ----------------------------------------------------------------------------- evidence
@@ -483,18 +558,63 @@ _INT_RE = re.compile(r"^-?\d+$")
 
 
 def _num(v: str):
-    v = v.strip()
+    """A policy parameter's value: an int, a float by the one number grammar
+    (:func:`planner._parse.to_float`; ``3_00`` and ``0x10`` stay text and are refused by the
+    range checks), or the text itself (``lookup=pld``)."""
+    from planner._parse import to_float
+
     if _INT_RE.match(v):
         return int(v)
     try:
-        return float(v)
+        return to_float(v)
     except ValueError:
         return v
 
 
+#: The one grammar of a comma list typed by a user (``--n-values``, ``--depth-values``,
+#: ``--k-values``, ``--curve``, the KEY=VALUE pairs of a policy spec): items separated by
+#: single commas, no space anywhere, no empty item (so no leading or trailing comma).
+LIST_GRAMMAR = "ITEM,ITEM,... (no spaces, no empty item, no trailing comma)"
+
+
+def split_items(text: str, *, field: str, what: str = "list") -> list[str]:
+    """Split a comma list by :data:`LIST_GRAMMAR`.
+
+    Parameters
+    ----------
+    text : str
+        The list as typed (``"1,2,3"``).
+    field : str
+        The option named in an error (``--n-values``).
+    what : str
+        What the list is, for the message.
+
+    Returns
+    -------
+    list of str
+        The items (at least one, none empty).
+
+    Raises
+    ------
+    InputError
+        A space (or any whitespace) anywhere, or an empty item (``1,,2``, ``1,2,``, ``,1``,
+        ``''``), naming the item's position.
+    """
+    bad = next((i for i, c in enumerate(text) if c.isspace()), None)
+    if bad is not None:
+        raise InputError(f"{what} {text!r}: whitespace {text[bad]!r} at position {bad + 1} "
+                         f"(grammar {LIST_GRAMMAR})", field=field)
+    items = text.split(",")
+    for i, it in enumerate(items, 1):
+        if not it:
+            raise InputError(f"{what} {text!r}: item {i} of {len(items)} is empty "
+                             f"(grammar {LIST_GRAMMAR})", field=field)
+    return items
+
+
 #: The one grammar of a policy spec (``--policy``, plan files), for ``--help`` and errors.
 POLICY_GRAMMAR = ("NAME or NAME:KEY=VALUE,KEY=VALUE,... (a ':' needs at least one pair; "
-                  "no empty item)")
+                  "no space, no empty item)")
 
 
 def parse_policy(text: str, defaults: dict | None = None) -> PolicySpec:
@@ -515,23 +635,27 @@ def parse_policy(text: str, defaults: dict | None = None) -> PolicySpec:
         Unknown policy, malformed parameters, a parameter the policy does not take, or one
         given twice (also under two spellings).
     """
-    name, sep, rest = text.strip().partition(":")
-    name = _ALIASES.get(name.strip().lower(), name.strip().lower())
+    bad = next((i for i, c in enumerate(text) if c.isspace()), None)
+    if bad is not None:
+        raise InputError(f"policy {text!r}: whitespace {text[bad]!r} at position {bad + 1} "
+                         f"(grammar {POLICY_GRAMMAR})", field="policy")
+    name, sep, rest = text.partition(":")
+    name = _ALIASES.get(name.lower(), name.lower())
     if name not in POLICY_NAMES:
         raise InputError(f"unknown policy {text!r} (one of {', '.join(POLICY_NAMES)})",
                          field="policy")
     params = dict(defaults or {})
     given: dict = {}
-    if sep and not rest.strip():
+    if sep and not rest:
         raise InputError(f"policy {text!r}: ':' with no parameters (write {name}, or "
                          f"{name}:key=value; grammar {POLICY_GRAMMAR})", field="policy")
     if rest:
         for kv in rest.split(","):
-            if "=" not in kv or not kv.split("=", 1)[0].strip() or not kv.split("=", 1)[1].strip():
+            if "=" not in kv or not kv.split("=", 1)[0] or not kv.split("=", 1)[1]:
                 raise InputError(f"policy {text!r}: parameter {kv!r} is not key=value "
                                  f"(grammar {POLICY_GRAMMAR})", field="policy")
             k, v = kv.split("=", 1)
-            raw = k.strip()
+            raw = k
             k = raw.replace("-", "_")
             k = _KEY_ALIASES.get(k, k)
             k = _VLLM_ALIASES.get(name, {}).get(k, k)
@@ -547,11 +671,13 @@ def parse_policy(text: str, defaults: dict | None = None) -> PolicySpec:
     return PolicySpec(name, params)
 
 
-def _check_range(v, lo, hi, fld):
+def _check_range(v, lim: Limit, fld: str) -> None:
+    """``v`` (a policy parameter, None when not set) is a whole number in ``lim``."""
     if v is None:
         return
-    if not isinstance(v, int) or not lo <= v <= hi:
-        raise InputError(f"{fld} must be an integer in {lo}..{hi}, got {v!r}", field=fld)
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise InputError(f"must be a whole number in {lim.describe()}, got {v!r}", field=fld)
+    lim.check(v, field=fld)
 
 
 def validate_policy(spec: PolicySpec) -> None:
@@ -562,14 +688,15 @@ def validate_policy(spec: PolicySpec) -> None:
     InputError
     """
     p = spec.params
-    _check_range(p.get("k"), 1, 16, "k")
+    for kk in ("k", "lookup_k"):
+        _check_range(p.get(kk), MTP_K, kk)
     for d in ("depth", "tree_depth", "max_spec"):
-        _check_range(p.get(d), *D_RANGE, d)
+        _check_range(p.get(d), DRAFT_DEPTH, d)
     for n in ("n", "min_n", "max_n"):
-        _check_range(p.get(n), *N_RANGE, n)
+        _check_range(p.get(n), N_WINDOW, n)
     if p.get("min_n") is not None and p.get("max_n") is not None and p["min_n"] > p["max_n"]:
         raise InputError(f"min_n {p['min_n']} > max_n {p['max_n']}", field="min_n")
-    _check_range(p.get("threshold"), 1, 64, "threshold")
+    _check_range(p.get("threshold"), LOOKUP_THRESHOLD, "threshold")
     if spec.name in ("hybrid-max", "suffix-first", "tree"):
         lk = p.get("lookup", "suffix")
         if lk not in _LOOKUP_KEYS:
@@ -790,12 +917,13 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     from models.drafting.hybrid import calibrate_gamma, easiness_state, run_hybrid
     from models.drafting.walk import walk
 
-    if n_boot < 1 or n_boot > 1_000_000:
-        raise InputError(f"--bootstrap must be in 1..1000000, got {n_boot}", field="bootstrap")
     from planner.limits import check_all  # plausible ranges (no 10^8 replicates, no 1e308)
 
-    check_all([("mc_reps", mc_reps, "mc_reps"), ("baseline_tps", baseline_tps, "baseline_tps"),
+    check_all([("bootstrap", n_boot, "bootstrap"), ("max_runs_per_arm", run_cap, "run_cap"),
+               ("mc_reps", mc_reps, "mc_reps"), ("baseline_tps", baseline_tps, "baseline_tps"),
                ("sigma_tps", (noise or NoiseSpec()).sigma_tps, "sigma_tps")])
+    if not isinstance(correlation, str):
+        check_all([("correlation", correlation, "correlation")])
     policies = list(policies) if policies else [parse_policy(p) for p in DEFAULT_POLICIES]
     baseline = baseline or PolicySpec("ar")
     for sp in [*policies, baseline]:
@@ -810,7 +938,8 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
         run_prior = platform_prior(platform)
     except KeyError:
         raise InputError(f"platform {platform!r} has no noise prior", field="platform") from None
-    cost = load_cost_model(cost_profile, cost_file, **(cost_overrides or {}))
+    cost = load_cost_model(cost_profile, cost_file, check=check_cost_field,
+                           **(cost_overrides or {}))
     path = Path(capture_path) if capture_path is not None else default_capture_path()
     cap = load_capture(path, stop_at_eos=stop_at_eos)
     lengths = np.array([len(c) for c in cap.completions], dtype=np.int64)
@@ -1051,12 +1180,13 @@ def _runs_over_cap(res) -> float | None:
 
 
 def run_sweep(capture_path: str | Path | None = None, *, n_values=range(1, 6),
-              d_values=range(4, 33, 4), k_values=range(1, 9), stop_at_eos: bool = False,
+              depth_values=range(4, 33, 4), k_values=range(1, 9), stop_at_eos: bool = False,
               seed: int = 0, mc_reps: int = 50, cost_profile: str = "F",
               cost_file: str | None = None, cost_overrides: dict | None = None,
               baseline_tps: float | None = None, start: int = 0,
               progress: Callable | None = None) -> SweepResult:
-    """Grid sweep: pld over n x D and mtp over K, ranked by projected TPS (point estimates).
+    """Grid sweep: pld over n x depth and mtp over K, ranked by projected TPS (point
+    estimates); ``depth_values`` are the pld draft depths (tokens).
 
     Returns
     -------
@@ -1076,14 +1206,15 @@ def run_sweep(capture_path: str | Path | None = None, *, n_values=range(1, 6),
     from planner.limits import check_all  # plausible ranges (no 10^8 replicates, no 1e308)
 
     check_all([("mc_reps", mc_reps, "mc_reps"), ("baseline_tps", baseline_tps, "baseline_tps")])
-    n_values, d_values, k_values = list(n_values), list(d_values), list(k_values)
+    n_values, depth_values, k_values = list(n_values), list(depth_values), list(k_values)
     for n in n_values:
-        _check_range(n, *N_RANGE, "n")
-    for d in d_values:
-        _check_range(d, *D_RANGE, "depth")
+        _check_range(n, N_WINDOW, "n")
+    for d in depth_values:
+        _check_range(d, DRAFT_DEPTH, "depth")
     for k in k_values:
-        _check_range(k, 1, 16, "k")
-    cost = load_cost_model(cost_profile, cost_file, **(cost_overrides or {}))
+        _check_range(k, MTP_K, "k")
+    cost = load_cost_model(cost_profile, cost_file, check=check_cost_field,
+                           **(cost_overrides or {}))
     path = Path(capture_path) if capture_path is not None else default_capture_path()
     cap = load_capture(path, stop_at_eos=stop_at_eos)
     lengths = np.array([len(c) for c in cap.completions], dtype=np.int64)
@@ -1092,7 +1223,7 @@ def run_sweep(capture_path: str | Path | None = None, *, n_values=range(1, 6),
                          file=capture_name(capture_path), field="completion_token_ids")
     evidence = capture_evidence(len(cap), lengths - start, file=capture_name(capture_path))
     model, curves_all, _ = _acceptance_for(cap, max(k_values) if k_values else 7, None, None, "B")
-    jobs = [("ar", {})] + [("pld", {"n": n, "depth": d}) for n in n_values for d in d_values] \
+    jobs = [("ar", {})] + [("pld", {"n": n, "depth": d}) for n in n_values for d in depth_values] \
         + [("mtp", {"k": k}) for k in k_values]
     rows = []
     ctx = progress("sweeping", len(jobs)) if progress else None

@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from planner import limits as L
 from planner.defaults import DEFAULT_PLATFORM
 from planner.errors import InputError
 
@@ -18,6 +19,7 @@ _OPTIONS = {"flavor": "--platform", "platform": "--platform", "sigma_tps": "--si
             "baseline-tps": "--baseline-tps", "price_per_hour": "--price-per-hour",
             "minutes_per_run": "--minutes-per-run", "bootstrap": "--bootstrap",
             "run_cap": "--run-cap", "seed": "--seed", "curve": "--curve",
+            "sync_factor": "--sync-factor", "drafter_per_token_ms": "--drafter-ms",
             "correlation": "--correlation", "policy": "--policy", "cost_profile": "--cost-profile",
             "n-values": "--n-values", "depth-values": "--depth-values",
             "k-values": "--k-values"}
@@ -86,15 +88,30 @@ def _emit(result, as_json: bool, md: Optional[Path], html: Optional[Path], input
 
 
 _COST_FILE_HELP = ("JSON object overriding fields of the cost profile: verify_base_ms, "
-                   "verify_per_row_ms, drafter_per_token_ms, host_ms, staircase_rel "
-                   "({rows: relative step}), sync_factor, sync_add_ms, harness_efficiency "
+                   "verify_per_row_ms, drafter_per_token_ms, host_ms, sync_add_ms (each "
+                   f"{L.STEP_MS.describe()}), staircase_rel ({{rows: relative step}}), "
+                   f"sync_factor ({L.SYNC_FACTOR.describe()}), harness_efficiency "
                    "(see docs/drafting.md)")
+
+#: Ranges of the policy parameter options as ``--help`` shows them: the text of
+#: planner.draft.N_WINDOW / DRAFT_DEPTH / MTP_K / LOOKUP_THRESHOLD ``.describe()``, written out
+#: so that ``--help`` does not import the decision layer (tests/planner/test_inputs_draft.py
+#: checks they are the same).
+_N_RANGE = "[1, 16] tokens"
+_DEPTH_RANGE = "[1, 64] tokens"
+_K_RANGE = "[1, 16] tokens"
+_THRESHOLD_RANGE = "[1, 64] tokens"
+#: Rows of ``draft-sweep --top``: at least one, at most far more than the largest grid
+#: (16 windows x 64 depths + 16 K + ar = 1,041 rows).
+TOP_ROWS = L.Limit("rows shown", "rows", 1, 10_000, integer=True,
+                   why="the largest grid has 1,041 rows")
 
 
 #: ``--policy`` help (static: building it must not import the decision layer at start-up;
 #: planner.draft.POLICY_HELP says the same per policy).
 _POLICY_HELP = ("repeatable; NAME or NAME:KEY=VALUE,KEY=VALUE,... (a ':' needs at least one "
-                "pair; no empty item: 'pld:' and 'pld:,' are refused). The draft depth is "
+                "pair; no space, no empty item: 'pld:', 'pld:,' and 'pld: n=2' are refused). "
+                "The draft depth is "
                 "'depth' in every output; D=, num_speculative_tokens= (vLLM) and, for hf-pld, "
                 "prompt_lookup_num_tokens= are its aliases. ar; pld (the reference replay's "
                 "prompt lookup: last n tokens, most recent earlier match, draft depth tokens; "
@@ -106,6 +123,22 @@ _POLICY_HELP = ("repeatable; NAME or NAME:KEY=VALUE,KEY=VALUE,... (a ':' needs a
                 "num_speculative_tokens); mtp (k = num_speculative_tokens); hybrid-max, "
                 "suffix-first, tree (k, lookup, threshold, tree_depth). Unknown keys are "
                 "refused.")
+
+
+def _number(item: str, field: str, text: str) -> float:
+    """One item of a number list (``--curve``) by the one number grammar
+    (:func:`planner._parse.to_float`), finite."""
+    import math
+
+    from planner._parse import to_float
+
+    try:
+        x = to_float(item)
+    except ValueError:
+        x = float("nan")
+    if not math.isfinite(x):
+        raise InputError(f"{text!r}: item {item!r} is not a finite number", field=field)
+    return x
 
 
 def _policy_specs(policy: List[str], n, depth, min_n, max_n, k, lookup_k, threshold,
@@ -162,48 +195,52 @@ def register(app: typer.Typer) -> None:
                                                  "Default: the shipped AR example "
                                                  "(embedded:draft_default_capture.jsonl.gz)"),
         policy: List[str] = typer.Option([], "--policy", "-p", help=_POLICY_HELP),
-        n: Optional[int] = typer.Option(None, "--n", help="pld match window n, tokens "
-                                        "(1..16, default 2)"),
+        n: Optional[int] = typer.Option(None, "--n", help="pld match window n, "
+                                        f"{_N_RANGE}, default 2"),
         depth: Optional[int] = typer.Option(None, "--depth", "--num-speculative-tokens",
                                             help="draft depth of lookup policies, tokens per "
-                                            "step (1..64; pld default 24, hf-pld 10; suffix "
-                                            "max_spec_tokens); vLLM's num_speculative_tokens"),
+                                            f"step, {_DEPTH_RANGE} (pld default 24, hf-pld "
+                                            "10; suffix max_spec_tokens); vLLM's "
+                                            "num_speculative_tokens"),
         min_n: Optional[int] = typer.Option(None, "--min-n", help="ngram prompt_lookup_min, "
-                                            "tokens (1..16)"),
+                                            f"{_N_RANGE}"),
         max_n: Optional[int] = typer.Option(None, "--max-n", help="ngram prompt_lookup_max, "
-                                            "tokens (1..16)"),
-        k: Optional[int] = typer.Option(None, "--k", help="MTP chain depth K, tokens per step "
-                                        "(1..16, default 7; vLLM num_speculative_tokens of "
-                                        "method mtp) / ngram draft tokens k"),
+                                            f"{_N_RANGE}"),
+        k: Optional[int] = typer.Option(None, "--k", help="MTP chain depth K, tokens per step, "
+                                        f"{_K_RANGE} (default 7; vLLM num_speculative_tokens "
+                                        "of method mtp) / ngram draft tokens k"),
         lookup_k: Optional[int] = typer.Option(None, "--lookup-k", help="ngram draft tokens k "
-                                               "inside a hybrid"),
+                                               f"inside a hybrid, {_K_RANGE}"),
         lookup: str = typer.Option("suffix", "--lookup", help="lookup drafter of hybrids: pld, "
                                    "hf-pld, ngram or suffix"),
         threshold: Optional[int] = typer.Option(None, "--threshold", help="suffix-first: "
-                                                "lookup when match_len >= threshold, tokens "
-                                                "(1..64)"),
+                                                "lookup when match_len >= threshold, "
+                                                f"{_THRESHOLD_RANGE}"),
         tree_depth: Optional[int] = typer.Option(None, "--tree-depth", help="tree: cap on the "
-                                                 "lookup branch, tokens (1..64)"),
+                                                 f"lookup branch, {_DEPTH_RANGE}"),
         curve: List[str] = typer.Option([], "--curve", help="MTP survival curve "
-                                        "'0.73,0.55,...', a record id, or a JSON/JSONL file; "
-                                        "one only: it applies to every MTP policy"),
+                                        "'0.73,0.55,...' (comma list, no spaces), a record id, "
+                                        "or a JSON/JSONL file; one only: it applies to every "
+                                        "MTP policy"),
         per_prompt: str = typer.Option("B", "--per-prompt", help="embedded stack-F per-prompt "
                                        "counters run: A, B, A+B or none"),
         correlation: str = typer.Option("calibrated", "--correlation", help="hybrids: how "
                                         "MTP acceptance follows lookup easiness: calibrated "
                                         "(from the per-prompt counters), independent, or a "
-                                        "gamma value >= 0"),
+                                        f"gamma value in {L.GAMMA.describe()}"),
         baseline: str = typer.Option("ar", "--baseline", help="baseline policy (same grammar "
                                      "as --policy)"),
         baseline_tps: Optional[float] = typer.Option(None, "--baseline-tps", help="measured "
-                                                     "TPS (tokens/s) of the baseline; "
-                                                     "projections scale it (default: the "
-                                                     "cost model's absolute TPS)"),
+                                                     "TPS of the baseline, "
+                                                     f"{L.TPS.describe()}; projections scale "
+                                                     "it (default: the cost model's absolute "
+                                                     "TPS)"),
         bootstrap: int = typer.Option(2000, "--bootstrap", help="bootstrap replicates over "
-                                      "prompts (1..1000000)"),
+                                      f"prompts, {L.BOOTSTRAP.describe()}"),
         mc_reps: int = typer.Option(200, "--mc-reps", help="Monte-Carlo replicates of the "
-                                    "stochastic (MTP-based) policies (1..10,000)"),
-        seed: int = typer.Option(0, "--seed", min=0, help="random seed, >= 0"),
+                                    "stochastic (MTP-based) policies, "
+                                    f"{L.MC_REPS.describe()}"),
+        seed: int = typer.Option(0, "--seed", help=f"random seed, {L.SEED.describe()}"),
         convention: str = typer.Option("reference", "--convention", help="reference: the "
                                        "first forward counts (reproduces the reference "
                                        "replay); vllm: leave the prefill token out, as "
@@ -215,23 +252,28 @@ def register(app: typer.Typer) -> None:
         cost_file: Optional[Path] = typer.Option(None, "--cost-file", help=_COST_FILE_HELP),
         sync_factor: Optional[float] = typer.Option(None, "--sync-factor", help="multiplier "
                                                     "of the host sync time per step "
-                                                    "(dimensionless; cost model default)"),
+                                                    "(dimensionless, "
+                                                    f"{L.SYNC_FACTOR.describe()}, above 0; "
+                                                    "cost model default)"),
         drafter_ms: Optional[float] = typer.Option(None, "--drafter-ms",
-                                                   help="drafter time per draft token, ms"),
+                                                   help="drafter time per draft token, "
+                                                   f"{L.STEP_MS.describe()}"),
         sigma_tps: Optional[float] = typer.Option(None, "--sigma-tps", help="TPS sd of one "
-                                                  "run, tokens/s (default 0.378 % of the "
-                                                  "baseline TPS)"),
+                                                  f"run, {L.SIGMA_TPS.describe()} (default "
+                                                  "0.378 % of the baseline TPS)"),
         platform: str = typer.Option(DEFAULT_PLATFORM, "--platform", help="platform of the "
                                      "real runs: its noise prior and cost model size the "
                                      "worth-a-run experiment"),
         run_cap: int = typer.Option(40, "--run-cap", help="max runs per arm the sizing "
-                                    "considers (>= 1)"),
+                                    f"considers, {L.RUNS_PER_ARM.describe()}"),
         minutes_per_run: Optional[float] = typer.Option(None, "--minutes-per-run",
                                                         help="override the platform cost "
-                                                        "model's minutes per run (min)"),
+                                                        "model's minutes per run, "
+                                                        f"{L.MINUTES_PER_RUN.describe()}"),
         price_per_hour: Optional[float] = typer.Option(None, "--price-per-hour",
                                                        help="override the platform cost "
-                                                       "model's price, $ per GPU-hour"),
+                                                       "model's price per GPU-hour, "
+                                                       f"{L.PRICE_PER_HOUR.describe()}"),
         as_json: bool = typer.Option(False, "--json", help="print the JSON result"),
         md: Optional[Path] = typer.Option(None, "--md", help="write a Markdown report (+PNG)"),
         html: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML "
@@ -251,7 +293,7 @@ def register(app: typer.Typer) -> None:
                mc_reps, seed, convention, stop_at_eos, cost_profile, cost_file, sync_factor,
                drafter_ms, sigma_tps, platform, run_cap, minutes_per_run, price_per_hour,
                as_json, md, html, **_) -> None:
-        from planner.draft import NoiseSpec, run_draft
+        from planner.draft import NoiseSpec, run_draft, split_items
         from planner.limits import check_all
         from planner.report.output import guard_outputs
 
@@ -262,13 +304,14 @@ def register(app: typer.Typer) -> None:
         inputs = [capture, cost_file] + ([Path(curve)] if curve and Path(curve).exists() else [])
         guard_outputs([("--md", md), ("--md", md.with_suffix(".png") if md else None),
                        ("--html", html)], inputs)
-        check_all([("mc_reps", mc_reps, "--mc-reps"), ("seed", seed, "--seed"),
-                   ("baseline_tps", baseline_tps, "--baseline-tps"),
+        check_all([("bootstrap", bootstrap, "--bootstrap"), ("mc_reps", mc_reps, "--mc-reps"),
+                   ("seed", seed, "--seed"), ("baseline_tps", baseline_tps, "--baseline-tps"),
                    ("sigma_tps", sigma_tps, "--sigma-tps"),
                    ("price_per_hour", price_per_hour, "--price-per-hour"),
-                   ("minutes_per_run", minutes_per_run, "--minutes-per-run")])
-        if run_cap < 1:
-            raise InputError(f"must be >= 1, got {run_cap}", field="--run-cap")
+                   ("minutes_per_run", minutes_per_run, "--minutes-per-run"),
+                   ("max_runs_per_arm", run_cap, "--run-cap"),
+                   ("sync_factor", sync_factor, "--sync-factor"),
+                   ("drafter_ms", drafter_ms, "--drafter-ms")])
         specs = _policy_specs(policy, n, depth, min_n, max_n, k, lookup_k, threshold,
                               tree_depth, lookup)
         base = _policy_specs([baseline], n, depth, min_n, max_n, k, lookup_k, threshold,
@@ -276,23 +319,19 @@ def register(app: typer.Typer) -> None:
         cv = acc = None
         if curve is not None:
             if "," in curve or curve.replace(".", "", 1).isdigit():
-                try:
-                    cv = [float(x) for x in curve.split(",") if x.strip()]
-                except ValueError:
-                    raise InputError(f"--curve {curve!r} is not a list of numbers",
-                                     field="curve") from None
+                cv = [_number(x, "--curve", curve)
+                      for x in split_items(curve, field="--curve", what="curve")]
             else:
                 acc = curve
         if correlation in ("calibrated", "independent"):
             corr = correlation
         else:
             try:
-                corr = float(correlation)
-            except ValueError:
-                corr = float("nan")
-            if not (corr >= 0 and corr < float("inf")):
-                raise InputError("--correlation must be calibrated, independent or a finite "
-                                 f"number >= 0, got {correlation!r}", field="correlation")
+                corr = L.check("correlation", correlation, field="--correlation")
+            except InputError as exc:
+                raise InputError(f"calibrated, independent or a gamma value in "
+                                 f"{L.GAMMA.describe()}, got {correlation!r} ({exc.message})",
+                                 field="--correlation") from None
         if convention not in ("reference", "vllm"):
             raise InputError(f"unknown convention {convention!r} (reference or vllm)",
                              field="--convention")
@@ -315,19 +354,20 @@ def register(app: typer.Typer) -> None:
                                                  "planner draft; default the shipped AR "
                                                  "example)"),
         n_values: str = typer.Option("1,2,3,4,5", "--n-values", help="pld match windows n, "
-                                     "comma list of tokens (1..16)"),
-        d_values: str = typer.Option("4,8,12,16,20,24,28,32", "--depth-values", "--d-values",
-                                     help="pld draft depths, comma list of tokens (1..64); "
-                                     "--d-values is the old spelling"),
+                                     f"comma list (no spaces), each {_N_RANGE}"),
+        depth_values: str = typer.Option("4,8,12,16,20,24,28,32", "--depth-values",
+                                         "--d-values", help="pld draft depths, comma list (no "
+                                         f"spaces), each {_DEPTH_RANGE}; --d-values is the "
+                                         "old spelling"),
         k_values: str = typer.Option("1,2,3,4,5,6,7", "--k-values", help="MTP chain depths K, "
-                                     "comma list (1..16; the embedded stack-F curve is "
-                                     "measured to K=7)"),
+                                     f"comma list (no spaces), each {_K_RANGE} (the embedded "
+                                     "stack-F curve is measured to K=7)"),
         baseline_tps: Optional[float] = typer.Option(None, "--baseline-tps", help="measured "
-                                                     "TPS (tokens/s) of AR; projections scale "
-                                                     "it"),
-        mc_reps: int = typer.Option(50, "--mc-reps", help="Monte-Carlo replicates of MTP rows "
-                                   "(1..10,000)"),
-        seed: int = typer.Option(0, "--seed", min=0, help="random seed, >= 0"),
+                                                     f"TPS of AR, {L.TPS.describe()}; "
+                                                     "projections scale it"),
+        mc_reps: int = typer.Option(50, "--mc-reps", help="Monte-Carlo replicates of MTP rows, "
+                                    f"{L.MC_REPS.describe()}"),
+        seed: int = typer.Option(0, "--seed", help=f"random seed, {L.SEED.describe()}"),
         convention: str = typer.Option("reference", "--convention", help="reference: the "
                                        "first forward counts (reproduces the reference "
                                        "replay); vllm: leave the prefill token out, as "
@@ -336,7 +376,8 @@ def register(app: typer.Typer) -> None:
                                          "at its first EOS token (ids 1, 106)"),
         cost_profile: str = typer.Option("F", "--cost-profile", help="step-time model: F or "
                                          "bf16head"),
-        top: int = typer.Option(20, "--top", help="rows shown on the terminal"),
+        top: int = typer.Option(20, "--top", help="rows shown on the terminal, "
+                                f"{TOP_ROWS.describe()}"),
         as_json: bool = typer.Option(False, "--json", help="print the JSON result"),
         md: Optional[Path] = typer.Option(None, "--md", help="write a Markdown report"),
         html: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML "
@@ -351,9 +392,9 @@ def register(app: typer.Typer) -> None:
         except ModelInputError as exc:
             raise as_option(exc, _OPTIONS) from None
 
-    def _sweep(capture, n_values, d_values, k_values, baseline_tps, mc_reps, seed, convention,
-               stop_at_eos, cost_profile, top, as_json, md, html, **_) -> None:
-        from planner.draft import run_sweep
+    def _sweep(capture, n_values, depth_values, k_values, baseline_tps, mc_reps, seed,
+               convention, stop_at_eos, cost_profile, top, as_json, md, html, **_) -> None:
+        from planner.draft import DRAFT_DEPTH, MTP_K, N_WINDOW, run_sweep, split_items
         from planner.limits import check_all
         from planner.report.draft_view import render_sweep_terminal
         from planner.report.output import emit, guard_outputs
@@ -361,20 +402,18 @@ def register(app: typer.Typer) -> None:
         guard_outputs([("--md", md), ("--html", html)], [capture])
         check_all([("mc_reps", mc_reps, "--mc-reps"), ("seed", seed, "--seed"),
                    ("baseline_tps", baseline_tps, "--baseline-tps")])
+        TOP_ROWS.check(top, field="--top")
 
-        def ints(s: str, fld: str) -> list[int]:
-            try:
-                return [int(x) for x in s.split(",") if x.strip()]
-            except ValueError:
-                raise InputError(f"{s!r} is not a comma list of integers", field=fld) from None
+        def ints(s: str, fld: str, lim) -> list[int]:
+            return [lim.check(x, field=fld) for x in split_items(s, field=fld, what="list")]
 
         if convention not in ("reference", "vllm"):
             raise InputError(f"unknown convention {convention!r} (reference or vllm)",
                              field="--convention")
         result = run_sweep(capture, start=0 if convention == "reference" else 1,
-                           n_values=ints(n_values, "n-values"),
-                           d_values=ints(d_values, "depth-values"),
-                           k_values=ints(k_values, "k-values"), stop_at_eos=stop_at_eos,
+                           n_values=ints(n_values, "--n-values", N_WINDOW),
+                           depth_values=ints(depth_values, "--depth-values", DRAFT_DEPTH),
+                           k_values=ints(k_values, "--k-values", MTP_K), stop_at_eos=stop_at_eos,
                            seed=seed, mc_reps=mc_reps, cost_profile=cost_profile,
                            baseline_tps=baseline_tps, progress=_progress(not as_json))
 

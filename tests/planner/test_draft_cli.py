@@ -53,7 +53,7 @@ def test_json_schema_small_capture():
     ["-p", "mtp", "--curve", "0.7,0.5", "--curve", "0.6,0.4"],
 ])
 def test_bad_input_exit_2_one_line(args):
-    p = run("draft", str(SMALL), "--bootstrap", "50", "--mc-reps", "5", *args)
+    p = run("draft", str(SMALL), "--bootstrap", "100", "--mc-reps", "5", *args)
     assert p.returncode == 2
     assert p.stderr.strip().count("\n") == 0 and "Traceback" not in p.stderr
     assert p.stderr.startswith("planner: error:")
@@ -64,7 +64,7 @@ def test_acceptance_prompt_set_mismatch(tmp_path):
     f.write_text(json.dumps({"id": "other-1", "num_drafts": 10, "num_accepted": 20,
                              "accepted_per_pos": [8, 6, 4, 1, 1, 0, 0]}) + "\n")
     before = f.read_text()
-    p = run("draft", str(SMALL), "-p", "mtp", "--curve", str(f), "--bootstrap", "50")
+    p = run("draft", str(SMALL), "-p", "mtp", "--curve", str(f), "--bootstrap", "100")
     assert p.returncode == 2 and "does not match" in p.stderr
     assert f.read_text() == before
 
@@ -185,7 +185,7 @@ def test_typed_results_round_trip_and_render_from_saved_json(tmp_path):
 
     assert "| pld | " in render_markdown(saved, None)
     assert len(tpf_plot(saved["policies"], back.samples)) > 1000
-    s = run_sweep(SMALL, n_values=[2], d_values=[8], k_values=[2], mc_reps=5)
+    s = run_sweep(SMALL, n_values=[2], depth_values=[8], k_values=[2], mc_reps=5)
     assert isinstance(s, SweepResult) and [x["policy"] for x in s.rows].count("pld") == 1
     assert SweepResult.from_dict(json.loads(to_json(s.to_dict()))) == s
     with pytest.raises(InputError):
@@ -255,7 +255,7 @@ def test_vllm_counters_follow_vllm_definitions():
     from models.drafting.capture import load_capture
     from planner.draft import parse_policy, run_draft
 
-    r = run_draft(SMALL, [parse_policy("pld:n=2,depth=8")], n_boot=20, mc_reps=2, seed=0,
+    r = run_draft(SMALL, [parse_policy("pld:n=2,depth=8")], n_boot=100, mc_reps=2, seed=0,
                   start=1).to_dict()
     v = r["policies"][1]["vllm_counters"]
     cap = load_capture(SMALL)
@@ -272,7 +272,7 @@ def test_vllm_counters_follow_vllm_definitions():
         [(a >= i).mean() for i in (1, 2, 3)])
     assert r["policies"][0]["vllm_counters"]["num_drafts"] == 0  # ar drafts nothing
 
-    m = run_draft(None, [parse_policy("mtp:num_speculative_tokens=7")], n_boot=20,
+    m = run_draft(None, [parse_policy("mtp:num_speculative_tokens=7")], n_boot=100,
                   mc_reps=20, seed=0, start=1).to_dict()["policies"][1]["vllm_counters"]
     assert m["mean_acceptance_length"] == pytest.approx(3.8493, abs=0.03)
     assert m["acceptance_rate_per_position"] == pytest.approx(
@@ -342,7 +342,7 @@ def test_one_name_for_the_draft_depth():
 
 def test_default_capture_is_named_not_located():
     """Without a CAPTURE the result names the shipped example, never a machine path."""
-    p = run("draft", "-p", "pld", "--bootstrap", "50", "--json")
+    p = run("draft", "-p", "pld", "--bootstrap", "100", "--json")
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
     assert r["capture"]["path"] == "embedded:draft_default_capture.jsonl.gz"
