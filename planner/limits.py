@@ -210,7 +210,7 @@ PRIOR_DF = Limit("prior degrees of freedom", "", 0.0, 1e5, low_open=True,
                  why="10^5 df is a point mass; larger values overflow the density")
 #: Multiplier of the host sync time per drafting step (``draft --sync-factor``): 0 (no sync)
 #: to 100 (a host 100x slower than the measured one); 1e308 overflowed the step-time model.
-SYNC_FACTOR = Limit("sync factor", "", 0.0, 100.0,
+SYNC_FACTOR = Limit("sync factor", "", 0.0, 100.0, low_open=True,
                     why="100x the measured host sync is no longer the same machine")
 #: A time per step, row or draft token of the step-time model (``draft --drafter-ms``, a cost
 #: file's ``verify_base_ms``, ``drafter_per_token_ms``, ...): 0 to 1,000 ms (the measured A10G

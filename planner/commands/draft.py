@@ -253,7 +253,7 @@ def register(app: typer.Typer) -> None:
         sync_factor: Optional[float] = typer.Option(None, "--sync-factor", help="multiplier "
                                                     "of the host sync time per step "
                                                     "(dimensionless, "
-                                                    f"{L.SYNC_FACTOR.describe()}, above 0; "
+                                                    f"{L.SYNC_FACTOR.describe()}; "
                                                     "cost model default)"),
         drafter_ms: Optional[float] = typer.Option(None, "--drafter-ms",
                                                    help="drafter time per draft token, "

@@ -29,8 +29,8 @@ def _one_line_error(code, out, err, *needles):
     (["--bootstrap", "500000"], "--bootstrap", "outside [100, 100,000]"),      # D1
     (["--run-cap", "1000000000"], "--run-cap", "outside [1, 1,000] runs"),     # D2
     (["--run-cap", "0"], "--run-cap", "outside [1, 1,000] runs"),
-    (["--sync-factor", "1e308"], "--sync-factor", "outside [0, 100]"),         # D3
-    (["--sync-factor", "-1"], "--sync-factor", "outside [0, 100]"),
+    (["--sync-factor", "1e308"], "--sync-factor", "outside (0, 100]"),         # D3
+    (["--sync-factor", "-1"], "--sync-factor", "outside (0, 100]"),
     (["--drafter-ms", "1e308"], "--drafter-ms", "outside [0, 1000] ms"),
     (["--drafter-ms", "-0.5"], "--drafter-ms", "outside [0, 1000] ms"),
     (["--correlation", "1e308"], "--correlation", "[0, 100]"),
@@ -125,8 +125,8 @@ _COST_CASES = [
     ({"drafter_per_token_ms": 1e308}, "drafter_per_token_ms", "outside [0, 1000] ms"),
     ({"host_ms": 2000}, "host_ms", "outside [0, 1000] ms"),
     ({"sync_add_ms": 1e308}, "sync_add_ms", "outside [0, 1000] ms"),
-    ({"sync_factor": 1e308}, "sync_factor", "outside [0, 100]"),
-    ({"sync_factor": 0}, "sync_factor", "positive"),
+    ({"sync_factor": 1e308}, "sync_factor", "outside (0, 100]"),
+    ({"sync_factor": 0}, "sync_factor", "outside (0, 100]"),
     ({"harness_efficiency": 1e308}, "harness_efficiency", "outside (0, 2]"),
     ({"harness_efficiency": True}, "harness_efficiency", "not a number"),
     ({"verify_base_ms": "6.2"}, "verify_base_ms", "positive number"),
