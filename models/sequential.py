@@ -147,7 +147,9 @@ def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], pri
         experiments where every mass up to the first one under ``adaptive.false_claim_limit``
         is decided (:meth:`Adaptive.false_claim_side`), and the wrong-sign scenario (only
         reported) at the first prefix; the assurance scenario, which gives the expected runs
-        and costs, always simulates all of ``truth``. Tolerance as :class:`Adaptive`.
+        and costs, simulates all of ``truth`` unless every mass's assurance is surely below
+        every goal of ``adaptive`` (such a plan is never the one chosen). Tolerance as
+        :class:`Adaptive`.
 
     Returns
     -------
@@ -252,7 +254,15 @@ def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], pri
             need = hps[:k + 1]
         if progress is not None:       # count the experiments of the masses reported
             progress(l0.shape[1] * len(need))
-    lab, stop = run(truth, np.random.default_rng([seed, 11]), need)
+    astop = None
+    if ad is not None and ad.goals:
+        def astop(lab):
+            # every mass's assurance surely below every goal: the plan cannot be chosen, so
+            # its rates and expected runs from this prefix are enough
+            t = tgt[:lab.shape[1]]
+            return all(ad.rate_decided(l == t) and np.mean(l == t) < min(ad.goals)
+                       for l in lab)
+    lab, stop = run(truth, np.random.default_rng([seed, 11]), need, True, astop)
     wss: list = [None] * len(need)
     if error_rates and existing is None and rule != "equivalence":
         # the wrong-sign rate is only reported: with ``adaptive``, the first prefix
@@ -261,7 +271,7 @@ def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], pri
         wss = [float(np.mean(l == (B_BETTER if sgn > 0 else A_BETTER))) for l in l1]
     out = []
     for i, hp in enumerate(need):
-        assur, ase = _rate(lab[i] == tgt)
+        assur, ase = _rate(lab[i] == tgt[:lab.shape[1]])
         runs = np.asarray(n_arm)[stop[i]]
         inst = np.asarray(n_inst)[stop[i]]
         fc = fse = float("nan")
@@ -272,7 +282,7 @@ def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], pri
             fc, fse = fcs[i]
             ws = wss[i]
         out.append(SequentialResult(assur, ase, fc, fse, ws, float(runs.mean()),
-                                    float(inst.mean()), runs, inst, hp, futility, truth.size))
+                                    float(inst.mean()), runs, inst, hp, futility, lab.shape[1]))
     if until_false_claim is not None and existing is not None and error_rates:
         k = next((i for i, r in enumerate(out) if not r.false_claim_rate > until_false_claim
                   + until_false_claim_se * r.false_claim_se + 1e-12),

@@ -644,7 +644,8 @@ def plan_repeats(delta: float | np.ndarray | None, *, relative: bool = False,
         (:class:`models.assurance.Adaptive`: decisions agree with the full simulation except
         with a probability of about 0.1 % each; a rate from k < sims experiments is within
         its reported SE of the full one, SD sqrt(p(1-p)(1/k - 1/sims))). Sequential plans
-        simulate their assurance scenario (expected runs, costs) in full. False: every
+        simulate their assurance scenario (expected runs, costs) in full unless it is surely
+        below the target (such a plan is never chosen). False: every
         scenario uses all ``sims`` experiments.
 
     Returns

@@ -89,16 +89,27 @@ def _tol(p_full: float, p: float, se: float, k_min: int = 250) -> float:
 
 
 def test_sequential_assurance_and_runs_identical():
+    """The assurance scenario runs in full (identical assurance and expected runs) unless
+    every mass is surely below every goal; the false-claim rates stay within tolerance."""
     full, looks = sequential_plan("separate", 2, 12)
     truth = prior_truth(PRIOR, 0.006, 1000, np.random.default_rng(5))
     kw = dict(until_false_claim=0.05, until_false_claim_se=2.0, seed=4)
     a = evaluate_sequential_levels(full, looks, PRIOR, truth, 0.001, (0.95, 0.99), **kw)
-    b = evaluate_sequential_levels(full, looks, PRIOR, truth, 0.001, (0.95, 0.99), **kw,
-                                   adaptive=Adaptive(goals=(0.8,), false_claim_limit=0.05,
-                                                     false_claim_z=2.0))
-    assert [r.hdi_prob for r in a] == [r.hdi_prob for r in b]
-    for x, y in zip(a, b):
-        assert x.assurance == y.assurance and x.expected_runs_per_arm == y.expected_runs_per_arm
-        assert np.array_equal(x.runs_per_arm_at_stop, y.runs_per_arm_at_stop)
-        assert abs(x.false_claim_rate - y.false_claim_rate) <= _tol(
-            x.false_claim_rate, y.false_claim_rate, y.false_claim_se)
+    for goals in ((), (0.3,), (0.99,)):
+        b = evaluate_sequential_levels(full, looks, PRIOR, truth, 0.001, (0.95, 0.99), **kw,
+                                       adaptive=Adaptive(goals=goals, false_claim_limit=0.05,
+                                                         false_claim_z=2.0))
+        assert [r.hdi_prob for r in a] == [r.hdi_prob for r in b]
+        for x, y in zip(a, b):
+            assert abs(x.false_claim_rate - y.false_claim_rate) <= _tol(
+                x.false_claim_rate, y.false_claim_rate, y.false_claim_se)
+            if y.sims == truth.size:
+                assert x.assurance == y.assurance
+                assert x.expected_runs_per_arm == y.expected_runs_per_arm
+                assert np.array_equal(x.runs_per_arm_at_stop, y.runs_per_arm_at_stop)
+            else:       # stopped: a prefix, surely below every goal
+                assert goals and y.assurance < min(goals)
+                assert np.array_equal(x.runs_per_arm_at_stop[:y.sims], y.runs_per_arm_at_stop)
+                assert abs(x.assurance - y.assurance) <= _tol(x.assurance, y.assurance,
+                                                              y.assurance_se)
+    assert b[0].sims < truth.size       # goal 0.99: far above this plan's assurance
