@@ -55,7 +55,7 @@ except ImportError:  # pragma: no cover
     _nb = None
 
 __all__ = ["PHI_TAB", "label_mixtures", "label_mixtures_fused", "rule_code",
-           "use_serial_kernels"]
+           "use_serial_kernels", "load_serial_kernels"]
 
 
 def rule_code(rule: str) -> int:
@@ -514,3 +514,14 @@ def use_serial_kernels() -> None:
     global label_mixtures, label_mixtures_fused
     label_mixtures = _kernel_serial
     label_mixtures_fused = _kernel_fused_serial
+
+
+def load_serial_kernels() -> None:
+    """Load the one-thread fused kernel (from numba's cache, or compile it) with one tiny
+    call of the argument types the planners use. The first dispatch of a numba function in a
+    process costs about 0.6 s (numba's registries); done before forking, the workers of
+    :func:`use_serial_kernels` inherit it instead of paying it each."""
+    out = np.zeros((1, 5, 1))
+    _kernel_fused_serial(np.zeros((1, 1)), np.zeros((1, 1)), np.zeros((1, 1)),
+                         np.zeros((1, 1)), np.ones(1), 0.0, np.array([0.95]),
+                         np.ones((1, 1), np.bool_), 0.95, 0, 20.0, out, True, PHI_TAB)

@@ -557,7 +557,10 @@ def _size_all(plan: Plan, *, sims: int, seed: int, stated: dict | None,
     import multiprocessing
 
     import planner.repeats  # noqa: F401  (imported once, before the fork)
+    from models import _assurance_kernels
     from scipy import stats  # noqa: F401  (the Δ curves' KDE)
+
+    _assurance_kernels.load_serial_kernels()   # numba's first dispatch, once for all workers
 
     _JOB.update(plan=plan, sims=sims, seed=seed, stated=stated)
     try:
