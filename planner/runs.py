@@ -34,13 +34,13 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from planner._parse import parse_number
+from planner._parse import parse_number, to_float
 from planner.errors import InputError
-from planner.limits import PPL, TPS, check_name, has_control, value_limit
+from planner.limits import PPL, REP, TPS, check_name, has_control, value_limit
 
 __all__ = ["KNOWN_COLUMNS", "RATE_ALIASES", "MAX_TPS", "NAME_FIELDS", "Run", "RunsTable",
            "read_runs", "runs_from_values", "write_runs_csv", "validate_run", "instance_key",
-           "canonical_platform", "metric_lower_is_better"]
+           "canonical_platform", "metric_lower_is_better", "WARMUP_PHASE"]
 
 #: Columns a runs table may carry (others are kept as strings in ``extra``).
 KNOWN_COLUMNS = ("config", "tps", "instance", "session", "rep", "platform", "metric",
@@ -310,7 +310,7 @@ def _parse_bool(v, *, path, line, fld):
 
 def _row_to_run(row: dict, *, path: str, line: int, rate: str = "tps") -> Run:
     cfg = row.get("config")
-    if cfg is None or str(cfg).strip() == "":
+    if cfg is None or str(cfg).strip(" ") == "":
         raise InputError("missing config label", file=path, line=line, field="config")
     summary = None
     if ("mean" in row or "median" in row) and not str(row.get(rate) or "").strip():
@@ -323,24 +323,23 @@ def _row_to_run(row: dict, *, path: str, line: int, rate: str = "tps") -> Run:
     rep_raw = row.get("rep")
     rep = None
     if rep_raw is not None and str(rep_raw).strip() != "":
-        try:
-            repf = float(rep_raw)
-        except (TypeError, ValueError):
-            repf = float("nan")
-        if not (repf == int(repf) if repf == repf and abs(repf) < 1e15 else False) or repf < -1:
-            raise InputError(f"not a run index (integer >= 0, or -1 for a warm-up pass): "
-                             f"{rep_raw!r}", file=path, line=line, field="rep")
-        rep = int(repf)
+        # the one rule of a run index (limits.REP: a whole number 0 .. 10^6; 1e12 is a
+        # timestamp in the wrong column), by the one number grammar; -1 marks a warm-up pass,
+        # which validate_run accepts only on a phase=warmup row
+        rep = -1 if _is_warmup_rep(rep_raw) else REP.check(rep_raw, field="rep", file=path,
+                                                             line=line)
     ppl = _parse_float(row.get("ppl"), path=path, line=line, fld="ppl", optional=True)
     extra = {k: v for k, v in row.items()
              if k not in _KNOWN and k != rate and k is not None}
     get = row.get
 
     def s(k):  # names repeat across rows: one shared string each (a large table's memory)
+        # only spaces are trimmed: a trailing tab, VT or NEL is a control character that
+        # validate_run refuses (limits.check_name), not padding to drop silently
         v = get(k)
-        return "" if v is None else intern(v.strip() if type(v) is str else str(v).strip())
+        return "" if v is None else intern(v.strip(" ") if type(v) is str else str(v).strip(" "))
 
-    run = Run(config=intern(str(cfg).strip()), tps=tps, instance=s("instance"), session=s("session"),
+    run = Run(config=intern(str(cfg).strip(" ")), tps=tps, instance=s("instance"), session=s("session"),
               rep=rep, platform=s("platform"), metric=s("metric"), workload=s("workload"),
               phase=s("phase"), server=s("server"), ppl=ppl, timestamp=s("timestamp"),
               run_group=s("run_group"),
@@ -377,7 +376,9 @@ def validate_run(run: Run, *, file: str | None, value_field: str = "tps") -> Run
         Naming the file, line and field: an empty config; a control character in a text
         column (:data:`NAME_FIELDS`); a value outside its quantity's range
         (:func:`planner.limits.value_limit`: a rate in tokens/s, a duration, a size);
-        a perplexity outside :data:`planner.limits.PPL`; a ``rep`` below -1.
+        a perplexity outside :data:`planner.limits.PPL`; a ``rep`` outside
+        :data:`planner.limits.REP`, or -1 (a warm-up pass) on a row whose ``phase`` is not
+        ``warmup``.
     """
     line = (run.line or None) if file is not None else None  # no file, no line: an option
     if not run.config:
@@ -391,11 +392,31 @@ def validate_run(run: Run, *, file: str | None, value_field: str = "tps") -> Run
     run.tps = lim.check(run.tps, field=value_field, file=file, line=line)
     if run.ppl is not None:
         run.ppl = PPL.check(run.ppl, field="ppl", file=file, line=line)
-    if run.rep is not None and (isinstance(run.rep, bool) or int(run.rep) != run.rep
-                                or run.rep < -1):
-        raise InputError(f"not a run index (integer >= 0, or -1 for a warm-up pass): "
-                         f"{run.rep!r}", file=file, line=line, field="rep")
+    if run.rep is not None:
+        if _is_warmup_rep(run.rep):
+            if run.phase != WARMUP_PHASE:
+                raise InputError(f"rep -1 marks a warm-up pass, but the row's phase is "
+                                 f"{run.phase or '(blank)'!r}, not '{WARMUP_PHASE}' (a measured "
+                                 f"run's rep is a whole number 0 .. 1,000,000)", file=file,
+                                 line=line, field="rep")
+            run.rep = -1
+        else:
+            run.rep = REP.check(run.rep, field="rep", file=file, line=line)
     return run
+
+
+#: The ``phase`` of a warm-up pass (not a measurement; :meth:`RunsTable.measured` drops it).
+WARMUP_PHASE = "warmup"
+
+
+def _is_warmup_rep(v) -> bool:
+    """True when ``v`` is the run index -1 (``-1``, ``-1.0``, ``"-1"``) of a warm-up pass."""
+    if isinstance(v, bool):
+        return False
+    try:
+        return to_float(v) == -1.0
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 def _check_columns(cols: Iterable[str], path: str, tps_column: str | None = None) -> str:
