@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 from planner.errors import InputError
 
 __all__ = ["PriorChoice", "resolve_prior", "stated_prior", "parse_cv", "parse_runs_list",
+           "prior_file_entry",
            "build_hierarchy", "PRIOR_FILE_FORMAT", "STATED_DF", "PRIOR_HELP", "CV_HELP",
            "CV_INSTANCE_HELP", "AA_RUNS_HELP"]
 # the model imports (SciPy) are inside the functions: the command modules import the help texts
@@ -156,6 +157,11 @@ def _hierarchy():
 def parse_cv(text: str | float, *, field: str = "cv") -> tuple[float, float]:
     """Parse a stated CV: ``2%``, ``0.02`` (a fraction) or ``2%:30`` (with its df).
 
+    The value and the df are read by the one number grammar
+    (:func:`planner._parse.to_float`: ``2_0%`` is refused) and checked against
+    :data:`planner.limits.NOISE_CV` (0.0001 % .. 99 %) and :data:`planner.limits.PRIOR_DF`
+    (> 0 .. 10^5), the ranges every reader and ``planner calibrate`` apply.
+
     Returns
     -------
     log_sd, df : float
@@ -164,42 +170,50 @@ def parse_cv(text: str | float, *, field: str = "cv") -> tuple[float, float]:
     Raises
     ------
     InputError
-        Not a number, <= 0, >= 100 %, or df <= 0.
+        Not a number, or the CV or df outside its range (naming ``field``).
     """
+    from planner._parse import to_float
+    from planner.limits import check
+
     s = str(text).strip()
     df = STATED_DF
     if ":" in s:
         s, d = s.split(":", 1)
         try:
-            df = float(d)
-        except ValueError:
+            df = to_float(d)
+        except (TypeError, ValueError, OverflowError):
             raise InputError(f"df after ':' is not a number: {text!r}", field=field) from None
-        if not (math.isfinite(df) and df > 0):
-            raise InputError(f"df must be > 0, got {text!r}", field=field)
+        df = check("df", df, field=field)
     pct = s.endswith("%")
     try:
-        v = float(s[:-1] if pct else s)
-    except ValueError:
+        v = to_float(s[:-1] if pct else s)
+    except (TypeError, ValueError, OverflowError):
         raise InputError(f"not a CV such as '2%' or '0.02': {text!r}", field=field) from None
-    c = v / 100.0 if pct else v
-    if not (math.isfinite(c) and 0 < c < 1):
-        raise InputError(f"a CV must be > 0 and < 100%, got {text!r}", field=field)
+    c = check("cv", v / 100.0 if pct else v, field=field)
     return math.log1p(c), df
 
 
 def parse_runs_list(text: str, *, field: str = "aa_runs") -> list[float]:
-    """Comma-separated positive TPS values (an A/A sample)."""
+    """Comma-separated TPS values (an A/A sample), each by the one number grammar
+    (:func:`planner._parse.to_float`) and in :data:`planner.limits.TPS`.
+
+    Raises
+    ------
+    InputError
+        A token that is not a number or a value outside the TPS range (naming its position
+        and ``field``), or fewer than 2 values.
+    """
+    from planner._parse import to_float
+    from planner.limits import TPS
+
     out = []
     for k, tok in enumerate(str(text).replace(";", ",").split(",")):
         try:
-            x = float(tok)
-        except ValueError:
+            x = to_float(tok)
+        except (TypeError, ValueError, OverflowError):
             raise InputError(f"not a number at position {k + 1}: {tok.strip()!r}",
                              field=field) from None
-        if not (math.isfinite(x) and x > 0):
-            raise InputError(f"TPS must be > 0, got {tok.strip()!r} at position {k + 1}",
-                             field=field)
-        out.append(x)
+        out.append(TPS.check(x, field=f"{field} (position {k + 1})"))
     if len(out) < 2:
         raise InputError("an A/A sample needs at least 2 runs of one config", field=field)
     return out
@@ -243,11 +257,20 @@ def stated_prior(*, cv: str | None = None, cv_instance: str | None = None,
         sigma = ScalePrior("inv_chi2", s, df)
         parts.append(f"run-to-run CV {100 * math.expm1(s):.3g}% (df {df:g})")
     elif aa_runs is not None:
-        x = parse_runs_list(aa_runs) if isinstance(aa_runs, str) else [float(v) for v in aa_runs]
+        from planner.limits import TPS, check
+
+        x = parse_runs_list(aa_runs) if isinstance(aa_runs, str) else \
+            [TPS.check(v, field=f"aa_runs (position {k + 1})") for k, v in enumerate(aa_runs)]
+        if len(x) < 2:
+            raise InputError("an A/A sample needs at least 2 runs of one config",
+                             field="aa_runs")
         sd = float(np.std(np.log(x), ddof=1))
         if sd <= 0:
             raise InputError("the A/A runs are all equal: no spread to learn the noise from",
                              field="aa_runs")
+        # the spread must be a noise scale a prior can hold (limits.NOISE_SCALE: a log-SD of
+        # 0.0001 % .. log 2), the rule of a prior file and of planner calibrate
+        check("noise_scale", sd, field="aa_runs (log-SD of the runs)")
         sigma = ScalePrior("inv_chi2", sd, float(len(x) - 1))
         parts.append(f"A/A sample of {len(x)} runs: log-SD {100 * sd:.3g}% (df {len(x) - 1})")
     if cv_instance is not None:
@@ -269,19 +292,53 @@ def stated_prior(*, cv: str | None = None, cv_instance: str | None = None,
 
 def _read_prior_file(spec: str) -> NoisePrior:
     from models.noise import NoisePrior
+    from planner.limits import check_noise_prior
 
     p = Path(spec)
     try:
         d = json.loads(p.read_text(encoding="utf-8"))
         if isinstance(d, dict) and "prior" in d:
             d = d["prior"]
+        # the rule planner calibrate applies to what it writes: kinds, scale and df ranges,
+        # no booleans for numbers, no control characters in name/source
+        d = check_noise_prior(d, file=spec)
         return NoisePrior.from_dict(d)
+    except InputError:  # already one line naming the file and field (a ValueError too)
+        raise
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", file=spec, line=exc.lineno,
                          field="prior") from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise InputError(f"not a noise prior ({exc}); expected {PRIOR_FILE_FORMAT}",
                          file=spec, field="prior") from None
+
+
+def prior_file_entry(spec: str | None) -> dict | None:
+    """The recorded-inputs entry of a ``--prior`` file: ``{role: "prior", name, sha256}``
+    (the shape of :func:`planner.report.output.input_record`'s ``files``), so a saved report
+    traces the prior it was computed with; None when ``spec`` names no file (auto, weak, a
+    platform name).
+
+    Parameters
+    ----------
+    spec : str or None
+        The ``--prior`` value as given.
+    """
+    import hashlib
+
+    if not spec or spec in ("auto", "weak", "none"):
+        return None
+    p = Path(spec)
+    if not p.is_file():
+        return None
+    from models.noise import platform_prior
+
+    try:  # a platform name wins over a same-named file (as in resolve_prior)
+        platform_prior(spec)
+        return None
+    except KeyError:
+        pass
+    return {"role": "prior", "name": spec, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
 
 
 def resolve_prior(spec: str | None, platform: str | None, metric: str | None = None,

@@ -87,7 +87,11 @@ def test_prior_file_errors_name_the_file(tmp_path):
     p.write_text('{"tau": {"kind": "inv_chi2"}}')
     with pytest.raises(InputError) as e:
         resolve_prior(str(p), None)
-    assert e.value.file == str(p) and "sigma" in str(e.value.message) + str(e.value)
+    assert e.value.file == str(p) and e.value.field == "tau.scale"  # its scale is missing
+    p.write_text('{"tau": {"kind": "inv_chi2", "scale": 0.003, "df": 10}}')
+    with pytest.raises(InputError) as e:
+        resolve_prior(str(p), None)
+    assert e.value.file == str(p) and e.value.field == "sigma"
 
 
 def _probe_table(reps):
