@@ -50,17 +50,33 @@ class Rope:
 
     @classmethod
     def parse(cls, text: str | float) -> "Rope":
+        """Read a ROPE as given: ``0.5%`` (relative) or ``1.5`` (TPS).
+
+        The number is read by the one number grammar (:func:`planner._parse.to_float`:
+        ``0_1%`` is refused) and checked against :data:`planner.limits.ROPE_PCT` (a relative
+        ROPE, below 50 %) or :data:`planner.limits.ROPE_TPS` (an absolute one, which
+        :meth:`check_level` also keeps below half the TPS level).
+
+        Raises
+        ------
+        InputError
+            Not a number or percentage, or outside its range (field ``--rope``).
+        """
+        from planner._parse import to_float
+        from planner.limits import check
+
         s = str(text).strip()
         rel = s.endswith("%")
         try:
-            v = float(s[:-1] if rel else s)
-        except ValueError:
+            v = to_float(s[:-1] if rel else s)
+        except (TypeError, ValueError, OverflowError):
             raise InputError(f"not a number or percentage: {text!r}", field="--rope") from None
         if not math.isfinite(v) or v < 0:
             raise InputError(f"must be >= 0, got {text!r}", field="--rope")
         if rel and v >= 50:
             raise InputError(f"a ROPE of {v:g}% would call almost anything equivalent; "
                              "must be < 50%", field="--rope")
+        v = float(check("rope_pct" if rel else "rope_tps", v, field="--rope"))
         return cls(v, rel)
 
     def check_level(self, level_tps: float) -> None:
@@ -479,6 +495,10 @@ class Verdict:
         equals ``label`` for ``higher_is_better``.
     cold_runs : list of dict
         Runs treated as cold first runs, ``{config, rep, instance, tps}``.
+    metric : str or None
+        The compared rows' metric (``mean_tpot_ms``, ``decode_wall``...), else the value
+        column's name when one was given; None for plain numbers. The views print values in
+        its unit (:func:`planner.limits.metric_unit`: ms, s, TPS).
     """
 
     a: str
@@ -515,6 +535,7 @@ class Verdict:
     direction_source: str = "assumed"
     rule_label: str | None = None
     cold_runs: list = field(default_factory=list)
+    metric: str | None = None
 
     def to_dict(self) -> dict:
         """The JSON object (``schema``, ``command``, then the fields in order)."""
@@ -535,7 +556,7 @@ class Verdict:
             raise InputError(f"not a verdict result (schema {schema or '?'!r})", field="schema")
         names = [f.name for f in fields(cls)]
         optional = ("notes", "seed", "more_runs_code", "direction", "direction_source",
-                    "rule_label", "cold_runs")
+                    "rule_label", "cold_runs", "metric")
         missing = [n for n in names if n not in d and n not in optional]
         if missing:
             raise InputError(f"verdict result lacks {', '.join(missing)}", field=missing[0])
@@ -546,7 +567,8 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
             prior: NoisePrior | None = None, prior_label: str = "weak", engine: str = "exact",
             seed: int = 0, likelihood: str = "normal", use_cold: bool | None = None,
             hdi_prob: float = 0.95, prior_info: dict | None = None,
-            platform: str | None = None, lower_is_better: bool | None = None) -> Verdict:
+            platform: str | None = None, lower_is_better: bool | None = None,
+            metric: str | None = None) -> Verdict:
     """Posterior verdict on B vs A (schema ``spec-planner/verdict/1``).
 
     Parameters
@@ -579,6 +601,9 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         (:func:`planner.runs.metric_lower_is_better`), and assumes higher is better, with a
         note, when they name none (a plain list of numbers). Only the shown ``label`` depends
         on it (:func:`shown_label`); the decision rule and every number are the same.
+    metric : str, optional
+        The metric's name when the rows name none (a table's value column, ``--tps-column``);
+        the result's ``metric`` is the rows' metric, else this.
 
     Returns
     -------
@@ -687,6 +712,8 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         direction_source=dir_source,
         rule_label=rule_label,
         cold_runs=colds,
+        metric=next(iter(sorted({r.metric for r in table.select([a, b]).runs if r.metric})),
+                    None) or metric or None,
     )
 
 

@@ -13,6 +13,18 @@ from planner.priors import AA_RUNS_HELP, CV_HELP, CV_INSTANCE_HELP, PRIOR_HELP
 
 
 def _floats(text: str, opt: str) -> list[float]:
+    """The values of a quick-form option (``--a 308.49``, ``--a-runs 308.1,307.9``), each
+    by the one number grammar (:func:`planner._parse.to_float`: ``3_00`` or ``0x1c5`` is
+    refused, not read as another number); their range is checked with the runs they make
+    (:func:`planner.runs.validate_run`).
+
+    Raises
+    ------
+    InputError
+        An empty position, a token that is not a number, or no value at all.
+    """
+    from planner._parse import to_float
+
     out = []
     toks = text.replace(";", ",").split(",")
     for k, tok in enumerate(toks):
@@ -21,8 +33,8 @@ def _floats(text: str, opt: str) -> list[float]:
                 raise InputError(f"empty value at position {k + 1} in {text!r}", field=opt)
             continue
         try:
-            out.append(float(tok))
-        except ValueError:
+            out.append(to_float(tok))
+        except (TypeError, ValueError, OverflowError):
             raise InputError(f"not a number: {tok!r}", field=opt) from None
     if not out:
         raise InputError("no TPS values given", field=opt)
@@ -90,8 +102,8 @@ def register(app: typer.Typer) -> None:
                                              "posterior, sample_stats, observed_data)."),
     ) -> None:
         """Posterior verdict on B vs A: P(B > A), HDI of Δ, ROPE, label."""
-        from planner.priors import resolve_prior
-        from planner.report.output import emit
+        from planner.priors import prior_file_entry, resolve_prior
+        from planner.report.output import emit, input_record, with_record
         from planner.report.verdict_view import render_markdown, render_terminal
         from planner.runs import read_runs, runs_from_values
         from planner.verdict import verdict as run_verdict
@@ -100,8 +112,10 @@ def register(app: typer.Typer) -> None:
             raise InputError(f"unknown engine {engine!r} (exact or mcmc)", field="--engine")
         if likelihood not in ("normal", "student-t"):
             raise InputError(f"unknown likelihood {likelihood!r}", field="--likelihood")
+        from planner.limits import check as check_limit
         from planner.report.output import guard_outputs
 
+        check_limit("seed", seed, field="--seed")  # the range every other command applies
         prior_path = Path(prior) if prior and Path(prior).exists() else None
         guard_outputs([("--md", md), ("--html", html), ("--idata", idata)], [runs, prior_path])
         if idata is not None and engine != "mcmc":
@@ -176,7 +190,8 @@ def register(app: typer.Typer) -> None:
                                "(give --platform, --paired or --cv-instance)"]
                               if runs is None and not plat and not paired else []) + s_notes},
                           engine=engine, seed=seed, likelihood=likelihood, use_cold=cold,
-                          platform=plat, lower_is_better=lower_is_better)
+                          platform=plat, lower_is_better=lower_is_better,
+                          metric=tps_column if runs is not None else None)
         def render_html(result: dict) -> str:  # the HTML renderer loads only for --html
             from planner.report.html import render_html as page
 
@@ -185,7 +200,12 @@ def register(app: typer.Typer) -> None:
         if idata is not None:
             _write_idata(idata, table, a_name, b_name, pr, seed=seed, likelihood=likelihood,
                          use_cold=cold)
-        emit(res.to_dict(), as_json=as_json, terminal=render_terminal, md=md, md_renderer=render_markdown,
+        out = res.to_dict()
+        entry = prior_file_entry(prior)
+        if entry is not None:  # a --prior file is an input like RUNS: its name and sha256
+            rec = input_record() or {"files": [], "options": {}}
+            out = with_record(out, {**rec, "files": list(rec.get("files", [])) + [entry]})
+        emit(out, as_json=as_json, terminal=render_terminal, md=md, md_renderer=render_markdown,
              html=html, html_renderer=render_html, inputs=[runs, prior_path])
 
 

@@ -97,6 +97,20 @@ def test_direct_invocation_gives_the_typer_json(args, monkeypatch):
     assert called
 
 
+def test_direct_invocation_records_a_prior_file_as_typer_does(monkeypatch, tmp_path):
+    """A --prior file is a recorded input (role prior, sha256) on both paths alike."""
+    prior = json.loads((ROOT / "models" / "data" / "noise_priors.json").read_text())["local-a10g"]
+    p = tmp_path / "prior.json"
+    p.write_text(json.dumps({"prior": prior}), encoding="utf-8")
+    args = ["verdict", "--a-runs", "308.1,307.9", "--b-runs", "309.0,309.4", "--prior", str(p),
+            "--json"]
+    slow = _run(args, monkeypatch, fast=False)
+    fast = _run(args, monkeypatch, fast=True)
+    assert fast == slow
+    files = json.loads(fast)["inputs"]["files"]
+    assert [(f["role"], f["name"]) for f in files] == [("prior", str(p))]
+
+
 @pytest.mark.parametrize("args", [
     ["verdict", "--help"], ["verdict", "--a", "1", "--b", "2", "--seed", "-1"],
     ["verdict", "--a", "1", "--a", "2"], ["verdict", "--nope", "1"],
