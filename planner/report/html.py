@@ -95,7 +95,7 @@ def verdict_delta_png(r: dict) -> bytes:
 
 def render_verdict(r: dict) -> str:
     """HTML page of a verdict result."""
-    from planner.report.verdict_view import _rows
+    from planner.report.verdict_view import _rows, diagnostics_line
 
     lab = r["label"]
     body = [f"<h1>Verdict: <span class=\"tag {lab.replace(' ', '')}\">{_e(lab)}</span></h1>",
@@ -103,7 +103,8 @@ def render_verdict(r: dict) -> str:
             "</p>",
             f"<div class=\"plots\">{_img(verdict_delta_png(r), 'posterior of delta')}</div>",
             _table(["quantity", "value"], [[f"<span class=\"nw\">{_e(k)}</span>", _e(v)]
-                                           for k, v in _rows(r)])]
+                                           for k, v in _rows(r)]),
+            f"<p class=\"sub\">{_e(diagnostics_line(r))}</p>"]
     if r.get("notes"):
         body.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in r["notes"]) + "</ul>")
     return _page(f"verdict: {lab}", "\n".join(body))

@@ -6,7 +6,7 @@ Both take the JSON object of a verdict (:meth:`planner.verdict.Verdict.to_dict`,
 
 from __future__ import annotations
 
-__all__ = ["render_terminal", "render_markdown", "lead_sentence"]
+__all__ = ["render_terminal", "render_markdown", "lead_sentence", "diagnostics_line"]
 
 
 def lead_sentence(r: dict) -> str:
@@ -30,7 +30,8 @@ def lead_sentence(r: dict) -> str:
 
 
 def _num(x: float) -> str:
-    """Two decimals, or four significant digits below 1 (seconds, small latencies)."""
+    """Two decimals, or four significant digits below 1 (seconds, small latencies: a TPOT
+    σ of 0.0034 ms is not 0.00)."""
     return f"{x:.2f}" if abs(x) >= 1 else f"{x:.4g}"
 
 
@@ -41,9 +42,18 @@ def _fmt_iv(d: dict, unit: str, nd: int = 2) -> str:
 
 
 def _unit(r: dict) -> str:
-    """The values' unit in the views: TPS for a rate, else "units" (a latency's own unit is
-    not known to the result)."""
-    return "units" if r.get("direction") == "lower_is_better" else "TPS"
+    """The values' unit in the views: the result's ``metric`` read by
+    :func:`planner.limits.metric_unit` (``ms``, ``s``, ``bytes``; ``TPS`` for a rate); ''
+    for a lower-is-better metric of no known unit (plain numbers), which is printed bare."""
+    from planner.limits import metric_unit
+
+    u = metric_unit(r.get("metric"), r.get("direction") == "lower_is_better")
+    return "" if u == "units" else u
+
+
+def _with_unit(x: float, u: str) -> str:
+    """``x`` by :func:`_num`, then its unit when known."""
+    return f"{_num(x)} {u}" if u else _num(x)
 
 
 def _direction_row(r: dict) -> tuple[str, str]:
@@ -66,28 +76,24 @@ def _cold_row(r: dict) -> tuple[str, str] | None:
 
 
 def _rows(r: dict) -> list[tuple[str, str]]:
+    """The table's rows (terminal, Markdown, HTML); the noise scales and the engine's
+    diagnostics are one line after it (:func:`diagnostics_line`)."""
     hp = int(round(100 * r["hdi_prob"]))
-    si, sr = r["sigma_instance"], r["sigma_run"]
     cl = r["classical"]
     u = _unit(r)
     lower = r.get("direction") == "lower_is_better"
     rows = [
-        ("A", f"{r['a']}  (n={r['n_a']}, mean {_num(r['mean_tps_a'])} {u})"),
-        ("B", f"{r['b']}  (n={r['n_b']}, mean {_num(r['mean_tps_b'])} {u})"),
+        ("A", f"{r['a']}  (n={r['n_a']}, mean {_with_unit(r['mean_tps_a'], u)})"),
+        ("B", f"{r['b']}  (n={r['n_b']}, mean {_with_unit(r['mean_tps_b'], u)})"),
         _direction_row(r),
-        (f"Δ = B − A, {u} (mean, {hp}% HDI)", _fmt_iv(r["delta_tps"], "")),
+        (f"Δ = B − A, {u or 'value'} (mean, {hp}% HDI)", _fmt_iv(r["delta_tps"], "")),
         (f"Δ = B − A, % (mean, {hp}% HDI)", _fmt_iv(r["delta_pct"], "%", 3)),
-        ("ROPE", f"±{r['rope']['pct']:.3f}% = ±{r['rope']['tps']:.2f} {u}"),
+        ("ROPE", f"±{r['rope']['pct']:.3f}% = ±{_with_unit(r['rope']['tps'], u)}"),
         ("P(B > A)" + (" (B slower)" if lower else ""), f"{r['p_b_gt_a']:.3f}"),
         ("P(Δ > +ROPE) / P(Δ < −ROPE)",
          f"{r['p_b_gt_a_beyond_rope']:.3f} / {r['p_a_gt_b_beyond_rope']:.3f}"),
         ("P(|Δ| < ROPE) (equivalent)", f"{r['p_equivalent']:.3f}"),
-        ("σ_instance (median, HDI)", f"{si['pct']['median']:.3f}%  [{si['pct']['hdi_low']:.3f}, "
-                                     f"{si['pct']['hdi_high']:.3f}]  ≈ {si['tps']['median']:.2f} {u}"),
-        ("σ_run (median, HDI)", f"{sr['pct']['median']:.3f}%  [{sr['pct']['hdi_low']:.3f}, "
-                                f"{sr['pct']['hdi_high']:.3f}]  ≈ {sr['tps']['median']:.2f} {u}"),
         ("engine / prior", f"{r['engine']} ({r['likelihood']}) / {r['prior']['label']}"),
-        ("diagnostics", _diag(r["diagnostics"])),
         (_ztest_name(cl["z_test"]), "n/a (" + cl["z_test"].get("note", "") + ")"
          if cl["z_test"]["z"] is None else f"z={cl['z_test']['z']:+.2f}, p={cl['z_test']['p']:.3g} → "
                                 f"{'significant' if cl['z_test']['significant'] else 'not significant'}"),
@@ -103,6 +109,30 @@ def _rows(r: dict) -> list[tuple[str, str]]:
     return rows
 
 
+def _scale(name: str, s: dict, u: str, meaning: str) -> str:
+    """``σ_run 0.0935 % ≈ 0.4244 TPS (run-to-run spread on one machine)``: a noise scale's
+    posterior median, relative (3 significant digits) and in the metric's unit (as the
+    means: :func:`_num`)."""
+    return (f"{name} {s['pct']['median']:.3g} % ≈ {_with_unit(s['tps']['median'], u)} "
+            f"({meaning})")
+
+
+def diagnostics_line(r: dict) -> str:
+    """The noise scales and the engine's diagnostics in one line, a word on what each means.
+
+    ``diagnostics: σ_instance 0.325 % ≈ 1.48 TPS (machine-to-machine spread), σ_run 0.0935 %
+    ≈ 0.4244 TPS (run-to-run spread on one machine); exact grid of 11016 points (no sampling
+    error); edge mass 0.0 (no posterior mass at the grid's end: the grid is wide enough)``.
+    The σ are posterior medians (their HDIs are in the JSON: ``sigma_instance``,
+    ``sigma_run``).
+    """
+    u = _unit(r)
+    scales = ", ".join([
+        _scale("σ_instance", r["sigma_instance"], u, "machine-to-machine spread"),
+        _scale("σ_run", r["sigma_run"], u, "run-to-run spread on one machine")])
+    return f"diagnostics: {scales}; {_diag(r['diagnostics'])}"
+
+
 def _ztest_name(z: dict) -> str:
     """Row name of the z-test, with the σ it assumed (``z_test.sigma_tps`` of the result)."""
     sd = z.get("sigma_tps")
@@ -110,14 +140,21 @@ def _ztest_name(z: dict) -> str:
 
 
 def _diag(d: dict) -> str:
+    """The engine's diagnostics in words (exact grid: points and edge mass; MCMC: R-hat, ESS,
+    divergences)."""
+    ok = d.get("ok", True)
     if d.get("engine") == "exact":
-        return (f"exact grid ({d['grid_points']} points), edge mass {d['grid_edge_mass']:.1e}"
-                + ("" if d.get("ok", True) else " — FAILED"))
-    parts = [f"r_hat max {d.get('r_hat_max', float('nan')):.3f}",
-             f"ESS bulk min {d.get('ess_bulk_min', float('nan')):.0f}",
-             f"ESS tail min {d.get('ess_tail_min', float('nan')):.0f}",
-             f"divergences {d.get('divergences', '?')}"]
-    return ", ".join(parts) + ("" if d.get("ok", True) else " — FAILED: not decisive")
+        m = d["grid_edge_mass"]
+        edge = ("no posterior mass at the grid's end: the grid is wide enough" if ok else
+                "posterior mass at the grid's end: the grid is too narrow")
+        return (f"exact grid of {d['grid_points']} points (no sampling error); edge mass "
+                f"{'0.0' if m == 0 else f'{m:.2g}'} ({edge})" + ("" if ok else " — FAILED"))
+    parts = [f"r_hat max {d.get('r_hat_max', float('nan')):.3f} (chains agree at ≤ 1.01)",
+             f"ESS bulk min {d.get('ess_bulk_min', float('nan')):.0f}, tail min "
+             f"{d.get('ess_tail_min', float('nan')):.0f} (effective independent draws)",
+             f"divergences {d.get('divergences', '?')} (0: the sampler explored the whole "
+             "posterior)"]
+    return "MCMC " + ", ".join(parts) + ("" if ok else " — FAILED: not decisive")
 
 
 _STYLE = {"B better": "bold green", "A better": "bold red", "equivalent": "bold cyan",
@@ -138,6 +175,7 @@ def render_terminal(r: dict) -> None:
         t.add_row(k, v)
     con.print(lead_sentence(r))
     con.print(t)
+    con.print(diagnostics_line(r), markup=False, highlight=False)
     for n in r.get("notes", []):
         con.print(f"[dim]note: {n}[/dim]")
 
@@ -148,6 +186,7 @@ def render_markdown(r: dict) -> str:
              "|---|---|"]
     esc = lambda x: x.replace("|", "\\|")  # noqa: E731  (a pipe would end the cell)
     lines += [f"| {esc(k)} | {esc(v)} |" for k, v in _rows(r)]
+    lines += ["", diagnostics_line(r)]
     if r.get("notes"):
         lines += [""] + [f"- {n}" for n in r["notes"]]
     return "\n".join(lines) + "\n"
