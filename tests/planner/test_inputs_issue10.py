@@ -70,11 +70,121 @@ def test_runs_table_cell_with_underscore_is_an_error_naming_the_line(tmp_path):
     assert e.value.line == 5 and e.value.field == "tps" and "45_3.5" in e.value.message
 
 
-@pytest.mark.xfail(strict=True, reason="routed: planner/commands/verdict.py parses --a-runs "
-                   "with float(); it should use planner._parse.to_float (issue 10, kind 5)")
 def test_quick_form_value_with_underscore_exits_2(cli):
     code, _, err = cli("verdict", "--a-runs", "3_00,301", "--b-runs", "301,302")
     assert code == 2 and "not a number" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("args,field", [
+    (["--a", "3_00", "--b", "301"], "--a"),
+    (["--a", "300", "--b", "0x12d"], "--b"),
+    (["--a-runs", "300,301", "--b-runs", "301,3_02"], "--b-runs"),
+    (["--a", "300", "--b", "301", "--rope", "0_1%"], "--rope"),
+    (["--a", "300", "--b", "301", "--rope", "1e308"], "--rope"),
+    (["--a", "300", "--b", "301", "--cv", "2_0%"], "cv"),
+    (["--a", "300", "--b", "301", "--cv", "1e-300"], "cv"),
+    (["--a", "300", "--b", "301", "--cv-instance", "1e-300"], "cv_instance"),
+    (["--a", "300", "--b", "301", "--cv", "2%:1e308"], "cv"),
+    (["--a", "300", "--b", "301", "--cv", "2%:3_0"], "cv"),
+    (["--a", "300", "--b", "301", "--aa-runs", "300,1e-300,301"], "aa_runs (position 2)"),
+    (["--a", "300", "--b", "301", "--aa-runs", "300,1e308,301"], "aa_runs (position 2)"),
+    (["--a", "300", "--b", "301", "--aa-runs", "300,3_01"], "aa_runs"),
+    (["--a", "300", "--b", "301", "--seed", "1099511627776"], "--seed"),
+    (["--a", "300", "--b", "301", "--seed=4294967296"], "--seed"),
+])
+def test_every_numeric_verdict_option_uses_the_grammar_and_its_range(cli, args, field):
+    """Quick-form values, ROPE, stated CV and its df, A/A runs and the seed: one number
+    grammar (to_float) and one range each (planner.limits), one line naming the option."""
+    code, out, err = cli("verdict", *args)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert f"field '{field}'" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args", [
+    ["--cv", "1e-300"], ["--cv", "2%:1e308"], ["--aa-runs", "300,1e308,301"],
+])
+def test_repeats_reads_stated_noise_by_the_same_rule(cli, args):
+    code, _, err = cli("repeats", "--delta", "1", *args)
+    assert code == 2 and "Traceback" not in err and "implausible" in err
+
+
+def test_stated_noise_keeps_plain_values():
+    import math
+
+    from planner.priors import STATED_DF, parse_cv, parse_runs_list
+
+    assert parse_cv("2%") == (math.log1p(0.02), STATED_DF)
+    assert parse_cv("0.02:30") == (math.log1p(0.02), 30.0)
+    assert parse_runs_list(" 300, 301.5;302 ") == [300.0, 301.5, 302.0]
+    with pytest.raises(InputError, match="implausible noise scale"):  # CV of ~300 000 %
+        from planner.priors import stated_prior
+
+        stated_prior(aa_runs="300,100000,301")
+
+
+def test_rope_values_keep_their_type_and_range():
+    from planner.verdict import Rope
+
+    assert Rope.parse("0.1%") == Rope(0.1, True) and Rope.parse("1.5") == Rope(1.5, False)
+    assert Rope.parse(2) == Rope(2.0, False)
+    for bad in ("0_1%", "1e308", "nan", "50%", "-1"):
+        with pytest.raises(InputError) as e:
+            Rope.parse(bad)
+        assert e.value.field == "--rope"
+
+
+# -- kinds 1-3 and 5: a runs table's rep and names ------------------------------------------
+
+def _edit_cell(column: str, value: str, row: int = 3):
+    def edit(lines):
+        cols = lines[0].split(",")
+        cells = lines[row + 1].split(",")
+        cells[cols.index(column)] = value
+        lines[row + 1] = ",".join(cells)
+    return edit
+
+
+@pytest.mark.parametrize("value,match", [
+    ("-1", "rep -1 marks a warm-up pass"), ("1e12", "implausible rep"), ("-2", "implausible rep"),
+    ("2.5", "whole number"), ("3_0", "not a number"),
+])
+def test_runs_table_rep_has_one_rule(tmp_path, value, match):
+    p = _ab_table(tmp_path, _edit_cell("rep", value))
+    with pytest.raises(InputError, match=match) as e:
+        read_runs(p)
+    assert e.value.line == 5 and e.value.field == "rep"
+
+
+def test_rep_minus_one_stays_a_warm_up_pass(tmp_path):
+    def edit(lines):
+        _edit_cell("rep", "-1")(lines)
+        _edit_cell("phase", "warmup")(lines)
+    t = read_runs(_ab_table(tmp_path, edit))
+    assert [r.rep for r in t.runs].count(-1) == 1 and len(t.measured()) == 11
+    assert read_runs(RUNS).runs  # the shipped table's warm-up rows (rep -1) still read
+
+
+@pytest.mark.parametrize("column,tail", [
+    ("config", "\t"), ("metric", "\x0b"), ("workload", "\x85"), ("instance", "\x1f"),
+    ("run_group", "\n"),
+])
+def test_runs_table_names_keep_trailing_control_characters_to_refuse_them(tmp_path, column,
+                                                                          tail):
+    def edit(lines):
+        cols = lines[0].split(",")
+        cells = lines[4].split(",")
+        k = cols.index(column)
+        cells[k] = '"' + cells[k] + tail + '"' if tail == "\n" else cells[k] + tail
+        lines[4] = ",".join(cells)
+    with pytest.raises(InputError, match="control character") as e:
+        read_runs(_ab_table(tmp_path, edit))
+    # a quoted cell ending in a newline spans two lines: csv names the record's last one
+    assert e.value.field == column and e.value.line == (6 if tail == "\n" else 5)
+
+
+def test_runs_table_names_still_lose_padding_spaces(tmp_path):
+    t = read_runs(_ab_table(tmp_path, _edit_cell("metric", " decode_wall ")))
+    assert {r.metric for r in t.runs} == {"decode_wall"}
 
 
 # -- kinds 1-3: the noise prior: one rule for calibrate's output and every --prior reader ---
@@ -272,3 +382,113 @@ def test_ingest_manifest_name_with_trailing_tab_is_refused(cli, tmp_path):
     (root / "cfgA" / "run1" / "manifest.json").write_text(json.dumps({"name": "cfgA\t"}))
     code, _, err = cli("ingest", root, "-o", tmp_path / "runs.csv")
     assert code == 2 and "control character '\\t'" in err and "field 'config'" in err
+
+
+# -- kinds 1-3: a --prior file passes the rule calibrate applies to what it writes ----------
+
+@pytest.mark.parametrize("edit,field", [
+    (lambda d: d["tau"].update(scale=1e308), "tau.scale"),
+    (lambda d: d["tau"].update(scale=1e-300), "tau.scale"),
+    (lambda d: d["sigma"].update(df=1e308), "sigma.df"),
+    (lambda d: d["tau"].update(scale=True), "tau.scale"),
+    (lambda d: d["sigma"].update(scale=0.9), "sigma.scale"),
+    (lambda d: d.update(name="cal\x00"), "name"),
+])
+@pytest.mark.parametrize("command", [
+    ["verdict", "--a-runs", "300,301", "--b-runs", "302,303"], ["repeats", "--delta", "1"],
+])
+def test_prior_file_readers_apply_the_calibrate_rule(cli, tmp_path, edit, field, command):
+    d = _prior()
+    edit(d)
+    p = tmp_path / "prior.json"
+    p.write_text(json.dumps({"prior": d}), encoding="utf-8")
+    code, out, err = cli(*command, "--prior", p)
+    assert code == 2 and "Traceback" not in err and f"field '{field}'" in err
+    assert str(p) in err and len(err.strip().splitlines()) == 1
+
+
+def test_prior_file_is_a_recorded_input_with_its_sha256(cli, tmp_path):
+    import hashlib
+
+    p = tmp_path / "prior.json"
+    p.write_text(json.dumps({"prior": _prior()}), encoding="utf-8")
+    code, out, _ = cli("verdict", RUNS, "--a", "fa2sw_precache_agentI", "--b",
+                       "fa2sw_precache_agentI+SDPA_NUM_STAGES_AB=2", "--run-group", GROUP,
+                       "--prior", p, "--json")
+    assert code == 0
+    ins = json.loads(out)["inputs"]
+    assert [f["role"] for f in ins["files"]] == ["runs", "prior"]
+    assert ins["files"][1] == {"role": "prior", "name": str(p),
+                               "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+    assert ins["options"]["prior"] == str(p)  # the option as given stays recorded
+    code, out, _ = cli("verdict", "--a", "300", "--b", "301", "--prior", "local-a10g", "--json")
+    assert code == 0 and json.loads(out)["inputs"]["files"] == []  # a name is no file
+
+
+# -- plain language: the verdict views in the metric's unit, diagnostics in one line ---------
+
+@pytest.fixture(scope="module")
+def tpot_result():
+    """A lower-is-better verdict on a millisecond metric (a TPOT of ~3.2 ms)."""
+    from models.noise import platform_prior
+    from planner.runs import RunsTable, Run
+    from planner.verdict import verdict
+
+    runs = [Run(config=c, tps=v, instance=f"i{k}", rep=0, metric="mean_tpot_ms",
+                lower_is_better=True)
+            for c, vals in (("fa2", (3.241, 3.233, 3.25)), ("sdpa", (3.31, 3.305, 3.32)))
+            for k, v in enumerate(vals)]
+    return verdict(RunsTable(runs, "tpot.csv"), "fa2", "sdpa",
+                   prior=platform_prior("local-a10g")).to_dict()
+
+
+def test_verdict_names_its_metric(tpot_result):
+    assert tpot_result["metric"] == "mean_tpot_ms"
+    assert tpot_result["direction"] == "lower_is_better"
+
+
+def test_verdict_views_print_the_metric_unit_and_small_values(tpot_result, capsys):
+    from planner.report.html import render_html
+    from planner.report.verdict_view import diagnostics_line, render_markdown, render_terminal
+
+    r = json.loads(json.dumps(tpot_result))
+    render_terminal(r)
+    term = capsys.readouterr().out
+    md, page = render_markdown(r), render_html(r)
+    line = diagnostics_line(r)
+    for text in (term, md):
+        assert "units" not in text and "0.00 ms" not in text
+        assert "mean 3.24 ms" in text and "Δ = B − A, ms" in text
+        # the lead sentence first, then the table, then the diagnostics line
+        assert text.index("B is ") < text.index("P(B > A)") < text.index("diagnostics:")
+        assert "σ_instance (median" not in text and "σ_run (median" not in text
+    assert " ".join(term.split()).count(" ".join(line.split())) == 1
+    assert line in md
+    import html as _h
+
+    assert _h.escape(line) in page and "units" not in page
+    rope_ms = r["rope"]["tps"]
+    assert 0.001 < rope_ms < 0.01 and f"±{rope_ms:.4g} ms" in md
+    assert f"≈ {r['sigma_run']['tps']['median']:.4g} ms (run-to-run spread on one machine)" \
+        in line
+    assert "(machine-to-machine spread)" in line
+    g = r["diagnostics"]["grid_points"]
+    assert f"exact grid of {g} points (no sampling error)" in line
+    assert "the grid is wide enough" in line
+
+
+def test_verdict_view_of_plain_numbers_prints_no_made_up_unit():
+    from planner.report.verdict_view import _rows, diagnostics_line
+    from planner.runs import runs_from_values
+    from planner.verdict import verdict
+
+    r = verdict(runs_from_values([3.21, 3.25, 3.22], [3.18, 3.2, 3.19]), "A", "B",
+                lower_is_better=True).to_dict()
+    assert r["metric"] is None
+    text = "\n".join(f"{k} {v}" for k, v in _rows(r) if not k.startswith("z-test")) + \
+        diagnostics_line(r)
+    assert "units" not in text and "TPS" not in text and "mean 3.227 " not in text
+    assert "mean 3.23  " not in text and "(n=3, mean 3.23)" in text
+    hi = verdict(runs_from_values([300.0, 301.0, 302.0], [303.0, 304.0, 305.0]), "A",
+                 "B").to_dict()
+    assert "mean 301.00 TPS" in dict(_rows(hi))["A"]
