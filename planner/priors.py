@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 from planner.errors import InputError
 
 __all__ = ["PriorChoice", "resolve_prior", "stated_prior", "parse_cv", "parse_runs_list",
-           "prior_file_entry",
+           "prior_file_entry", "KNOWN_NOISE_DF",
            "build_hierarchy", "PRIOR_FILE_FORMAT", "STATED_DF", "PRIOR_HELP", "CV_HELP",
            "CV_INSTANCE_HELP", "AA_RUNS_HELP"]
 # the model imports (SciPy) are inside the functions: the command modules import the help texts
@@ -154,8 +154,15 @@ def _hierarchy():
     return _HIERARCHY
 
 
+#: df of a scale stated as known (``2%:known``, what ``planner repeats --known-noise``
+#: states): above :data:`models.assurance.KNOWN_DF` (1e6), so the assurance reads the scale as
+#: exact. Not a df a user types: :data:`planner.limits.PRIOR_DF` stops at 1e5.
+KNOWN_NOISE_DF = 1e9
+
+
 def parse_cv(text: str | float, *, field: str = "cv") -> tuple[float, float]:
-    """Parse a stated CV: ``2%``, ``0.02`` (a fraction) or ``2%:30`` (with its df).
+    """Parse a stated CV: ``2%``, ``0.02`` (a fraction), ``2%:30`` (with its df) or
+    ``2%:known`` (an exact scale, df :data:`KNOWN_NOISE_DF`).
 
     The value and the df are read by the one number grammar
     (:func:`planner._parse.to_float`: ``2_0%`` is refused) and checked against
@@ -179,18 +186,27 @@ def parse_cv(text: str | float, *, field: str = "cv") -> tuple[float, float]:
     df = STATED_DF
     if ":" in s:
         s, d = s.split(":", 1)
+        if d.strip(" ").lower() == "known":
+            return math.log1p(_parse_cv_value(s, text, field)), KNOWN_NOISE_DF
         try:
             df = to_float(d)
         except (TypeError, ValueError, OverflowError):
             raise InputError(f"df after ':' is not a number: {text!r}", field=field) from None
         df = check("df", df, field=field)
+    return math.log1p(_parse_cv_value(s, text, field)), df
+
+
+def _parse_cv_value(s: str, text, field: str) -> float:
+    """The CV of ``s`` (``2%`` or ``0.02``) as a fraction in :data:`planner.limits.NOISE_CV`."""
+    from planner._parse import to_float
+    from planner.limits import check
+
     pct = s.endswith("%")
     try:
         v = to_float(s[:-1] if pct else s)
     except (TypeError, ValueError, OverflowError):
         raise InputError(f"not a CV such as '2%' or '0.02': {text!r}", field=field) from None
-    c = check("cv", v / 100.0 if pct else v, field=field)
-    return math.log1p(c), df
+    return check("cv", v / 100.0 if pct else v, field=field)
 
 
 def parse_runs_list(text: str, *, field: str = "aa_runs") -> list[float]:
