@@ -164,18 +164,29 @@ def conditional_posterior(st: SuffStats, tau: np.ndarray, sigma: np.ndarray, m0:
     den = s2[:, None] + n_i[None, :] * t2[:, None]                  # (G, I)
     g = t2[:, None] / den                                            # (G, I)
     A = (st.XtX[None] - np.einsum("gi,ip,iq->gpq", g, st.x_i, st.x_i)) / s2[:, None, None]
-    P = A + np.diag(1.0 / v0)[None]
-    L = np.linalg.cholesky(P)                                        # (G, p, p)
-    eye = np.eye(P.shape[-1])
-    Linv = np.linalg.solve(L, np.broadcast_to(eye, P.shape))
-    Pinv = np.einsum("gkp,gkq->gpq", Linv, Linv)                     # (G, p, p)
-    logdetP = 2.0 * np.log(np.diagonal(L, axis1=-2, axis2=-1)).sum(-1)   # (G,)
     logdetS = ((n_i[None, :] - 1.0) * np.log(s2)[:, None] + np.log(den)).sum(-1)  # (G,)
 
     # data-dependent parts, batch B
     gT = np.einsum("gi,...i->...gi", g, st.T_i)                      # B+(G, I)
     b = (st.Xty[..., None, :] - np.einsum("...gi,ip->...gp", gT, st.x_i)) / s2[:, None]
     q = (st.Q[..., None] - np.einsum("...gi,...i->...g", gT, st.T_i)) / s2
+    return _integrate_fixed(st, A, b, q, logdetS, m0, v0)
+
+
+def _integrate_fixed(st: SuffStats, A, b, q, logdetS, m0, v0):
+    """The Gaussian integral over the fixed effects shared by both grid-sum paths.
+
+    With prior precision :math:`V_0^{-1}`, :math:`P = A + V_0^{-1}` (Cholesky per grid
+    point), :math:`r = b + V_0^{-1} m_0`; returns ``(loglik, mean, Pinv)`` as
+    :func:`conditional_posterior` documents. ``A``: (G, p, p); ``b``: B+(G, p); ``q``, B+(G,);
+    ``logdetS``: (G,).
+    """
+    P = A + np.diag(1.0 / v0)[None]
+    L = np.linalg.cholesky(P)                                        # (G, p, p)
+    eye = np.eye(P.shape[-1])
+    Linv = np.linalg.solve(L, np.broadcast_to(eye, P.shape))
+    Pinv = np.einsum("gkp,gkq->gpq", Linv, Linv)                     # (G, p, p)
+    logdetP = 2.0 * np.log(np.diagonal(L, axis1=-2, axis2=-1)).sum(-1)   # (G,)
     r = b + (m0 / v0)
     mean = np.einsum("gpq,...gq->...gp", Pinv, r)
     quad = np.einsum("...gp,...gp->...g", r, mean)
@@ -199,22 +210,11 @@ def _conditional_posterior_typed(st: SuffStats, tau, sigma, m0, v0):
     den = s2[:, None] + n_k[None, :] * t2[:, None]                  # (G, K)
     g = t2[:, None] / den                                            # (G, K)
     A = (st.XtX[None] - np.einsum("gk,k,kp,kq->gpq", g, count, x_k, x_k)) / s2[:, None, None]
-    P = A + np.diag(1.0 / v0)[None]
-    L = np.linalg.cholesky(P)
-    eye = np.eye(P.shape[-1])
-    Linv = np.linalg.solve(L, np.broadcast_to(eye, P.shape))
-    Pinv = np.einsum("gkp,gkq->gpq", Linv, Linv)
-    logdetP = 2.0 * np.log(np.diagonal(L, axis1=-2, axis2=-1)).sum(-1)
     logdetS = (count[None, :] * ((n_k[None, :] - 1.0) * np.log(s2)[:, None]
                                  + np.log(den))).sum(-1)
     b = (st.Xty[..., None, :] - np.einsum("gk,...k,kp->...gp", g, S1, x_k)) / s2[:, None]
     q = (st.Q[..., None] - np.einsum("gk,...k->...g", g, S2)) / s2
-    r = b + (m0 / v0)
-    mean = np.einsum("gpq,...gq->...gp", Pinv, r)
-    quad = np.einsum("...gp,...gp->...g", r, mean)
-    const = st.N * _LOG2PI + np.sum(np.log(v0)) + np.sum(m0 * m0 / v0)
-    loglik = -0.5 * (const + logdetS + logdetP + q - quad)
-    return loglik, mean, Pinv
+    return _integrate_fixed(st, A, b, q, logdetS, m0, v0)
 
 
 #: Up to this many instances (and indicator cells, instances x runs) the sufficient statistics
