@@ -21,8 +21,9 @@ _OPTIONS = {"delta": "--delta", "baseline_tps": "--baseline-tps", "rule": "--rul
             "pairs_per_instance": "--pairs-per-instance", "batch": "--batch", "sims": "--sims",
             "cv": "--cv", "cv_instance": "--cv-instance", "aa_runs": "--aa-runs",
             "prior": "--prior"}
-#: df of a scale stated with --known-noise (read as known: models.assurance.KNOWN_DF = 1e6)
-_KNOWN_NOISE_DF = 1e9
+# --known-noise states its scales as known: ``2%:known`` (planner.priors.KNOWN_NOISE_DF,
+# 1e9, above models.assurance.KNOWN_DF = 1e6; a typed df stops at limits.PRIOR_DF)
+
 #: between-instance CV taken with --known-noise when --cv-instance is not given (the
 #: between-instance noise is then included in --cv; the engine's grid starts at 0.001 %)
 _KNOWN_NOISE_TAU = "0.002%"
@@ -231,8 +232,8 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
 
 
 def _exact(cv: str) -> str:
-    """A stated CV with the df of a known scale (``2%`` -> ``2%:1e9``; a given df is kept)."""
-    return cv if ":" in str(cv) else f"{cv}:{_KNOWN_NOISE_DF:g}"
+    """A stated CV as a known scale (``2%`` -> ``2%:known``; a given df is kept)."""
+    return cv if ":" in str(cv) else f"{cv}:known"
 
 
 def _check_options(*, sims, runs_per_instance, pairs_per_instance, batch, runs, a, b, metric,
