@@ -338,6 +338,27 @@ class _Sizer:
                         runs_total=c["runs"], minimal=minimal)
         return self._flags(row, row.cost_usd)
 
+    def full_row(self, row: DesignRow) -> DesignRow:
+        """The fixed design of ``row`` simulated in full (all ``sims`` experiments of every
+        scenario, no adaptive stopping): the numbers the recommended design is shown with."""
+        kind, n = row.design, int(row.runs_per_arm)
+        rpi = row.runs_per_instance if kind == "separate" else None
+        saved, self.adaptive = self.adaptive, None
+        try:
+            self.cache.pop((kind, n, True, rpi or (self.q.rpi if kind == "separate" else None)),
+                           None)
+            return self.row_fixed(kind, n, minimal=row.minimal, rpi=rpi)
+        finally:
+            self.adaptive = saved
+
+    def full_sequential_rows(self, base: str, batch: int, lad: list[int]) -> list[DesignRow]:
+        """:meth:`sequential_rows` simulated in full (no adaptive stopping)."""
+        saved, self.adaptive = self.adaptive, None
+        try:
+            return self.sequential_rows(base, batch, lad)
+        finally:
+            self.adaptive = saved
+
     def fixed_rows(self, kind: str, lad: list[int]) -> list[DesignRow]:
         """Step 3: the ladder of one fixed design, stopped two rungs past the target, plus
         the minimal design reaching the target (flagged ``minimal``)."""
@@ -645,7 +666,9 @@ def plan_repeats(delta: float | np.ndarray | None, *, relative: bool = False,
         with a probability of about 0.1 % each; a rate from k < sims experiments is within
         its reported SE of the full one, SD sqrt(p(1-p)(1/k - 1/sims))). Sequential plans
         simulate their assurance scenario (expected runs, costs) in full unless it is surely
-        below the target (such a plan is never chosen). False: every
+        below the target (such a plan is never chosen); the recommended design (a sequential
+        one: its base's plans) is simulated again in full, so the recommendation is shown
+        with the full simulation's numbers. False: every
         scenario uses all ``sims`` experiments.
 
     Returns
@@ -710,6 +733,22 @@ def plan_repeats(delta: float | np.ndarray | None, *, relative: bool = False,
             rows += sizer.sequential_rows(base, b, lad)
 
     rec, reason = _recommend(rows, q)
+    if sizer.adaptive is not None and not sizer.exact:
+        # the recommended fixed design is shown with its full simulation (adaptive sizes only
+        # decide the others); should it then fail, the next candidate gets the same
+        full_ids: set = set()
+        while rec is not None and id(rec) not in full_ids:
+            if rec.design == "sequential":      # its base's plans, every mass, in full
+                idx = [k for k, r in enumerate(rows)
+                       if r.design == "sequential" and r.layout == rec.layout]
+                new = sizer.full_sequential_rows(rec.layout, int(rec.batch), lad)
+                rows[idx[0]:idx[-1] + 1] = new
+                full_ids.update(id(r) for r in new)
+            else:
+                i = next(k for k, r in enumerate(rows) if r is rec)
+                rows[i] = sizer.full_row(rec)
+                full_ids.add(id(rows[i]))
+            rec, reason = _recommend(rows, q)
     beyond = None
     if rec is None and search_beyond_cap and fixed_kinds and \
             not any(r.meets_target for r in rows):

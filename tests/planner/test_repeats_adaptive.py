@@ -1,6 +1,7 @@
 """``planner repeats`` / ``planner budget`` with adaptive Monte-Carlo sizes
 (models.assurance.Adaptive) against the full simulation, same seeds: the same recommended
-design and runs per arm, the same flags on every row, and every rate within 4 Monte-Carlo SDs
+design and runs per arm (its row identical: it is simulated again in full), the same flags on
+every row, and every rate within 4 Monte-Carlo SDs
 (sqrt(p(1-p)/k), plus 1/k) of the full simulation's rate, on the shipped budget plan
 and on a grid of effects and platforms (none of them used to choose the stopping rule)."""
 
@@ -24,6 +25,8 @@ def _same_plan(full: dict, fast: dict, where: str) -> None:
     key = (lambda r: None if r is None else
            (r["design"], r["runs_per_arm"], r.get("layout"), r.get("per_look_hdi_prob")))
     assert key(full["recommended"]) == key(fast["recommended"]), where
+    if full["recommended"] is not None:      # shown with the full simulation's numbers
+        assert full["recommended"] == fast["recommended"], where
     # a sequential row's runs per arm is its expected stop: simulated in full when the plan
     # can be chosen (meets the target), else from a prefix (tolerance below)
     rows = lambda d: [(r["design"], None if r["design"] == "sequential" else r["runs_per_arm"],
@@ -88,5 +91,8 @@ def test_shipped_budget_plan_same_purchases(monkeypatch):
         rx, ry = x["recommended"], y["recommended"]
         assert (rx is None) == (ry is None), x["name"]
         if rx is not None:
-            assert (rx["design"], rx["runs_per_arm"], rx["cost_usd"]) == \
-                (ry["design"], ry["runs_per_arm"], ry["cost_usd"]), x["name"]
+            # the purchase itself is the full simulation's; its design's curve (the other
+            # rows) is within the rates' tolerance
+            drop = lambda r: {k: v for k, v in r.items() if k != "curve"}
+            assert drop(rx) == drop(ry), x["name"]
+    assert full["totals"] == fast["totals"]
