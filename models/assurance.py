@@ -159,6 +159,16 @@ class GridAnalysis:
     ∝ p(y|τ,σ) p(τ) p(σ) τ σ. The data enter through :meth:`stats`; ``theta`` (F, G) turns
     the features of :meth:`features` into log weights, ``W`` (J, G) turns z into the
     conditional means of Δ, ``delta_sd`` (G,) are the conditional SDs (log scale).
+
+    Every 1/σ² coefficient of the quadratic forms is built as a design constant / σ² plus
+    terms in f_k = 1/(n_k (σ² + n_k τ²)) (g_k = 1/n_k − σ² f_k), never as a difference of
+    two O(1/σ²) terms. The plain algebra cancels terms of
+    size z²/σ² down to z²/(σ² + nτ²): where τ/σ ≳ 1e4 (the unknown-platform prior's grid
+    reaches τ/σ ~ 1e10) its rounding errors of up to thousands of nats gave those grid points
+    all the mass, and a dataset of 10 % noise was analysed as if the noise were ~40
+    (posterior SD of Δ ≈ the prior's 1.4; tests/models/test_assurance_weak_prior.py).
+    Instances running both configs keep one such cancellation, in the within-instance sum
+    of squares (about 1e-3 nats at τ/σ = 100 with 40 runs on one instance).
     """
 
     def __init__(self, layout: Layout, prior: NoisePrior, tau: np.ndarray, sigma: np.ndarray,
@@ -177,7 +187,11 @@ class GridAnalysis:
         xk = np.array([[t.a, t.b] for t in types], float).reshape(K, 2)
         gk = t2[:, None] / (s2[:, None] + nk[None, :] * t2[:, None])             # (G, K)
         XtX = np.diag([layout.n_a, layout.n_b]).astype(float)
-        Asum = XtX[None] - np.einsum("gk,k,kp,kq->gpq", gk, cnt, xk, xk)
+        # g_k = 1/n_k - s^2 f_k with f_k = 1/(n_k (s^2 + n_k t^2)): every 1/s^2 coefficient
+        # below is a design constant / s^2 plus terms in f_k, never a difference of two
+        # O(1/s^2) terms (see the class notes)
+        fk = 1.0 / (nk[None, :] * (s2[:, None] + nk[None, :] * t2[:, None]))   # (G, K)
+        A_old = 0.0
         logdetS = (cnt[None, :] * ((nk[None, :] - 1.0) * np.log(s2)[:, None]
                                    + np.log(s2[:, None] + nk[None, :] * t2[:, None]))).sum(1)
         N = float(layout.n_runs)
@@ -191,7 +205,7 @@ class GridAnalysis:
             H[ex.inst, np.arange(ex.n_runs)] = 1.0
             ni, xi, Ti = H.sum(1), H @ ex.X, H @ ex.y
             gi = t2[:, None] / (s2[:, None] + ni[None, :] * t2[:, None])         # (G, I)
-            Asum = Asum + (ex.X.T @ ex.X)[None] - np.einsum("gi,ip,iq->gpq", gi, xi, xi)
+            A_old = (ex.X.T @ ex.X)[None] - np.einsum("gi,ip,iq->gpq", gi, xi, xi)
             logdetS = logdetS + ((ni[None, :] - 1.0) * np.log(s2)[:, None]
                                  + np.log(s2[:, None] + ni[None, :] * t2[:, None])).sum(1)
             b_old = ((ex.X.T @ ex.y)[None, :] - (gi * Ti[None, :]) @ xi) / s2[:, None]
@@ -199,7 +213,10 @@ class GridAnalysis:
             S_old = float(ex.y.sum())
             N += ex.n_runs
         self.N = N
-        P = Asum / s2[:, None, None] + np.eye(2)[None] / v0
+        # new runs: (XtX - sum_k count_k x_k x_k^T / n_k) / s^2 + sum_k count_k f_k x_k x_k^T
+        Cw = XtX - np.einsum("k,kp,kq->pq", cnt / nk, xk, xk)                  # within-instance
+        P = Cw[None] / s2[:, None, None] + np.einsum("gk,k,kp,kq->gpq", fk, cnt, xk, xk) \
+            + A_old / s2[:, None, None] + np.eye(2)[None] / v0
         det = P[:, 0, 0] * P[:, 1, 1] - P[:, 0, 1] * P[:, 1, 0]
         Pinv = np.empty_like(P)
         Pinv[:, 0, 0], Pinv[:, 1, 1] = P[:, 1, 1] / det, P[:, 0, 0] / det
@@ -214,7 +231,6 @@ class GridAnalysis:
         R[:, :, 3:] = -(gk[:, None, :] * xk.T[None, :, :]) / s2[:, None, None]
         u = np.zeros(J)
         u[0], u[1], u[2] = S_old, 1.0, 1.0
-        Mq = 0.5 * np.einsum("gpj,gpq,gqk->gjk", R, Pinv, R) - np.outer(u, u)[None] / (v0 * N * N)
         const = -0.5 * (N * _LOG2PI + 2.0 * math.log(v0) + logdetS + logdetP + q_old)
         const = const + prior.tau.logpdf(self.tau) + prior.sigma.logpdf(self.sigma) \
             + np.log(self.tau) + np.log(self.sigma)
@@ -224,7 +240,19 @@ class GridAnalysis:
         keep, L = _reduce_columns(types)
         self._keep = keep
         Jr = keep.size
-        Mr = np.einsum("ia,gij,jb->gab", L, Mq, L)                              # (G, Jr, Jr)
+        # r = Rr z[:, keep], Rr = R @ L with the 1/s^2 parts regrouped: (L[1+p] - sum_k x_kp
+        # L[3+k] / n_k) / s^2 (a design constant, 0 when no instance runs both configs) +
+        # sum_k f_k x_kp L[3+k]
+        R0 = R.copy()
+        R0[:, 0, 1] -= 1.0 / s2
+        R0[:, 1, 2] -= 1.0 / s2
+        R0[:, :, 3:] = 0.0
+        Cr = L[1:3] - np.einsum("kp,kr->pr", xk / nk[:, None], L[3:])           # (2, Jr)
+        Rr = np.einsum("gpj,jr->gpr", R0, L) + Cr[None] / s2[:, None, None] \
+            + np.einsum("gk,kp,kr->gpr", fk, xk, L[3:])                        # (G, 2, Jr)
+        uL = L.T @ u
+        Mr = 0.5 * np.einsum("gpa,gpq,gqb->gab", Rr, Pinv, Rr) \
+            - np.outer(uL, uL)[None] / (v0 * N * N)                            # (G, Jr, Jr)
         iu, ju = np.triu_indices(Jr)
         self._iu, self._ju = iu, ju
         th = Mr[:, iu, ju] * np.where(iu == ju, 1.0, 2.0)[None, :]              # (G, Jr(Jr+1)/2)
@@ -233,11 +261,12 @@ class GridAnalysis:
         # all instances single-run: sum y^2 = sum over types of the squared instance totals
         self._fold_q = bool(all(t.n == 1 for t in types))
         if self._fold_q:
-            thq = thq[:, 1:] + thq[:, :1]
+            # -1/(2 s^2) + g_k/(2 s^2) = -f_k/2 for n_k = 1
+            thq = -0.5 * fk
         self.theta = np.ascontiguousarray(np.concatenate([th, thq], axis=1).T)  # (F, G)
         c = np.array([-1.0, 1.0])
         self.W = np.ascontiguousarray(np.einsum("gpj,gpq,q->jg", R, Pinv, c))   # (J, G)
-        self.WT = np.ascontiguousarray((L.T @ self.W).T)                        # (G, Jr)
+        self.WT = np.ascontiguousarray(np.einsum("gpr,gpq,q->gr", Rr, Pinv, c))  # (G, Jr)
         self.delta_sd = np.sqrt(np.einsum("p,gpq,q->g", c, Pinv, c))            # (G,)
         self.mu_mean_coef = np.einsum("gpj,gpq->gqj", R, Pinv)                 # (G, 2, J)
 
