@@ -28,7 +28,9 @@ import io
 import json
 import re
 from sys import intern
+from array import array
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -116,19 +118,42 @@ def _warm_metric(metric: str | None) -> bool:
     return bool(metric) and metric.startswith("probe")
 
 
+#: The columns of a census key (:attr:`RunsTable.census`), in order.
+CENSUS_COLUMNS = ("config", "platform", "metric", "workload", "run_group", "phase")
+
+
 @dataclass
 class RunsTable:
-    """A validated list of runs read from ``path``."""
+    """A validated list of runs read from ``path``.
+
+    A table read for some configs only (``read_runs(..., configs=...)``) holds the runs of
+    those configs (``kept``) and, in ``census``, the distinct
+    (:data:`CENSUS_COLUMNS`) of every row of the file in order of first appearance: enough
+    for :meth:`configs`, :meth:`filter`, :meth:`measured` and :meth:`select` to answer, and
+    to word their errors, exactly as on the whole table. Other methods see the kept runs
+    only; call them on a :meth:`select` of kept configs (a full table again).
+    """
 
     runs: list[Run]
     path: str = "<runs>"
+    #: Distinct census keys of every row (None: ``runs`` is every row of the file).
+    census: dict | None = field(default=None, repr=False, compare=False)
+    #: The configs whose runs ``runs`` holds when ``census`` is given.
+    kept: frozenset | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.runs)
 
     @property
+    def has_rows(self) -> bool:
+        """True when some row is left (a kept run, or a row counted in the census)."""
+        return bool(self.runs) or bool(self.census)
+
+    @property
     def configs(self) -> list[str]:
         """Config labels in order of first appearance."""
+        if self.census is not None:
+            return list(dict.fromkeys(k[0] for k in self.census))
         return list(dict.fromkeys(r.config for r in self.runs))
 
     def select(self, configs: Iterable[str]) -> "RunsTable":
@@ -142,11 +167,18 @@ class RunsTable:
                 raise InputError(f"config '{c}' is not in the file{hint}; the file's configs: "
                                  f"{_listing(self.configs)}", file=self.path, field="config")
         keep = set(configs)
+        if self.kept is not None and not keep <= self.kept:
+            raise ValueError(f"configs {sorted(keep - self.kept)} were not kept when the table "
+                             "was read (read_runs configs=...)")
         return RunsTable([r for r in self.runs if r.config in keep], self.path)
 
     def measured(self) -> "RunsTable":
         """Rows whose ``phase`` is not ``warmup`` (explicit warm-up passes are not measurements)."""
-        return RunsTable([r for r in self.runs if r.phase != "warmup"], self.path)
+        runs = [r for r in self.runs if r.phase != "warmup"]
+        if self.census is not None:
+            return RunsTable(runs, self.path, {k: None for k in self.census if k[5] != "warmup"},
+                             self.kept)
+        return RunsTable(runs, self.path)
 
     def filter(self, *, blank_platform: bool = False, **kv: str | None) -> "RunsTable":
         """Rows whose columns equal the given non-None values (e.g. ``metric="decode_wall"``).
@@ -161,6 +193,8 @@ class RunsTable:
             A filter drops every row left: names the filter, its value and the values the
             rows hold (field: the column).
         """
+        if self.census is not None:
+            return self._filter_census(blank_platform, kv)
         rows = self.runs
         for k, v in kv.items():
             if v is None:
@@ -182,6 +216,35 @@ class RunsTable:
                 raise InputError(f"no row with {k} '{v}'; the file's {k}{plural}: "
                                  f"{_listing(vals)}", file=self.path, field=k)
         return RunsTable(rows, self.path)
+
+    def _filter_census(self, blank_platform: bool, kv: dict) -> "RunsTable":
+        """:meth:`filter` of a table read for some configs: the census keys stand for the
+        rows (same checks, same values listed in the same order)."""
+        keys, rows = list(self.census), self.runs
+        for k, v in kv.items():
+            if v is None:
+                continue
+            if k not in CENSUS_COLUMNS:
+                raise ValueError(f"a table read for some configs filters on "
+                                 f"{', '.join(CENSUS_COLUMNS)} only, not {k!r}")
+            col = CENSUS_COLUMNS.index(k)
+            before = keys
+            if k == "platform":
+                want = canonical_platform(v)
+                match = {p for p in {c[1] for c in keys} if canonical_platform(p) == want
+                         or (blank_platform and not p)}
+                keys = [c for c in keys if c[1] in match]
+                rows = [r for r in rows if r.platform in match]
+            else:
+                keys = [c for c in keys if c[col] == v]
+                rows = [r for r in rows if getattr(r, k) == v]
+            if before and not keys:
+                vals = list(dict.fromkeys(
+                    (canonical_platform(c[1]) if k == "platform" else c[col]) for c in before))
+                plural = "es" if k.endswith("s") else "s"
+                raise InputError(f"no row with {k} '{v}'; the file's {k}{plural}: "
+                                 f"{_listing(vals)}", file=self.path, field=k)
+        return RunsTable(rows, self.path, dict.fromkeys(keys), self.kept)
 
     def check_homogeneous(self, columns: Sequence[str] = ("metric", "workload")) -> None:
         """Refuse to pool rows of different ``metric`` or ``workload``.
@@ -447,7 +510,8 @@ def _check_columns(cols: Iterable[str], path: str, tps_column: str | None = None
 
 
 def read_runs(path: str | Path, *, format: str | None = None, metric: str | None = None,
-              tps_column: str | None = None, instance: str | None = None) -> RunsTable:
+              tps_column: str | None = None, instance: str | None = None,
+              configs: Iterable[str] | None = None) -> RunsTable:
     """Read a runs table (CSV, JSON or JSONL) or a benchmark tool's result file.
 
     Parameters
@@ -468,6 +532,12 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
     instance : str, optional
         For a tool's result file, the instance of every run (the files cannot say which
         machine ran them; without it each run is its own instance).
+    configs : iterable of str, optional
+        Keep the runs of these configs only (a verdict's A and B): every row is still
+        validated and duplicate-checked, with the same errors, but the other rows are only
+        counted in the table's census (:attr:`RunsTable.census`), so a large CSV/JSONL table
+        costs the memory of the kept runs, and a plain row of another config is checked by a
+        fast path (:func:`_read_csv_census`). Other formats read every run (``census`` None).
 
     Returns
     -------
@@ -492,6 +562,17 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
         size = p.stat().st_size
     except FileNotFoundError:
         raise InputError("file not found", file=name) from None
+    if configs is not None and suffix in (".csv", ".jsonl") and format in (None, "table"):
+        sink = _Census(frozenset(configs))
+        if _read_streamed(p, name, suffix, tps_column, instance, size, format, sink) is not None:
+            if not sink.rows:
+                raise InputError("no runs in file (header only?)", file=name)
+            if not sink.summary and not sink.maybe_duplicate():
+                return RunsTable(sink.runs, name, sink.census, sink.kept)
+            # summary rows, or two rows whose duplicate keys hash alike: the whole table,
+            # read again, gives the exact answer (the pseudo-runs, or the duplicate's message)
+        else:
+            configs = None  # a tool's result file: read whole below
     if suffix in (".csv", ".jsonl") and format in (None, "table"):
         runs = _read_streamed(p, name, suffix, tps_column, instance, size, format)
         if runs is not None:
@@ -545,11 +626,50 @@ def _expand_summaries(runs: list[Run], path: str) -> list[Run]:
     return expand_runs(runs, path)
 
 
+class _Census:
+    """Where a table read for some configs puts its rows (in place of a list of runs): the
+    runs of the ``kept`` configs, the census key (:data:`CENSUS_COLUMNS`) of every row, and
+    the hash of every row's duplicate key (:func:`_duplicate_key`)."""
+
+    __slots__ = ("kept", "runs", "census", "hashes", "rows", "summary")
+
+    def __init__(self, kept: frozenset):
+        self.kept = kept
+        self.runs: list[Run] = []
+        self.census: dict = {}
+        self.hashes = array("q")
+        self.rows = 0
+        self.summary = False
+
+    def append(self, run: Run) -> None:
+        """Count one validated run (keep it when its config is kept)."""
+        self.rows += 1
+        if "_summary_obj" in run.extra:
+            self.summary = True
+        key = (run.config, run.platform, run.metric, run.workload, run.run_group, run.phase)
+        if key not in self.census:
+            self.census[key] = None
+        dup = _duplicate_key(run)
+        if dup is not None:
+            self.hashes.append(hash(dup))
+        if run.config in self.kept:
+            self.runs.append(run)
+
+    def maybe_duplicate(self) -> bool:
+        """True when two rows' duplicate keys hash alike (a duplicate, or a hash collision)."""
+        if len(self.hashes) < 2:
+            return False
+        h = np.frombuffer(self.hashes, dtype=np.int64).copy()
+        h.sort()
+        return bool((h[1:] == h[:-1]).any())
+
+
 def _read_streamed(p: Path, name: str, suffix: str, tps_column: str | None,
-                   instance: str | None, size: int, format: str | None) -> list[Run] | None:
+                   instance: str | None, size: int, format: str | None,
+                   sink: _Census | None = None) -> list[Run] | _Census | None:
     """A ``.csv`` or ``.jsonl`` runs table read line by line from the open file (no copy of
     the whole text); None when a ``.jsonl`` file's first record is a tool's result (the caller
-    then reads the whole file)."""
+    then reads the whole file). With ``sink``, the rows go to it (and it is returned)."""
     with open(p, encoding="utf-8-sig", newline="" if suffix == ".csv" else None) as fh:
         try:
             head = fh.read(1 << 16)
@@ -571,14 +691,16 @@ def _read_streamed(p: Path, name: str, suffix: str, tps_column: str | None,
                 raise InputError("a runs table names its instances in its 'instance' column",
                                  file=name, field="instance")
             if suffix == ".csv":
-                return _read_csv(fh, name, tps_column)
-            return _read_jsonl(fh, name, tps_column)
+                return _read_csv(fh, name, tps_column, sink)
+            return _read_jsonl(fh, name, tps_column, sink)
         except UnicodeDecodeError as exc:
             raise InputError(f"not UTF-8 text ({exc.reason})", file=name) from None
 
 
-def _read_csv(fh, path: str, tps_column: str | None = None) -> list[Run]:
-    """Rows of a CSV runs table from an open text file (read row by row)."""
+def _read_csv(fh, path: str, tps_column: str | None = None, sink: _Census | None = None
+              ) -> list[Run] | _Census:
+    """Rows of a CSV runs table from an open text file (read row by row); into ``sink``
+    when given (:func:`_read_csv_census`)."""
     reader = csv.reader(fh)
     header = next(reader, None)
     if header is None:
@@ -587,13 +709,106 @@ def _read_csv(fh, path: str, tps_column: str | None = None) -> list[Run]:
     rate = _check_columns([c for c in names if c], path, tps_column)
     width = len(header)
     keep = [(i, c) for i, c in enumerate(names) if c]
-    runs = []
+    runs = [] if sink is None else sink
     try:
-        for row in reader:
-            _csv_row(row, reader, runs, width, keep, path, rate)
+        if sink is not None and "mean" not in names and "median" not in names and (
+                rate == "tps" or rate not in _KNOWN):
+            _read_csv_census(reader, sink, width, keep, path, rate)
+        else:
+            for row in reader:
+                _csv_row(row, reader, runs, width, keep, path, rate)
     except csv.Error as exc:
         raise InputError(f"unreadable CSV: {exc}", file=path, line=reader.line_num) from None
     return runs
+
+
+#: A plain decimal (``258.4442``, ``7``): a subset of :data:`planner._parse.NUMBER` whose
+#: ``float`` is :func:`planner._parse.to_float`'s.
+_PLAIN = re.compile(r"[0-9]+(?:\.[0-9]+)?").fullmatch
+_BOOLS = frozenset(("1", "true", "yes", "y", "t", "0", "false", "no", "n", "f"))
+
+
+def _fast_names(raw: tuple) -> tuple | None:
+    """The checked names of a row's raw :data:`NAME_FIELDS` cells (spaces trimmed), or None
+    when the row needs the full check (a control character, a blank config)."""
+    if has_control("".join(raw)):
+        return None
+    names = tuple([v.strip(" ") for v in raw])
+    return names if names[0] else None
+
+
+def _read_csv_census(reader, sink: _Census, width: int, keep: list, path: str,
+                     rate: str) -> None:
+    """The rows of a CSV table into ``sink``. A row of a config not kept, all of whose
+    cells are plain (names without control characters, the value and ``ppl`` plain
+    decimals inside their ranges, ``rep`` a whole number 0 .. 10^6, ``cold`` blank or a
+    boolean word), is checked here without building its :class:`Run`: every such row is one
+    that :func:`_row_to_run` accepts, and its census key and duplicate key are the ones its
+    run would have. Any other row (kept, blank, short, unusual) takes the full path
+    (:func:`_csv_row`), so every error is worded as before."""
+    idx = {c: i for i, c in keep}
+    blank = width  # a "" appended to each row stands for the absent columns
+    name_of = itemgetter(*[idx.get(f, blank) for f in NAME_FIELDS])
+    it = idx[rate]
+    ir, ip, ic = idx.get("rep", blank), idx.get("ppl", blank), idx.get("cold", blank)
+    kept, hashes, census = sink.kept, sink.hashes, sink.census
+    limits: dict = {}  # metric -> (low, high, low open) of its value (limits.value_limit)
+    plain = _PLAIN
+    rep_high, ppl_low, ppl_high = REP.high, PPL.low, PPL.high
+    fast = 0
+    for row in reader:
+        if len(row) == width:
+            row.append("")
+            names = name_of(row)
+            j = "".join(names)
+            # isprintable: no control character (nor any other unusual one, which the
+            # exact check of _fast_names then looks at)
+            if " " in j or not names[0] or not j.isprintable():
+                names = _fast_names(names)  # trims spaces; None: the full path
+            if names is not None and names[0] not in kept:
+                lim = limits.get(names[4])
+                if lim is None:
+                    v = value_limit(names[4], metric_lower_is_better(names[4] or rate))
+                    lim = limits[names[4]] = (v.low, v.high, v.low_open)
+                low, high, low_open = lim
+                t = row[it]
+                if plain(t) is not None:
+                    x = float(t)
+                    if x > 0 and (x > low if low_open else x >= low) and x <= high:
+                        r = row[ir]
+                        ok = True
+                        if r == "":
+                            rep = None
+                        elif len(r) <= 7 and r.isascii() and r.isdigit() and \
+                                int(r) <= rep_high:
+                            rep = int(r)
+                        else:
+                            ok = False
+                        q = row[ip]
+                        if q != "" and not (plain(q) is not None
+                                            and ppl_low <= float(q) <= ppl_high):
+                            ok = False
+                        c = row[ic]
+                        if c != "" and c.strip().lower() not in _BOOLS:
+                            ok = False
+                        if ok:
+                            fast += 1
+                            key = (names[0], names[3], names[4], names[5], names[9], names[6])
+                            if key not in census:
+                                census[_intern_all(key)] = None
+                            if rep is not None or names[1] or names[2] or names[8]:
+                                hashes.append(hash((names[0], names[1], names[2], names[9], rep,
+                                                    x, names[4], names[5], names[6],
+                                                    names[8])))
+                            continue
+            row.pop()
+        _csv_row(row, reader, sink, width, keep, path, rate)
+    sink.rows += fast
+
+
+def _intern_all(key: tuple) -> tuple:
+    """``key`` with each string interned (a census key is kept for the table's life)."""
+    return tuple([intern(v) for v in key])
 
 
 def _csv_row(row, reader, runs, width, keep, path, rate) -> None:
@@ -627,12 +842,14 @@ def _read_json(text: str, path: str, tps_column: str | None = None) -> list[Run]
     return runs
 
 
-def _read_jsonl(lines: Iterable[str], path: str, tps_column: str | None = None) -> list[Run]:
+def _read_jsonl(lines: Iterable[str], path: str, tps_column: str | None = None,
+                sink: _Census | None = None) -> list[Run] | _Census:
     """Rows of a JSONL runs table from an iterable of lines (an open file is read line by
     line). The rate column is known from the first record when it has ``tps`` (or
     ``tps_column`` is given), and every row becomes a run as it is read; otherwise the
-    records are kept until the columns of the whole file are known."""
-    runs: list[Run] = []
+    records are kept until the columns of the whole file are known. With ``sink``, the runs
+    go to it (and it is returned)."""
+    runs = [] if sink is None else sink
     pending: list[tuple[int, dict]] = []
     cols: set = set()
     rate: str | None = None
@@ -654,7 +871,8 @@ def _read_jsonl(lines: Iterable[str], path: str, tps_column: str | None = None) 
             pending.append((k, d))
     if pending:
         rate = _check_columns(cols, path, tps_column)
-        runs = [_row_to_run(d, path=path, line=k, rate=rate) for k, d in pending]
+        for k, d in pending:  # runs is empty: rows are pending only from the first record
+            runs.append(_row_to_run(d, path=path, line=k, rate=rate))
     return runs
 
 
@@ -664,13 +882,21 @@ def _read_jsonl(lines: Iterable[str], path: str, tps_column: str | None = None) 
 _RUN_IDS = ("instance", "session", "timestamp")
 
 
+def _duplicate_key(r: Run) -> tuple | None:
+    """The columns two rows share when they are one run written twice (None: a row without a
+    rep, instance, session or timestamp, never a duplicate)."""
+    if r.rep is None and not (r.instance or r.session or r.timestamp):
+        return None
+    return (r.config, r.instance, r.session, r.run_group, r.rep, r.tps, r.metric, r.workload,
+            r.phase, r.timestamp)
+
+
 def _check_duplicates(runs: list[Run], path: str) -> None:
     seen: dict[tuple, int] = {}
     for r in runs:
-        if r.rep is None and not any(getattr(r, c) for c in _RUN_IDS):
+        key = _duplicate_key(r)
+        if key is None:
             continue
-        key = (r.config, r.instance, r.session, r.run_group, r.rep, r.tps, r.metric, r.workload,
-               r.phase, r.timestamp)
         if key in seen:
             raise InputError(f"duplicate row (same config, instance, rep and TPS as line "
                              f"{seen[key]}); remove it or give it a distinct rep/instance",

@@ -165,10 +165,12 @@ def register(app: typer.Typer) -> None:
         else:
             if a is None or b is None:
                 raise InputError("give --a CONFIG and --b CONFIG", field="--a")
+            # only A's and B's runs are kept; every row is still validated, and the census of
+            # the others words the filter and config errors as the whole table would
             table = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
-                              instance=instance).filter(platform=platform, metric=metric, workload=workload,
-                                          run_group=run_group)
-            if len(table) == 0:
+                              instance=instance, configs=[a, b]).filter(
+                platform=platform, metric=metric, workload=workload, run_group=run_group)
+            if not table.has_rows:
                 raise InputError("no rows left after --platform/--metric/--workload/--run-group filters",
                                  file=str(runs))
             a_name, b_name = a, b

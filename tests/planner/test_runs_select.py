@@ -1,0 +1,148 @@
+"""Reading a runs table for some configs only (``read_runs(..., configs=...)``, what
+``planner verdict TABLE --a A --b B`` does): every row is still validated with the same
+one-line error, and the kept runs, the filters' and the configs' messages and the verdict are
+those of the whole table."""
+
+import json
+
+import pytest
+
+from planner.errors import InputError
+from planner.runs import read_runs
+
+HEADER = "config,run_group,instance,rep,platform,tps,ppl,timestamp,metric,workload,phase,cold,notes"
+
+
+def _good_rows(n: int) -> list[str]:
+    """``n`` plain rows of 20 configs over 7 instances (mixed metrics, a warm-up pass, padded
+    names, cold flags), each a distinct run."""
+    out = []
+    for k in range(n):
+        cfg = f"cfg-{k % 20:02d}" + (" " if k % 97 == 0 else "")  # a trailing space is trimmed
+        metric = "probe_wall" if k % 50 == 7 else "decode_wall"
+        phase = "warmup" if k % 211 == 3 else "measure"
+        rep = "-1" if phase == "warmup" else str(k // 140)
+        cold = ["", "0", "yes", "F"][k % 4]
+        ppl = "" if k % 3 else f"{2 + (k % 5) / 10:.3f}"
+        tps = f"{250 + (k * 7919 % 1000) / 100:.4f}" if k % 13 else f"{250 + k % 10}"
+        out.append(f"{cfg},grp,gpu-{k % 7},{rep},local-a10g,{tps},{ppl},,{metric},128x512,"
+                   f"{phase},{cold},note {k}")
+    return out
+
+
+def _table(tmp_path, rows: list[str], name: str = "big.csv"):
+    p = tmp_path / name
+    p.write_text(HEADER + "\n" + "\n".join(rows) + "\n")
+    return p
+
+
+def _error(fn):
+    with pytest.raises(InputError) as e:
+        fn()
+    return str(e.value), e.value.line, e.value.field
+
+
+#: A bad (or unusual but valid) last row: every one must read as the whole table reads it.
+LAST_ROWS = {
+    "bad tps": "cfg-03,grp,gpu-1,0,local-a10g,fast,,,decode_wall,128x512,measure,,",
+    "negative tps": "cfg-03,grp,gpu-1,0,local-a10g,-3,,,decode_wall,128x512,measure,,",
+    "huge tps": "cfg-03,grp,gpu-1,0,local-a10g,2000000,,,decode_wall,128x512,measure,,",
+    "nan tps": "cfg-03,grp,gpu-1,0,local-a10g,nan,,,decode_wall,128x512,measure,,",
+    "underscore tps": "cfg-03,grp,gpu-1,0,local-a10g,3_00,,,decode_wall,128x512,measure,,",
+    "bad ppl": "cfg-03,grp,gpu-1,0,local-a10g,300,0.5,,decode_wall,128x512,measure,,",
+    "timestamp rep": "cfg-03,grp,gpu-1,1e12,local-a10g,300,,,decode_wall,128x512,measure,,",
+    "rep -1 measured": "cfg-03,grp,gpu-1,-1,local-a10g,300,,,decode_wall,128x512,measure,,",
+    "bad cold": "cfg-03,grp,gpu-1,0,local-a10g,300,,,decode_wall,128x512,measure,maybe,",
+    "tab in config": "cfg-03\t,grp,gpu-1,0,local-a10g,300,,,decode_wall,128x512,measure,,",
+    "blank config": " ,grp,gpu-1,0,local-a10g,300,,,decode_wall,128x512,measure,,",
+    "too many fields": "cfg-03,grp,gpu-1,0,local-a10g,300,,,decode_wall,128x512,measure,,,x",
+    "duplicate": None,  # a copy of a good row (see the test)
+    "valid: short row": "cfg-04,grp,gpu-1,0,local-a10g,300",
+    "valid: spaced value": "cfg-04,grp,gpu-1,0,local-a10g, 300.5 ,,,decode_wall,128x512,measure,,",
+    "valid: exponent": "cfg-04,grp,gpu-1,7,local-a10g,3.1e2,,,decode_wall,128x512,measure,,",
+    "valid: latency": "cfg-04,grp,gpu-1,7,local-a10g,0.004,,,latency_s,128x512,measure,,",
+    "valid: blank row": ",,,,,,,,,,,,",
+}
+
+
+@pytest.mark.parametrize("case", LAST_ROWS)
+def test_a_last_row_after_many_good_ones_reads_as_the_whole_table(tmp_path, case):
+    rows = _good_rows(3000)
+    if case == "duplicate":  # the same run as line 25 (row k = 23), of a config not kept
+        rows.append(rows[23])
+    else:
+        rows.append(LAST_ROWS[case])
+    p = _table(tmp_path, rows)
+    keep = ["cfg-00", "cfg-01"]
+    if case.startswith("valid"):
+        full, part = read_runs(p), read_runs(p, configs=keep)
+        assert part.census is not None and len(part.configs) == 20
+        assert part.configs == full.configs
+        assert part.select(keep).runs == full.select(keep).runs
+        return
+    whole = _error(lambda: read_runs(p))
+    assert _error(lambda: read_runs(p, configs=keep)) == whole
+    # the bad row is the last one: named by its line (header + 3000 rows + 1)
+    assert whole[1] == 3002
+
+
+def test_the_cli_names_a_bad_row_after_many_good_ones(tmp_path, cli):
+    rows = _good_rows(3000)
+    rows[1500] = rows[1500].replace("decode_wall", "decode\x00wall")
+    p = _table(tmp_path, rows)
+    code, _, err = cli("verdict", p, "--a", "cfg-00", "--b", "cfg-01", "--json")
+    assert code == 2
+    assert err.strip() == (f"planner: error: {p}:1502 field 'metric': control character "
+                           "'\\x00' at position 7 of 'decode\\x00wall'")
+
+
+def test_kept_runs_give_the_verdict_of_the_whole_table(runs_csv):
+    from planner.verdict import verdict
+
+    a, b = "fa2sw_precache_agentI", "fa2sw_precache_agentI+SDPA_NUM_STAGES_AB=2"
+    grp = "validity/free_ceiling_wallclock_realize/ab_out"
+    full = read_runs(runs_csv).filter(run_group=grp)
+    part = read_runs(runs_csv, configs=[a, b]).filter(run_group=grp)
+    assert part.census is not None and full.census is None
+    assert len(part) < len(read_runs(runs_csv)) / 10  # only A's and B's rows are kept
+    assert part.configs == full.configs
+    assert part.select([a, b]).runs == full.select([a, b]).runs
+    assert part.measured().configs == full.measured().configs
+    one = verdict(full, a, b, seed=1).to_dict()
+    two = verdict(part, a, b, seed=1).to_dict()
+    assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)
+
+
+def test_census_words_filter_and_config_errors_as_the_whole_table(runs_csv, tmp_path):
+    keep = ["fa2sw_precache_agentI", "fa2sw_precache_agentI+SDPA_NUM_STAGES_AB=2"]
+    full, part = read_runs(runs_csv), read_runs(runs_csv, configs=keep)
+    for kv in ({"platform": "nosuch"}, {"metric": "nosuch"}, {"workload": "nosuch"},
+               {"platform": "hf-a10g-small", "run_group": "nosuch"},
+               {"metric": "decode_wall", "workload": "nosuch"}):
+        assert _error(lambda: part.filter(**kv)) == _error(lambda: full.filter(**kv))
+    for cfgs in (["nosuch", keep[0]], [keep[0], "fa2sw_precache_agentl"]):
+        assert _error(lambda: part.select(cfgs)) == _error(lambda: full.select(cfgs))
+    # a config held only as warm-up passes is absent from the measured rows
+    rows = _good_rows(400) + ["cfg-99,grp,gpu-1,-1,local-a10g,300,,,decode_wall,128x512,warmup,,"]
+    p = _table(tmp_path, rows, "w.csv")
+    full, part = read_runs(p), read_runs(p, configs=["cfg-00", "cfg-99"])
+    assert part.configs == full.configs and "cfg-99" in part.configs
+    assert _error(lambda: part.measured().select(["cfg-00", "cfg-99"])) == \
+        _error(lambda: full.measured().select(["cfg-00", "cfg-99"]))
+    with pytest.raises(ValueError, match="not kept"):
+        part.select(["cfg-00", "cfg-05"])
+
+
+def test_summary_rows_and_jsonl_read_for_some_configs(tmp_path):
+    p = tmp_path / "s.csv"
+    p.write_text("config,tps,mean,sd,n\nA,,80.3,0.3,3\nB,81,,,\nB,81.2,,,\nC,70,,,\n")
+    full, part = read_runs(p), read_runs(p, configs=["A", "B"])
+    assert [r.tps for r in part.select(["A", "B"]).runs] == \
+        [r.tps for r in full.select(["A", "B"]).runs]
+    j = tmp_path / "r.jsonl"
+    j.write_text("".join(json.dumps({"config": c, "tps": 300 + k, "instance": f"i{k}",
+                                     "rep": 0}) + "\n"
+                         for k, c in enumerate("ABCABC")))
+    full, part = read_runs(j), read_runs(j, configs=["A", "C"])
+    assert len(part) == 4 and part.configs == ["A", "B", "C"]
+    assert part.select(["A", "C"]).runs == full.select(["A", "C"]).runs
