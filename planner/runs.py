@@ -853,6 +853,7 @@ def _read_jsonl(lines: Iterable[str], path: str, tps_column: str | None = None,
     pending: list[tuple[int, dict]] = []
     cols: set = set()
     rate: str | None = None
+    fast = None
     for k, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -865,7 +866,11 @@ def _read_jsonl(lines: Iterable[str], path: str, tps_column: str | None = None,
         if rate is None and not pending and (tps_column or "tps") in d and "config" in d:
             rate = _check_columns(d.keys(), path, tps_column)
         if rate is not None:
-            runs.append(_row_to_run(d, path=path, line=k, rate=rate))
+            if fast is None:
+                fast = _fast_record if sink is not None and (
+                    rate == "tps" or rate not in _KNOWN) else False
+            if not (fast and fast(d, rate, sink)):
+                runs.append(_row_to_run(d, path=path, line=k, rate=rate))
         else:
             cols |= d.keys()
             pending.append((k, d))
@@ -874,6 +879,77 @@ def _read_jsonl(lines: Iterable[str], path: str, tps_column: str | None = None,
         for k, d in pending:  # runs is empty: rows are pending only from the first record
             runs.append(_row_to_run(d, path=path, line=k, rate=rate))
     return runs
+
+
+def _fast_record(d: dict, rate: str, sink: _Census) -> bool:
+    """Count a plain JSONL record of a config not kept in ``sink`` without building its
+    :class:`Run` (the fast path of :func:`_read_csv_census` for a record: string names
+    without control characters, a number or plain decimal value and ``ppl`` inside their
+    ranges, ``rep`` a whole number 0 .. 10^6, ``cold`` blank, a boolean or a boolean word);
+    False, with nothing counted, for any other record (it takes the full path)."""
+    get = d.get
+    if "mean" in d or "median" in d:
+        return False
+    raw = []
+    for f in NAME_FIELDS:
+        v = get(f)
+        if v is None:
+            v = ""
+        elif type(v) is not str:
+            return False
+        raw.append(v)
+    j = "".join(raw)
+    if " " in j or not raw[0] or not j.isprintable():
+        names = _fast_names(raw)
+        if names is None:
+            return False
+    else:
+        names = raw
+    if names[0] in sink.kept:
+        return False
+    lim = value_limit(names[4], metric_lower_is_better(names[4] or rate))
+    x = _fast_number(get(rate))
+    if x is None or not (x > 0 and (x > lim.low if lim.low_open else x >= lim.low)
+                         and x <= lim.high):
+        return False
+    r = get("rep")
+    if r is None or r == "":
+        rep = None
+    elif type(r) is int and 0 <= r <= REP.high:
+        rep = r
+    elif type(r) is str and len(r) <= 7 and r.isascii() and r.isdigit() and int(r) <= REP.high:
+        rep = int(r)
+    else:
+        return False
+    q = get("ppl")
+    if q is not None and q != "":
+        y = _fast_number(q)
+        if y is None or not PPL.low <= y <= PPL.high:
+            return False
+    c = get("cold")
+    if not (c is None or c == "" or type(c) is bool
+            or (type(c) is str and c.strip().lower() in _BOOLS)):
+        return False
+    sink.rows += 1
+    key = (names[0], names[3], names[4], names[5], names[9], names[6])
+    if key not in sink.census:
+        sink.census[_intern_all(key)] = None
+    if rep is not None or names[1] or names[2] or names[8]:
+        sink.hashes.append(hash((names[0], names[1], names[2], names[9], rep, x, names[4],
+                                 names[5], names[6], names[8])))
+    return True
+
+
+def _fast_number(v) -> float | None:
+    """``v`` as :func:`planner._parse.to_float` reads it when it is a float, a modest int or
+    a plain decimal string; None otherwise (or not finite)."""
+    if type(v) is float:
+        return v if v == v and v not in (float("inf"), float("-inf")) else None
+    if type(v) is int:
+        return float(v) if -10**15 < v < 10**15 else None
+    if type(v) is str and _PLAIN(v) is not None:
+        return float(v)
+    return None
 
 
 #: Columns that identify one run: two rows equal in all columns and carrying one of these

@@ -146,3 +146,38 @@ def test_summary_rows_and_jsonl_read_for_some_configs(tmp_path):
     full, part = read_runs(j), read_runs(j, configs=["A", "C"])
     assert len(part) == 4 and part.configs == ["A", "B", "C"]
     assert part.select(["A", "C"]).runs == full.select(["A", "C"]).runs
+
+
+#: A last JSONL record (bad, or unusual but valid) after many good ones.
+LAST_RECORDS = {
+    "bad tps": {"tps": "fast"}, "bool tps": {"tps": True}, "nan tps": {"tps": float("nan")},
+    "huge int tps": {"tps": 10**400}, "negative tps": {"tps": -3}, "bad ppl": {"ppl": 0.5},
+    "float rep": {"rep": 2.5}, "huge rep": {"rep": 10**7}, "bad cold": {"cold": 2.0},
+    "valid: list name": {"workload": ["128x512"]}, "nul name": {"instance": "gpu\x001"},
+    "no tps": {"tps": None}, "blank config": {"config": "  "},
+    "duplicate": {},
+    "valid: int tps": {"tps": 301, "rep": 9}, "valid: string rep": {"rep": "9"},
+    "valid: spaced names": {"instance": " gpu-9 ", "platform": "local-a10g "},
+    "valid: bool cold": {"cold": True, "rep": 11}, "valid: latency": {"metric": "latency_s",
+                                                                      "tps": 0.004},
+}
+
+
+@pytest.mark.parametrize("case", LAST_RECORDS)
+def test_a_last_jsonl_record_after_many_good_ones_reads_as_the_whole_table(tmp_path, case):
+    recs = [{"config": f"cfg-{k % 20:02d}", "tps": 250 + (k * 7919 % 1000) / 100,
+             "instance": f"gpu-{k % 7}", "rep": k // 140, "platform": "local-a10g",
+             "metric": "decode_wall", "ppl": 2.5 if k % 3 else None, "cold": k % 4 == 0,
+             "notes": f"n{k}"} for k in range(3000)]
+    recs.append({**recs[23], **LAST_RECORDS[case]})
+    p = tmp_path / "big.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    keep = ["cfg-00", "cfg-01"]
+    if case.startswith("valid"):
+        full, part = read_runs(p), read_runs(p, configs=keep)
+        assert part.census is not None and part.configs == full.configs
+        assert part.select(keep).runs == full.select(keep).runs
+        return
+    whole = _error(lambda: read_runs(p))
+    assert _error(lambda: read_runs(p, configs=keep)) == whole
+    assert whole[1] == 3001
