@@ -8,8 +8,10 @@ Generates a CSV (and the same rows as JSONL) shaped like ``examples/runs/tps_run
 (15 columns, ~170 bytes a row: 200 configs x 50 instances x reps, a ``source`` and a
 ``notes`` column kept as extras) into a temporary folder, then in a fresh process per
 measurement reads it and reports wall time and the process's peak RSS (``ru_maxrss``; the
-import floor, ~100 MB, is included and printed separately). The verdict rows time
-``planner verdict --a-runs ... --b-runs ...`` (exact engine, JSON) with N values per arm, both
+import floor, ~100 MB, is included and printed separately), then times ``planner verdict
+TABLE --a config-000:variant --b config-001:variant`` on it (CPU s and own peak RSS, MiB).
+The verdict rows time ``planner verdict --a-runs ... --b-runs ...`` (exact engine, JSON) with
+N values per arm, both
 without a platform (each arm one session) and with ``--platform hf-a10g-small`` (every run its
 own instance: 2N instances), and ``planner verdict TABLE --a A --b B`` on a two-config table of
 R rows over R/5 instances (the issue-10 shape: 20,000 rows, 4,000 instances); each as a whole
@@ -127,6 +129,16 @@ def main() -> None:
                         "{time.perf_counter()-t:.2f} s read', end=' ')")
                 dt, rss = measure(code)
                 print(f"{p.stat().st_size / 1e6:.1f} MB, peak RSS {rss:.0f} MB")
+            # the verdict on that table: only A's and B's runs are kept (read_runs configs=)
+            py = sys.executable
+            fl = child([py, "-c", "import numpy"])
+            for p in (csv_p, jsonl_p):
+                w, c, m, rc = child([py, "-m", "planner", "verdict", str(p), "--a",
+                                     "config-000:variant", "--b", "config-001:variant",
+                                     "--json", "--seed", "1"])
+                print(f"  verdict {p.suffix} (2 of 200 configs): {w:.2f} s wall, {c:.2f} s CPU "
+                      f"({c - fl[1]:.2f} above 'import numpy'), {m:.0f} MiB"
+                      + (f"  exit {rc}" if rc else ""))
     py = sys.executable
     fl = child([py, "-c", "import numpy"])
     print(f"floor (python -c 'import numpy'): {fl[0]:.2f} s wall, {fl[1]:.2f} s CPU, "
