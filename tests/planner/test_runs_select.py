@@ -181,3 +181,14 @@ def test_a_last_jsonl_record_after_many_good_ones_reads_as_the_whole_table(tmp_p
     whole = _error(lambda: read_runs(p))
     assert _error(lambda: read_runs(p, configs=keep)) == whole
     assert whole[1] == 3001
+
+
+def test_a_duplicate_hash_without_a_duplicate_reads_the_whole_table(tmp_path, monkeypatch):
+    from planner import runs as runs_mod
+
+    p = _table(tmp_path, _good_rows(500))
+    keep = ["cfg-00", "cfg-01"]
+    monkeypatch.setattr(runs_mod._Census, "maybe_duplicate", lambda self: True)
+    t = read_runs(p, configs=keep)
+    assert t.census is None and len(t) == 500  # every run: the whole table, read again
+    assert t.select(keep).runs == read_runs(p).select(keep).runs
