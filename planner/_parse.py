@@ -8,7 +8,7 @@ from typing import Any
 
 from planner.errors import InputError
 
-__all__ = ["NUMBER", "to_float", "parse_number"]
+__all__ = ["NUMBER", "to_float", "parse_number", "LIST_GRAMMAR", "split_items"]
 
 #: The one grammar of a number typed by a user or read from a file: optional sign, decimal
 #: digits with an optional fraction, optional exponent (``308``, ``-0.5``, ``1e-3``, ``.5``,
@@ -91,3 +91,44 @@ def parse_number(v: Any, *, path: str | None, line: int | None, field: str,
                              field=field)
         return int(x)
     return x
+
+
+#: The one grammar of a comma list typed by a user (``--n-values``, ``--depth-values``,
+#: ``--k-values``, ``--curve``, the KEY=VALUE pairs of a policy spec, ``repeats --design``): items separated by
+#: single commas, no space anywhere, no empty item (so no leading or trailing comma).
+LIST_GRAMMAR = "ITEM,ITEM,... (no spaces, no empty item, no trailing comma)"
+
+
+def split_items(text: str, *, field: str, what: str = "list") -> list[str]:
+    """Split a comma list by :data:`LIST_GRAMMAR`.
+
+    Parameters
+    ----------
+    text : str
+        The list as typed (``"1,2,3"``).
+    field : str
+        The option named in an error (``--n-values``).
+    what : str
+        What the list is, for the message.
+
+    Returns
+    -------
+    list of str
+        The items (at least one, none empty).
+
+    Raises
+    ------
+    InputError
+        A space (or any whitespace) anywhere, or an empty item (``1,,2``, ``1,2,``, ``,1``,
+        ``''``), naming the item's position.
+    """
+    bad = next((i for i, c in enumerate(text) if c.isspace()), None)
+    if bad is not None:
+        raise InputError(f"{what} {text!r}: whitespace {text[bad]!r} at position {bad + 1} "
+                         f"(grammar {LIST_GRAMMAR})", field=field)
+    items = text.split(",")
+    for i, it in enumerate(items, 1):
+        if not it:
+            raise InputError(f"{what} {text!r}: item {i} of {len(items)} is empty "
+                             f"(grammar {LIST_GRAMMAR})", field=field)
+    return items

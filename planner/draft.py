@@ -34,6 +34,7 @@ import numpy as np
 from planner.defaults import (BASELINE_TPS, DEFAULT_ASSURANCE, DEFAULT_PLATFORM, DEFAULT_ROPE,
                               DEFAULT_RULE, ZTEST_CV, ZTEST_SIGMA_TPS)
 from planner.errors import InputError
+from planner._parse import LIST_GRAMMAR, split_items  # the one list grammar (shared)
 from planner import limits
 from planner.limits import Limit
 
@@ -569,47 +570,6 @@ def _num(v: str):
         return to_float(v)
     except ValueError:
         return v
-
-
-#: The one grammar of a comma list typed by a user (``--n-values``, ``--depth-values``,
-#: ``--k-values``, ``--curve``, the KEY=VALUE pairs of a policy spec): items separated by
-#: single commas, no space anywhere, no empty item (so no leading or trailing comma).
-LIST_GRAMMAR = "ITEM,ITEM,... (no spaces, no empty item, no trailing comma)"
-
-
-def split_items(text: str, *, field: str, what: str = "list") -> list[str]:
-    """Split a comma list by :data:`LIST_GRAMMAR`.
-
-    Parameters
-    ----------
-    text : str
-        The list as typed (``"1,2,3"``).
-    field : str
-        The option named in an error (``--n-values``).
-    what : str
-        What the list is, for the message.
-
-    Returns
-    -------
-    list of str
-        The items (at least one, none empty).
-
-    Raises
-    ------
-    InputError
-        A space (or any whitespace) anywhere, or an empty item (``1,,2``, ``1,2,``, ``,1``,
-        ``''``), naming the item's position.
-    """
-    bad = next((i for i, c in enumerate(text) if c.isspace()), None)
-    if bad is not None:
-        raise InputError(f"{what} {text!r}: whitespace {text[bad]!r} at position {bad + 1} "
-                         f"(grammar {LIST_GRAMMAR})", field=field)
-    items = text.split(",")
-    for i, it in enumerate(items, 1):
-        if not it:
-            raise InputError(f"{what} {text!r}: item {i} of {len(items)} is empty "
-                             f"(grammar {LIST_GRAMMAR})", field=field)
-    return items
 
 
 #: The one grammar of a policy spec (``--policy``, plan files), for ``--help`` and errors.

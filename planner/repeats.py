@@ -105,16 +105,34 @@ def optimal_runs_per_instance(tau: float, sigma: float, startup_minutes: float,
     return math.sqrt(startup_minutes * sigma ** 2 / (minutes_per_run * tau ** 2))
 
 
+#: The one grammar of a decision rule (``--rule``, a plan's ``rule``), for errors.
+RULE_GRAMMAR = "verdict | superiority[:LEVEL] | equivalence (no space, no empty part)"
+
+
 def parse_rule(rule: str) -> tuple[str, float]:
     """``verdict`` | ``superiority[:LEVEL]`` | ``equivalence`` -> (name, level).
+
+    One grammar (:data:`RULE_GRAMMAR`): a name, then at most one ``:`` followed by a level;
+    no space, no empty part (``superiority:`` and ``superiority:0.95:`` are refused alike).
 
     Raises
     ------
     InputError
-        Unknown rule or a level outside (0.5, 1) (field ``rule``).
+        A space, an empty or extra ``:`` part, an unknown rule or a level outside (0.5, 1)
+        (field ``rule``).
     """
-    s = str(rule).strip().lower()
-    name, _, lev = s.partition(":")
+    from planner._parse import to_float
+
+    s = str(rule)
+    bad = next((i for i, c in enumerate(s) if c.isspace()), None)
+    if bad is not None:
+        raise InputError(f"rule {rule!r}: whitespace {s[bad]!r} at position {bad + 1} "
+                         f"(grammar {RULE_GRAMMAR})", field="rule")
+    parts = s.lower().split(":")
+    if len(parts) > 2 or not all(parts):
+        what = "an empty part" if len(parts) <= 2 else "more than one ':'"
+        raise InputError(f"rule {rule!r}: {what} (grammar {RULE_GRAMMAR})", field="rule")
+    name, lev = parts[0], (parts[1] if len(parts) == 2 else "")
     if name not in ("verdict", "superiority", "equivalence"):
         raise InputError(f"unknown rule {rule!r} (verdict, superiority:0.95, equivalence)",
                          field="rule")
@@ -123,8 +141,8 @@ def parse_rule(rule: str) -> tuple[str, float]:
         if name != "superiority":
             raise InputError(f"only superiority takes a level, got {rule!r}", field="rule")
         try:
-            level = float(lev)
-        except ValueError:
+            level = to_float(lev)
+        except (ValueError, OverflowError):
             raise InputError(f"not a probability: {lev!r}", field="rule") from None
         if not (0.5 < level < 1.0):
             raise InputError(f"level must be in (0.5, 1), got {level:g}", field="rule")
@@ -510,7 +528,9 @@ class _Sizer:
         if ok:
             best = min(ok, key=lambda e: (e["cost_usd"], e["runs_per_instance"]))
             why = (f"cheapest of {len(cands)} candidate(s): {best['runs_per_arm']} runs per arm "
-                   f"reach assurance {q.target:g} for ${best['cost_usd']:.2f}")
+                   f"reach assurance {q.target:g} for "
+                   + _cost_words(self._cost("separate", best["runs_per_arm"],
+                                            best["runs_per_instance"]), cm))
         else:
             best = min(results, key=lambda e: (abs(e["runs_per_instance"] - rstar),
                                                e["runs_per_instance"]))
@@ -525,6 +545,15 @@ class _Sizer:
                 "startup_minutes": cm.startup_minutes, "minutes_per_run": cm.minutes_per_run,
                 "r_star": None if not math.isfinite(rstar) else rstar,
                 "candidates": results, "runs_per_instance": chosen, "reason": text}
+
+
+def _cost_words(c: dict, cm) -> str:
+    """A design's cost in words: ``$1.23``, or on owned hardware (a price of $0/h) its
+    GPU-hours, ``0.12 GPU-h``, as the designs table shows it (never ``$0.00`` beside non-zero
+    GPU-hours). ``c`` is a ``_cost`` entry (``gpu_hours``, ``cost_usd``)."""
+    if not cm.price_per_hour:
+        return f"{c['gpu_hours']:.2f} GPU-h"
+    return f"${c['cost_usd']:.2f}"
 
 
 def _recommend(rows: list[DesignRow], q: _Question) -> tuple[DesignRow | None, Reason]:

@@ -30,11 +30,13 @@ _KNOWN_NOISE_TAU = "0.002%"
 
 
 def _designs(text: str) -> tuple[str, ...]:
+    from planner._parse import split_items
     from planner.repeats import DESIGNS
 
     if text == "auto":
         return DESIGNS
-    out = tuple(t.strip() for t in text.split(",") if t.strip())
+    # the one list grammar (planner._parse.LIST_GRAMMAR): no space, no empty item
+    out = tuple(split_items(text, field="--design", what="design list"))
     for d in out:
         if d not in DESIGNS:
             raise InputError(f"unknown design {d!r} (auto, {', '.join(DESIGNS)})",
@@ -124,9 +126,9 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
     """The body of ``planner repeats`` (errors name plain fields or options)."""
     from models.noise import PLATFORM_ALIASES, known_platforms
     from planner.costs import PLATFORM_FLAVOR, cost_model
-    from planner.priors import resolve_prior
+    from planner.priors import prior_file_entry, resolve_prior
     from planner.repeats import plan_more_runs, plan_repeats
-    from planner.report.output import emit, guard_outputs
+    from planner.report.output import emit, guard_outputs, input_record, with_record
     from planner.report.repeats_view import render_markdown, render_terminal
 
     _check_options(sims=sims, runs_per_instance=runs_per_instance,
@@ -227,7 +229,12 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
             res = plan_repeats(delta, relative=relative, baseline_tps=baseline_tps,
                                prior=pr, rope=rope, sims=sims, seed=seed, progress=prog,
                                **kw)
-    emit(res.to_dict(), as_json=as_json, terminal=render_terminal, md=md,
+    out = res.to_dict()
+    entry = prior_file_entry(prior)
+    if entry is not None:  # a --prior file is an input like RUNS: its name and sha256
+        rec = input_record() or {"files": [], "options": {}}
+        out = with_record(out, {**rec, "files": list(rec.get("files", [])) + [entry]})
+    emit(out, as_json=as_json, terminal=render_terminal, md=md,
          md_renderer=render_markdown, html=html, inputs=[runs, prior_file])
 
 
