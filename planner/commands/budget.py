@@ -91,9 +91,33 @@ def _budget(plan: Path, *, sims: int, seed: int, as_json: bool, md: Path | None,
 
         return render_html(r)
 
-    emit(res.to_dict(), as_json=as_json,
+    out = res.to_dict()
+    entries = _prior_entries(the_plan)
+    if entries:  # a plan's prior file is an input like the plan: its name and sha256
+        from planner.report.output import input_record, with_record
+
+        rec = input_record() or {"files": [], "options": {}}
+        out = with_record(out, {**rec, "files": list(rec.get("files", [])) + entries})
+    emit(out, as_json=as_json,
          terminal=lambda r: render_terminal(r, elapsed_s=res.elapsed_s), md=md, html=html,
          md_renderer=render_markdown, html_renderer=html_renderer, inputs=inputs)
+
+
+def _prior_entries(plan) -> list[dict]:
+    """The recorded-inputs entries (:func:`planner.priors.prior_file_entry`: role ``prior``,
+    name, sha256) of the prior files a plan names (its ``prior`` and each comparison's), once
+    each, in plan order; platform names and ``auto`` give none."""
+    from planner.priors import prior_file_entry
+
+    out, seen = [], set()
+    for spec in [plan.prior] + [c.prior for c in plan.comparisons]:
+        if spec is None or spec in seen:
+            continue
+        seen.add(spec)
+        entry = prior_file_entry(spec)
+        if entry is not None:
+            out.append(entry)
+    return out
 
 
 def _plan_inputs(plan) -> list[Path]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from planner.repeat_plan import design_label
 
-__all__ = ["HEADERS", "plan_delta", "simulated_delta", "comparison_rows", "worst_case_line",
+__all__ = ["HEADERS", "owned", "cost_cell", "plan_delta", "simulated_delta", "comparison_rows", "worst_case_line",
            "render_terminal", "render_markdown"]
 
 _STATUS_STYLE = {"buy": "bold green", "over budget": "yellow", "unreachable": "red"}
@@ -14,6 +14,21 @@ _STATUS_STYLE = {"buy": "bold green", "over budget": "yellow", "unreachable": "r
 
 def _f(x, fmt: str, none: str = "—") -> str:
     return none if x is None else format(x, fmt)
+
+
+def owned(r: dict) -> bool:
+    """The plan's runs cost no money (a price of $0/h: owned hardware, e.g. ``local-a10g``):
+    GPU-hours are the cost, and no ``$0.00`` is shown beside them (as
+    :func:`planner.report.repeats_view.owned`)."""
+    return not (r.get("budget") or {}).get("price_per_hour")
+
+
+def cost_cell(r: dict, x) -> str:
+    """A cost cell: ``$1.23``, ``—`` when None, or ``owned`` on owned hardware (the GPU-h
+    column beside it is the cost)."""
+    if owned(r):
+        return "owned"
+    return "$" + _f(x, ".2f")
 
 
 def plan_delta(c: dict) -> str:
@@ -63,7 +78,7 @@ def comparison_rows(r: dict) -> list[list[str]]:
         rows.append([c["name"], plan_delta(c), simulated_delta(c), _label(rec),
                      ("≈" if seq else "") + format(rec["runs_per_arm"], ".3g"),
                      _f(rec["assurance"], ".2f"), _f(rec.get("false_claim_rate"), ".3f"),
-                     _f(rec.get("gpu_hours"), ".2f"), "$" + _f(rec.get("cost_usd"), ".2f"),
+                     _f(rec.get("gpu_hours"), ".2f"), cost_cell(r, rec.get("cost_usd")),
                      c["status"]])
     return rows
 
@@ -79,7 +94,9 @@ def _budget_line(r: dict) -> str:
         parts.append(f"${b['total_usd']:.2f}")
     if b.get("max_runs") is not None:
         parts.append(f"{b['max_runs']} runs")
-    return (" and ".join(parts) + f" at ${b['price_per_hour']:.2f}/h, assurance target "
+    price = (" on owned hardware ($0/h: the cost is GPU-hours)" if owned(r)
+             else f" at ${b['price_per_hour']:.2f}/h")
+    return (" and ".join(parts) + price + ", assurance target "
             f"{b['assurance_target']:g}, ≤ {b['max_runs_per_arm']} runs per arm")
 
 
@@ -93,12 +110,14 @@ def _totals_line(r: dict) -> str:
     s = f"buy {t['bought']} of {reach} reachable comparisons"
     if reach < n:
         s += f" ({n - reach} of {n} unreachable: no design reaches the target)"
-    s += (f": {t['runs']} runs, {t['gpu_hours']:.2f} GPU-h, ${t['cost_usd']:.2f} expected; "
+    free = owned(r)
+    s += (f": {t['runs']} runs, {t['gpu_hours']:.2f} GPU-h"
+          + ("" if free else f", ${t['cost_usd']:.2f}") + " expected; "
           f"expected decisive verdicts {t['expected_decisive']:.2f}, expected false claims "
           f"{t['expected_false_claims']:.2f}")
-    if t.get("budget_left_usd") is not None:
+    if t.get("budget_left_usd") is not None and not free:
         s += f"; ${t['budget_left_usd']:.2f} left"
-    if reach > t["bought"]:
+    if reach > t["bought"] and not free:
         s += f" (all {reach} reachable comparisons would cost ${t['cost_all_usd']:.2f})"
     return s
 
@@ -116,16 +135,23 @@ def worst_case_line(r: dict) -> str | None:
     """The worst case of the sequential purchases (each runs every look, to its cap), or None
     when no purchase can cost more than expected."""
     t = r["totals"]
-    worst = t.get("worst_case_cost_usd")
-    if worst is None or worst <= t["cost_usd"] + 5e-3:
-        return None
-    seq = [f"{c['name']} ${c['recommended']['worst_case_cost_usd']:.2f}"
-           for c in r["comparisons"] if c["status"] == "buy" and c.get("recommended")
-           and c["recommended"].get("worst_case_cost_usd", 0) > c["recommended"]["cost_usd"]
-           + 5e-3]
-    s = (f"if every sequential purchase runs to its cap: ${worst:.2f}, "
-         f"{t.get('worst_case_runs', 0)} runs" + (f" ({', '.join(seq)})" if seq else "")
-         + " — ")
+    if owned(r):  # no money: the worst case is in GPU-hours and runs
+        worst = t.get("worst_case_gpu_hours")
+        if worst is None or worst <= t["gpu_hours"] + 5e-3:
+            return None
+        s = (f"if every sequential purchase runs to its cap: {worst:.2f} GPU-h, "
+             f"{t.get('worst_case_runs', 0)} runs — ")
+    else:
+        worst = t.get("worst_case_cost_usd")
+        if worst is None or worst <= t["cost_usd"] + 5e-3:
+            return None
+        seq = [f"{c['name']} ${c['recommended']['worst_case_cost_usd']:.2f}"
+               for c in r["comparisons"] if c["status"] == "buy" and c.get("recommended")
+               and c["recommended"].get("worst_case_cost_usd", 0)
+               > c["recommended"]["cost_usd"] + 5e-3]
+        s = (f"if every sequential purchase runs to its cap: ${worst:.2f}, "
+             f"{t.get('worst_case_runs', 0)} runs" + (f" ({', '.join(seq)})" if seq else "")
+             + " — ")
     if t.get("worst_case_exceeds_budget"):
         s += "EXCEEDS the budget" + (
             f" ({', '.join(t['worst_case_exceeds'])})" if t.get("worst_case_exceeds") else "")
@@ -140,7 +166,7 @@ def _skipped(r: dict) -> list[str]:
         if c["status"] == "buy":
             continue
         v = c.get("value_per_usd")
-        extra = f" ({v:.2f} decisive verdicts per $)" if v else ""
+        extra = f" ({v:.2f} decisive verdicts per $)" if v and not owned(r) else ""
         if c["status"] == "unreachable":
             extra = ""  # the reason already names the best design
         out.append(f"{c['name']}: {c['status']} — {c['reason']}{extra}")
@@ -220,7 +246,7 @@ def render_markdown(r: dict) -> str:
                 f"| {c['name']} | `{c['baseline']}` → `{c['candidate']}` | {_label(e)} | "
                 f"{_f(e.get('runs_per_arm'), 'g')} | {_f(e.get('assurance'), '.2f')} | "
                 f"{_f(e.get('false_claim_rate'), '.3f')} | {_f(e.get('gpu_hours'), '.2f')} | "
-                f"${_f(e.get('cost_usd'), '.2f')} | "
+                f"{cost_cell(r, e.get('cost_usd'))} | "
                 f"{'yes' if e.get('reaches_target') else 'no'} |".replace("|`", "| `"))
     lines += ["", f"Sizing: {r['repeats_engine']}, {r['sims']} simulations per design, seed "
               f"{r['seed']}."]

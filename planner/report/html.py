@@ -156,7 +156,7 @@ def _status_tag(st: str) -> str:
     return f"<span class=\"tag {cls}\">{_e(st)}</span>"
 
 
-def _comparison_section(c: dict, target: float) -> str:
+def _comparison_section(c: dict, target: float, r: dict | None = None) -> str:
     from planner.report import plots
 
     dc = c.get("delta_curve") or {}
@@ -168,9 +168,12 @@ def _comparison_section(c: dict, target: float) -> str:
                             else c["delta"]["mean_pct"], interval_label="95% interval",
                             title=f"expected Δ: {c['name']}")
     apng = plots.assurance_plot(c["designs"], target=target, title="assurance vs runs per arm")
+    from planner.report.budget_view import cost_cell, owned, plan_delta, simulated_delta
+
+    free = r is not None and owned(r)  # owned hardware: GPU-hours are the cost
     cpng = plots.cost_plot(c["designs"], target=target, recommended=c.get("recommended"),
-                           title="expected cost vs assurance")
-    from planner.report.budget_view import plan_delta, simulated_delta
+                           title=("expected GPU-hours" if free else "expected cost")
+                           + " vs assurance", value="gpu_hours" if free else "cost_usd")
 
     d = c["delta"]
     src = d.get("source", "")
@@ -178,7 +181,8 @@ def _comparison_section(c: dict, target: float) -> str:
         src = f"projection {d.get('projection')}"
     rows = [[_e(e.get("label", e["design"])), _f(e.get("runs_per_arm"), "g"), _f(e.get("assurance"), ".3f"),
              _f(e.get("false_claim_rate"), ".3f"), _f(e.get("gpu_hours"), ".2f"),
-             "$" + _f(e.get("cost_usd"), ".2f"), "yes" if e.get("reaches_target") else "no"]
+             cost_cell(r or {"budget": {"price_per_hour": 1}}, e.get("cost_usd")),
+             "yes" if e.get("reaches_target") else "no"]
             for e in c["designs"]]
     return (f"<section id=\"c-{_e(c['name'])}\"><h3>{_e(c['name'])} {_status_tag(c['status'])}"
             f"</h3><p class=\"sub\"><code>{_e(c['baseline'])}</code> → "
@@ -227,7 +231,7 @@ def render_budget(r: dict) -> str:
                 + _img(plots.budget_plot(r["comparisons"], total_usd=b.get("total_usd")),
                        "budget overview") + "</div>")
     body.append("<h2>Comparisons</h2>")
-    body += [_comparison_section(c, b["assurance_target"]) for c in r["comparisons"]]
+    body += [_comparison_section(c, b["assurance_target"], r) for c in r["comparisons"]]
     return _page(r.get("title") or "budget plan", "\n".join(body))
 
 
