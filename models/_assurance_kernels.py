@@ -54,8 +54,7 @@ try:  # numba is a hard dependency of the project, but keep import errors readab
 except ImportError:  # pragma: no cover
     _nb = None
 
-__all__ = ["PHI_TAB", "label_mixtures", "label_mixtures_fused", "rule_code",
-           "use_serial_kernels", "load_serial_kernels"]
+__all__ = ["PHI_TAB", "label_mixtures", "label_mixtures_fused", "rule_code"]
 
 
 def rule_code(rule: str) -> int:
@@ -484,10 +483,6 @@ if _nb is not None:
     _active = _nb.njit(cache=True)(_py_active)
     _kernel = _nb.njit(parallel=True, cache=True)(_py_kernel)
     _kernel_fused = _nb.njit(parallel=True, cache=True)(_py_kernel_fused)
-    # one-thread builds (prange runs as range): for processes forked to work side by side,
-    # which must not start OpenMP (not fork-safe once the parent has used it)
-    _kernel_serial = _nb.njit(cache=True)(_py_kernel)
-    _kernel_fused_serial = _nb.njit(cache=True)(_py_kernel_fused)
 else:  # pragma: no cover
     _prange = range
     _normal_start = _py_normal_start
@@ -496,7 +491,6 @@ else:  # pragma: no cover
     _exact_label = _py_exact_label
     _any_active, _active = _py_any_active, _py_active
     _kernel, _kernel_fused = _py_kernel, _py_kernel_fused
-    _kernel_serial, _kernel_fused_serial = _py_kernel, _py_kernel_fused
 
 
 #: ``label_mixtures(lw, m, sd, r, hps, act, level, rule, cut, out, fast, tab)``: labels of D
@@ -506,22 +500,3 @@ label_mixtures = _kernel
 #: tab)``: the same with ``lw = phi @ theta`` and ``m = z @ WT.T`` computed per dataset.
 label_mixtures_fused = _kernel_fused
 
-
-def use_serial_kernels() -> None:
-    """Label with the one-thread builds of the kernels from now on (identical results: each
-    dataset is labelled on its own). For a forked worker process: the parent may have
-    started OpenMP, which a forked child must not use."""
-    global label_mixtures, label_mixtures_fused
-    label_mixtures = _kernel_serial
-    label_mixtures_fused = _kernel_fused_serial
-
-
-def load_serial_kernels() -> None:
-    """Load the one-thread fused kernel (from numba's cache, or compile it) with one tiny
-    call of the argument types the planners use. The first dispatch of a numba function in a
-    process costs about 0.6 s (numba's registries); done before forking, the workers of
-    :func:`use_serial_kernels` inherit it instead of paying it each."""
-    out = np.zeros((1, 5, 1))
-    _kernel_fused_serial(np.zeros((1, 1)), np.zeros((1, 1)), np.zeros((1, 1)),
-                         np.zeros((1, 1)), np.ones(1), 0.0, np.array([0.95]),
-                         np.ones((1, 1), np.bool_), 0.95, 0, 20.0, out, True, PHI_TAB)

@@ -30,7 +30,6 @@ from __future__ import annotations
 import difflib
 import json
 import math
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -501,79 +500,23 @@ def _totals(items: list[dict], bought: set, b: Budget) -> dict:
     }
 
 
-#: What the forked workers of :func:`_size_all` size (set by the parent before forking).
-_JOB: dict = {}
-
-
-def _workers(n: int) -> int:
-    """Worker processes for ``n`` comparisons: the usable cores, at most n; 1 without
-    ``fork`` (the workers inherit the parsed plan and the imported modules)."""
-    import multiprocessing
-
-    if n < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, n))
-
-
-def _child_init() -> None:
-    from models import _assurance_kernels
-
-    _assurance_kernels.use_serial_kernels()
-
-
-def _size_child(i: int):
-    """Size comparison ``i`` in a worker; None on any error (the parent then sizes it itself
-    and raises the error exactly as a one-process run does)."""
-    j = _JOB
-    try:
-        return _size(j["plan"], j["plan"].comparisons[i], sims=j["sims"], seed=j["seed"],
-                     cache={}, stated=j["stated"])
-    except Exception:
-        return None
-
-
 def _size_all(plan: Plan, *, sims: int, seed: int, stated: dict | None,
               progress: Callable[[str], None] | None) -> tuple[list[dict], list[RepeatPlan]]:
-    """Step 2 for every comparison, in order: in worker processes side by side when there
-    are several comparisons and cores (each comparison is seeded on its own, so the results
-    are identical to one process; the workers label with one thread each), else in this
-    process."""
-    comps = plan.comparisons
-    nw = _workers(len(comps))
+    """Step 2 for every comparison, in order, in this process.
+
+    Comparisons are not sized in forked worker processes: a child forked after the parent
+    has started GNU OpenMP (numba's parallel kernels, or a cold numba cache compiling them)
+    terminates ("fork() called from a process already using GNU OpenMP"), and a
+    ``multiprocessing.Pool`` then waits forever for the lost task.
+    """
     items, plans = [], []
     cache: dict = {}
-    if nw < 2:
-        for c in comps:
-            item, rp = _size(plan, c, sims=sims, seed=seed, cache=cache, stated=stated)
-            items.append(item)
-            plans.append(rp)
-            if progress:
-                progress(c.name)
-        return items, plans
-    import multiprocessing
-
-    import planner.repeats  # noqa: F401  (imported once, before the fork)
-    from models import _assurance_kernels
-    from scipy import stats  # noqa: F401  (the Δ curves' KDE)
-
-    _assurance_kernels.load_serial_kernels()   # numba's first dispatch, once for all workers
-
-    _JOB.update(plan=plan, sims=sims, seed=seed, stated=stated)
-    try:
-        with multiprocessing.get_context("fork").Pool(nw, initializer=_child_init) as pool:
-            for c, res in zip(comps, pool.imap(_size_child, range(len(comps)))):
-                if res is None:
-                    res = _size(plan, c, sims=sims, seed=seed, cache=cache, stated=stated)
-                items.append(res[0])
-                plans.append(res[1])
-                if progress:
-                    progress(c.name)
-    finally:
-        _JOB.clear()
+    for c in plan.comparisons:
+        item, rp = _size(plan, c, sims=sims, seed=seed, cache=cache, stated=stated)
+        items.append(item)
+        plans.append(rp)
+        if progress:
+            progress(c.name)
     return items, plans
 
 
