@@ -165,11 +165,21 @@ def _num(v: Any, *, path: str, line: int | None, fld: str, positive: bool = Fals
 
 
 def _designs(v: Any, *, path: str, line: int | None, fld: str) -> tuple[str, ...]:
-    items = v.replace(";", ",").split(",") if isinstance(v, str) else v
-    if not isinstance(items, (list, tuple)):
-        raise InputError(f"expected a list of designs, got {v!r}", file=path, line=line,
-                         field=fld)
-    out = tuple(str(x).strip() for x in items if str(x).strip())
+    from planner._parse import split_items
+
+    if isinstance(v, str):  # "separate;paired" (a CSV cell) or "separate,paired": one grammar
+        try:                # with the --design option (no space, no empty item)
+            items = split_items(v.replace(";", ","), field=fld, what="design list")
+        except InputError as exc:
+            raise InputError(exc.message, file=path, line=line, field=fld) from None
+    else:
+        items = v
+    if not isinstance(items, (list, tuple)) or \
+            not all(isinstance(x, str) and x and not any(c.isspace() for c in x)
+                    for x in items):
+        raise InputError(f"expected a list of design names (no blank or padded item), "
+                         f"got {v!r}", file=path, line=line, field=fld)
+    out = tuple(items)
     bad = [d for d in out if d not in DEFAULT_DESIGNS]
     if bad or not out:
         raise InputError(f"unknown design {bad[0] if bad else '(none)'!r}; expected some of "

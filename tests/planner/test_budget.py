@@ -526,3 +526,21 @@ def test_plan_names_with_control_characters_are_refused(tmp_path):
     t.write_text('title = "x\\u0007"\n[budget]\ntotal_usd = 100\n')
     with pytest.raises(InputError, match="plan.title"):
         read_plan(t)
+
+
+@pytest.mark.parametrize("designs, ok", [
+    ('"separate;paired"', ("separate", "paired")), ('["separate", "paired"]', ("separate", "paired")),
+    ('"separate;"', None), ('"separate; paired"', None), ('["separate", " paired"]', None),
+    ('["separate", ""]', None), ('"separate,,paired"', None)])
+def test_plan_designs_follow_the_design_option_grammar(tmp_path, designs, ok):
+    """A plan's designs list follows --design's grammar (planner._parse.split_items): no
+    blank item, no padding; the error names the file, line and field."""
+    p = tmp_path / "plan.toml"
+    p.write_text('[budget]\ntotal_usd = 100\n\n[[comparison]]\nname = "c"\nbaseline = "a"\n'
+                 f'candidate = "b"\ndelta_tps = 1\ndesigns = {designs}\n')
+    if ok:
+        assert read_plan(p).comparisons[0].designs == ok
+    else:
+        with pytest.raises(InputError) as e:
+            read_plan(p)
+        assert e.value.one_line().startswith(f"{p}:9 field 'designs'")
