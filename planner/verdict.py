@@ -30,7 +30,7 @@ from planner.defaults import DEFAULT_ROPE, ZTEST_SIGMA_TPS
 from planner.errors import InputError
 from planner.runs import RunsTable, instance_key
 
-__all__ = ["SCHEMA", "DEFAULT_ROPE", "ZTEST_SIGMA", "LABELS", "Rope", "Verdict", "label_from",
+__all__ = ["one_session_per_arm", "SESSION_NOTE", "SCHEMA", "DEFAULT_ROPE", "ZTEST_SIGMA", "LABELS", "Rope", "Verdict", "label_from",
            "build_data", "check_identifiable", "fit", "classical_tests", "verdict",
            "SETTLE_SIMS", "SETTLE_MAX_RUNS", "SETTLE_SCREEN_MARGIN", "settle_screen",
            "DIRECTIONS", "shown_label", "cold_runs", "cold_only_notes", "welch_t"]
@@ -124,6 +124,37 @@ DIRECTIONS = ("higher_is_better", "lower_is_better")
 #: Decision-rule label (:mod:`models.decision`: "B better" = B's value higher beyond the ROPE)
 #: -> the label shown for a lower-is-better metric. The rule itself is the same for both.
 _LOWER_LABELS = {"B better": "B slower", "A better": "B faster"}
+
+
+def one_session_per_arm(table: RunsTable) -> RunsTable:
+    """The runs with each config's runs taken as one session on one machine of its own.
+
+    For runs whose machines are unknown (quick forms without ``--platform``, and a runs table
+    with no ``instance`` values and no platform): the offset between A's and B's machines is
+    then noise their spread cannot measure, the cautious reading. Reading every run as its
+    own machine instead would let the runs' spread stand for the machine-to-machine noise
+    and give decisive labels that the same runs on two named machines do not get.
+
+    Parameters
+    ----------
+    table : RunsTable
+        The runs (their ``instance`` is replaced by ``<config>-session``).
+
+    Returns
+    -------
+    RunsTable
+        A new table; ``table`` is not modified.
+    """
+    from dataclasses import replace
+
+    return RunsTable([replace(r, instance=f"{r.config}-session") for r in table.runs],
+                     table.path)
+
+
+#: The note of :func:`one_session_per_arm`.
+SESSION_NOTE = ("each arm's runs are taken as one session: the offset between A's and B's "
+                "sessions is noise their spread cannot measure (give --platform, --paired, "
+                "--cv-instance or an instance column)")
 
 
 def shown_label(rule_label: str, direction: str) -> str:
@@ -477,7 +508,8 @@ class Verdict:
         That advice in words (None when the verdict is decisive).
     more_runs_code : str or None
         ``settle`` (``more_runs_per_arm`` reach the target assurance), ``over_cap`` (more
-        than :data:`SETTLE_MAX_RUNS`) or None (decisive).
+        than :data:`SETTLE_MAX_RUNS`), ``fit_failed`` (the fit failed its diagnostics: no
+        advice to buy runs is given) or None (decisive).
     classical : dict
         z-test (``z_test.sigma_tps`` is its σ) and Welch's t.
     delta_curve : dict or None
@@ -639,7 +671,13 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
     tau = post.scale_summary("tau")
     sig = post.scale_summary("sigma")
     more, more_code, more_note = None, None, None
-    if rule_label == "undecided":
+    if not diag.get("ok", True):
+        # a failed fit (an outlier, a wrong unit, a prior too wide for the data) is no basis
+        # for buying runs: say what to fix instead of pricing more of the same
+        more_code = "fit_failed"
+        more_note = ("the fit failed its diagnostics: check the runs for an outlier or a "
+                     "wrong unit, or state your noise (--cv), before buying more runs")
+    elif rule_label == "undecided":
         plat = platform or table.select([a, b]).platform() or None
         if engine == "exact" and not data.use_cold:
             post0 = post

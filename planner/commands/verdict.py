@@ -136,6 +136,7 @@ def register(app: typer.Typer) -> None:
                                 None if b_runs is None else _floats(b_runs, "--b-runs"),
                                 platform=plat, paired=paired)
             a_name, b_name = "A", "B"
+            sessions = False
         elif runs is None:
             if a_runs is not None or b_runs is not None:
                 if a_runs is None or b_runs is None:
@@ -152,15 +153,7 @@ def register(app: typer.Typer) -> None:
                 raise InputError(f"--paired needs as many runs of A as of B ({len(va)} vs "
                                  f"{len(vb)})", field="--paired")
             table = runs_from_values(va, vb, platform=plat, paired=paired)
-            if not plat and not paired:
-                # unknown platform: how runs map to machines is unknown; each arm's runs are
-                # taken as one session, so the A-B session offset is noise the spread cannot show
-                from dataclasses import replace
-
-                from planner.runs import RunsTable
-
-                table = RunsTable([replace(r, instance=f"{r.config}-session")
-                                   for r in table.runs], table.path)
+            sessions = not plat and not paired  # machines unknown: the cautious reading
             a_name, b_name = "A", "B"
         else:
             if a is None or b is None:
@@ -178,7 +171,14 @@ def register(app: typer.Typer) -> None:
             if plat is None:
                 sub = table.select([a, b])
                 plat = sub.platform() or None
+            # no instance column and no platform: the machines are as unknown as in the quick
+            # form, so the same cautious reading (the same runs give the same verdict)
+            sessions = plat is None and not any(r.instance for r in table.select([a, b]).runs)
         from planner.summaries import summary_notes
+        from planner.verdict import SESSION_NOTE, one_session_per_arm
+
+        if sessions:
+            table = one_session_per_arm(table.select([a_name, b_name]))
 
         s_notes = summary_notes(table, a_name, b_name, likelihood)
         cell = table.select([a_name, b_name]).runs[0]
@@ -187,10 +187,7 @@ def register(app: typer.Typer) -> None:
         pr, label = choice
         res = run_verdict(table, a_name, b_name, rope=rope, prior=pr, prior_label=label,
                           prior_info={**choice.to_dict(), "notes": list(choice.notes) + (
-                              ["each arm's runs are taken as one session: the offset between "
-                               "A's and B's sessions is noise their spread cannot measure "
-                               "(give --platform, --paired or --cv-instance)"]
-                              if runs is None and not plat and not paired else []) + s_notes},
+                              [SESSION_NOTE] if sessions else []) + s_notes},
                           engine=engine, seed=seed, likelihood=likelihood, use_cold=cold,
                           platform=plat, lower_is_better=lower_is_better,
                           metric=tps_column if runs is not None else None)

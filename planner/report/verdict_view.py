@@ -20,6 +20,10 @@ def lead_sentence(r: dict) -> str:
     eff = (f"B is {abs(d['mean']):.2f} % {word} than A ({hp} % HDI of Δ "
            f"{d['hdi_low']:+.2f} .. {d['hdi_high']:+.2f} %)")
     label = r["label"]
+    if not r.get("diagnostics", {}).get("ok", True):
+        return (f"No verdict: the fit failed its diagnostics (see the diagnostics line), so "
+                f"its estimate ({eff}) is not to be trusted; check the runs for an outlier or "
+                "a wrong unit, or state your noise (--cv), before buying more runs.")
     if label == "equivalent":
         return f"{eff}; all of it inside your ±{rope:.2f} % practical margin: no real difference."
     if label == "undecided":

@@ -181,3 +181,43 @@ def test_verdict_result_round_trips_through_saved_json(tmp_path):
 
     with pytest.raises(InputError):
         Verdict.from_dict({"schema": "spec-planner/repeats/1"})
+
+
+def test_table_without_instances_reads_like_the_quick_form(tmp_path, cli):
+    """The same runs give the same verdict whether typed as --a-runs/--b-runs or read from a
+    table with no instance column and no platform: both take each arm as one session (the
+    cautious reading), instead of the table reading every run as its own machine."""
+    import json
+
+    p = tmp_path / "noinst.csv"
+    p.write_text("config,tps\na,300\na,300.2\na,300.1\nb,303\nb,303.1\nb,303.2\n")
+    code, out, _ = cli("verdict", p, "--a", "a", "--b", "b", "--json")
+    t = json.loads(out)
+    code2, out2, _ = cli("verdict", "--a-runs", "300,300.2,300.1", "--b-runs",
+                         "303,303.1,303.2", "--json")
+    q = json.loads(out2)
+    assert code == code2 == 0
+    assert t["label"] == q["label"] == "undecided"       # was "B better" from the table
+    assert t["delta_pct"] == q["delta_pct"] and t["delta_pct"]["hdi_low"] < 0
+    assert any("one session" in n for n in t["notes"])
+    # with named machines the table is read as it says
+    p.write_text("config,tps,instance\na,300,m1\na,300.2,m2\na,300.1,m3\n"
+                 "b,303,m1\nb,303.1,m2\nb,303.2,m3\n")
+    code, out, _ = cli("verdict", p, "--a", "a", "--b", "b", "--json")
+    assert json.loads(out)["label"] == "B better"
+    assert not any("one session" in n for n in json.loads(out)["notes"])
+
+
+def test_failed_fit_gives_no_headline_and_no_advice_to_buy(cli):
+    """An outlier (30 TPS among 300s) fails the fit's diagnostics: the lead says there is
+    no verdict and what to check, and no runs are priced."""
+    import json
+
+    code, out, _ = cli("verdict", "--a-runs", "300,301,30", "--b-runs", "295,296,297",
+                       "--json")
+    r = json.loads(out)
+    assert code == 0 and not r["diagnostics"]["ok"] and r["label"] == "undecided"
+    assert r["more_runs_code"] == "fit_failed" and r["more_runs_per_arm"] is None
+    assert "$" not in r["more_runs_note"]
+    code, out, _ = cli("verdict", "--a-runs", "300,301,30", "--b-runs", "295,296,297")
+    assert out.startswith("No verdict: the fit failed its diagnostics")
