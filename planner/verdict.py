@@ -126,6 +126,13 @@ DIRECTIONS = ("higher_is_better", "lower_is_better")
 _LOWER_LABELS = {"B better": "B slower", "A better": "B faster"}
 
 
+#: A run-to-run (sigma) prior with at most this many degrees of freedom is "weak": the
+#: hf-a10g-small prior's sigma borrows the local A10G scale on 2 df (models/data/
+#: noise_priors.json). A paired verdict with fewer than 3 runs beyond one per (instance,
+#: config) leans on it for its interval's width, and says so.
+WEAK_SIGMA_DF = 3.0
+
+
 def one_session_per_arm(table: RunsTable) -> RunsTable:
     """The runs with each config's runs taken as one session on one machine of its own.
 
@@ -697,6 +704,17 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
                      "sqrt(sigma_instance^2 + sigma_run^2); the split comes from the prior")
     if dir_note:
         notes.append(dir_note)
+    shared = set(data.instance[data.config == 0]) & set(data.instance[data.config == 1])
+    sp = prior.sigma
+    # runs beyond one per (instance, config) cell: the data's own evidence on sigma
+    within_df = len(data.y) - len(set(zip(data.instance.tolist(), data.config.tolist())))
+    if shared and within_df < 3 and sp.kind == "inv_chi2" and sp.df <= WEAK_SIGMA_DF:
+        # paired runs cancel the instance effect, so Δ's precision is sigma's: say when that
+        # rests on a prior that was not measured (e.g. HF, where sigma borrows 2 df locally)
+        notes.append(f"A and B share {len(shared)} instance(s), so the instance effect cancels "
+                     f"and the interval rests on the run-to-run scale sigma, whose prior here "
+                     f"has only {sp.df:g} df ({100 * sp.scale:.2g} %): with few runs it sets "
+                     "the interval's width; state your noise with --cv or --aa-runs")
     colds = cold_runs(table, a, b) if data.use_cold else []
     if data.use_cold:
         which = ", ".join(f"{c['config']} rep {c['rep']}" for c in colds[:6]) + \

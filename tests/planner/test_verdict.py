@@ -221,3 +221,18 @@ def test_failed_fit_gives_no_headline_and_no_advice_to_buy(cli):
     assert "$" not in r["more_runs_note"]
     code, out, _ = cli("verdict", "--a-runs", "300,301,30", "--b-runs", "295,296,297")
     assert out.startswith("No verdict: the fit failed its diagnostics")
+
+
+def test_paired_pair_says_its_interval_rests_on_the_sigma_prior(cli):
+    """One paired pair on HF: the instance effect cancels, and the interval's width comes
+    from the hf-a10g-small sigma prior (2 df, borrowed locally): the verdict says so. A table
+    with many runs per instance does not get the note."""
+    import json
+
+    _, out, _ = cli("verdict", "--a", "308", "--b", "310", "--platform", "hf-a10g-small",
+                    "--paired", "--json")
+    assert any("rests on the run-to-run scale sigma" in n and "2 df" in n
+               for n in json.loads(out)["notes"])
+    _, out, _ = cli("verdict", "--a", "308", "--b", "310", "--platform", "hf-a10g-small",
+                    "--json")
+    assert not any("rests on the run-to-run scale" in n for n in json.loads(out)["notes"])
