@@ -51,18 +51,24 @@ def guard_outputs(outputs, inputs) -> None:
     Raises
     ------
     InputError
-        An output resolves to an input file or lies inside an input folder, is a directory,
-        or its folder does not exist.
+        An output resolves to an input file or lies inside an input folder, two outputs (or
+        a Markdown report and its plot) resolve to one file, an output is a directory, or its
+        folder does not exist.
     """
     import os
 
     from planner.errors import InputError
 
     ins = [os.path.realpath(p) for p in inputs if p is not None]
+    seen: dict = {}
     for opt, out in outputs:
         if out is None:
             continue
         real = os.path.realpath(out)
+        if real in seen:  # --md y.md --html y.md, or --md x.png (its plot is x.png)
+            raise InputError(f"written twice: also the {seen[real]} output (give each report "
+                             "its own file)", file=str(out), field=opt)
+        seen[real] = opt
         for src in ins:
             if real == src or (os.path.isdir(src) and real.startswith(src.rstrip(os.sep) + os.sep)):
                 raise InputError("refusing to write a report over an input" + (
@@ -201,7 +207,7 @@ def emit(result: dict, *, as_json: bool,
         result = with_record(result, input_record())
     saved = saved_form(result)
     png = render.markdown_plot_path(saved, md) if md_renderer is None else None
-    guard_outputs([("--md", md), ("--html", html), ("--md", png)], inputs)
+    guard_outputs([("--md", md), ("--html", html), ("--md (its plot)", png)], inputs)
     if md is not None:
         if md_renderer is not None:
             Path(md).write_text(md_renderer(saved) + render.inputs_markdown(saved),

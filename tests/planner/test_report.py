@@ -353,3 +353,17 @@ def test_repeats_on_owned_hardware_shows_gpu_hours_not_dollars(cli, tmp_path):
     # a priced platform keeps its dollars
     code, out, err = cli(*argv[:-1], "hf-a10g-small")
     assert code == 0 and "owned" not in out and "$" in out
+
+
+def test_two_outputs_on_one_file_are_refused(tmp_path, cli):
+    """--md and --html on one file, or a Markdown report named like its own plot, would
+    overwrite one report with another: refused, naming the file."""
+    saved = tmp_path / "v.json"
+    code, out, _ = cli("verdict", "--a", "300", "--b", "301", "--json")
+    saved.write_text(out)
+    code, _, err = cli("report", saved, "--md", tmp_path / "y.md", "--html", tmp_path / "y.md")
+    assert code == 2 and "written twice" in err and not (tmp_path / "y.md").exists()
+    code, out, _ = cli("draft", "--json", "--seed", "1")
+    saved.write_text(out)
+    code, _, err = cli("report", saved, "--md", tmp_path / "x.png")
+    assert code == 2 and "written twice" in err and not (tmp_path / "x.png").exists()
