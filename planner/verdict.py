@@ -71,7 +71,9 @@ class Rope:
             v = to_float(s[:-1] if rel else s)
         except (TypeError, ValueError, OverflowError):
             raise InputError(f"not a number or percentage: {text!r}", field="--rope") from None
-        if not math.isfinite(v) or v < 0:
+        if not math.isfinite(v):
+            raise InputError(f"not a finite number: {text!r}", field="--rope")
+        if v < 0:
             raise InputError(f"must be >= 0, got {text!r}", field="--rope")
         if rel and v >= 50:
             raise InputError(f"a ROPE of {v:g}% would call almost anything equivalent; "

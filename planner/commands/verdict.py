@@ -33,9 +33,12 @@ def _floats(text: str, opt: str) -> list[float]:
                 raise InputError(f"empty value at position {k + 1} in {text!r}", field=opt)
             continue
         try:
-            out.append(to_float(tok))
+            x = to_float(tok)
         except (TypeError, ValueError, OverflowError):
             raise InputError(f"not a number: {tok!r}", field=opt) from None
+        if x != x or x in (float("inf"), float("-inf")):  # named by the option typed
+            raise InputError(f"not a finite number: {tok!r}", field=opt)
+        out.append(x)
     if not out:
         raise InputError("no TPS values given", field=opt)
     return out

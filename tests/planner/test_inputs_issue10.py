@@ -501,3 +501,12 @@ def test_verdict_view_of_plain_numbers_prints_no_made_up_unit():
     hi = verdict(runs_from_values([300.0, 301.0, 302.0], [303.0, 304.0, 305.0]), "A",
                  "B").to_dict()
     assert "mean 301.00 TPS" in dict(_rows(hi))["A"]
+
+
+def test_non_finite_values_are_named_by_the_option_typed(cli):
+    """nan / inf in a quick form name the option the user typed (--a-runs, not --a), and an
+    infinite ROPE is called infinite, not negative."""
+    code, _, err = cli("verdict", "--a-runs", "308,nan", "--b-runs", "300,301")
+    assert code == 2 and "field '--a-runs': not a finite number" in err
+    code, _, err = cli("verdict", "--a", "300", "--b", "301", "--rope", "1e400")
+    assert code == 2 and "field '--rope': not a finite number" in err
