@@ -17,8 +17,9 @@ def lead_sentence(r: dict) -> str:
     lower = r.get("direction") == "lower_is_better"
     word = ("lower (faster)" if d["mean"] < 0 else "higher (slower)") if lower else \
         ("faster" if d["mean"] > 0 else "slower")
-    eff = (f"B is {abs(d['mean']):.2f} % {word} than A ({hp} % HDI of Δ "
-           f"{d['hdi_low']:+.2f} .. {d['hdi_high']:+.2f} %)")
+    size = (f"B is {abs(d['mean']):.2f} % {word} than A" if abs(d["mean"]) >= 0.005 else
+            "B and A are within 0.01 % of each other")  # not "0.00 % slower"
+    eff = f"{size} ({hp} % HDI of Δ {d['hdi_low']:+.2f} .. {d['hdi_high']:+.2f} %)"
     label = r["label"]
     if not r.get("diagnostics", {}).get("ok", True):
         return (f"No verdict: the fit failed its diagnostics (see the diagnostics line), so "

@@ -236,3 +236,8 @@ def test_paired_pair_says_its_interval_rests_on_the_sigma_prior(cli):
     _, out, _ = cli("verdict", "--a", "308", "--b", "310", "--platform", "hf-a10g-small",
                     "--json")
     assert not any("rests on the run-to-run scale" in n for n in json.loads(out)["notes"])
+
+
+def test_identical_arms_are_not_called_slower(cli):
+    code, out, _ = cli("verdict", "--a-runs", "308,308", "--b-runs", "308,308")
+    assert code == 0 and out.startswith("B and A are within 0.01 % of each other")
