@@ -412,7 +412,9 @@ class DraftResult:
         Per policy: tokens/forward, projected TPS, speed-up (each ``{point, ci_low, ci_high,
         ...}``), ``worth_a_run`` (None for the baseline), ...
     worth_a_run : dict or None
-        Best runnable policy and its one-line verdict (None when there is no candidate).
+        Best runnable policy and its one-line verdict (None when there is no candidate);
+        ``headline_policy`` leads the verdict and ``basis`` (``capture``/``model``) says whether
+        its numbers come from the capture's tokens (:func:`_headline_row`).
     evidence : dict or None
         How far the capture supports a projection (:func:`capture_evidence`); None in
         results saved before it existed.
@@ -1059,15 +1061,12 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     others = [p for p in out_pols if not p["is_baseline"]]
     best = max(others, key=gain) if others else None
     runnable = max(cands, key=gain) if cands else None
-    verdict = None
-    if best is not None:
-        verdict = best["worth_a_run"]["verdict"]
-        if best["upper_bound"]:
-            verdict = f"best projected: {best['label']}, {verdict}; " + (
-                f"best runnable: {runnable['label']}: {runnable['worth_a_run']['verdict']}"
-                if runnable is not None else "no runnable policy given")
-        else:
-            verdict = f"{verdict} (best: {best['label']})"
+    head, basis, verdict = _headline_row(cands)
+    if best is not None and best["upper_bound"]:
+        mark = "" if best["from_capture"] else " \N{DAGGER}"
+        verdict = (f"best projected: {best['label']}{mark}, {best['worth_a_run']['verdict']}; "
+                   + (_headline_row(cands, runnable_form=True)[2] if head is not None
+                      else "no runnable policy given"))
     return DraftResult(
         capture={"path": capture_name(capture_path), "n_prompts": len(cap), "n_tokens": int(lengths.sum()),
                  "stop_at_eos": stop_at_eos, "eos_tokens_removed": cap.eos_tokens_removed,
@@ -1095,9 +1094,75 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
             "best_runnable": None if runnable is None else runnable["label"],
             "worth": bool(runnable is not None and runnable["worth_a_run"]["worth"]),
             "verdict": verdict,
-            "worth_policies": [p["label"] for p in cands if p["worth_a_run"]["worth"]]},
+            "worth_policies": [p["label"] for p in cands if p["worth_a_run"]["worth"]],
+            "headline_policy": None if head is None else head["label"],
+            "basis": basis},
         samples=samples,
     )
+
+
+def _headline_row(cands: list, runnable_form: bool = False) -> tuple:
+    """The runnable policy that leads the worth-a-run summary, its basis and the summary line.
+
+    The headline row is the runnable policy with the highest projected gain among the rows
+    whose numbers come from the capture's own tokens (``from_capture``); a row projected from
+    the MTP acceptance curve (a dagger row) never leads while a capture row exists: the best of
+    those is named after it with its dagger, its projected gain and its new-prompt-set 90 %
+    prediction interval of tokens/forward, as projected, not measured. Without capture rows the
+    best model row leads, labelled so in the same sentence (its assurance treats the projected
+    gain as exact, which the line says).
+
+    Parameters
+    ----------
+    cands : list of dict
+        Runnable non-baseline policy rows (``label``, ``from_capture``, ``projected_tps``,
+        ``tokens_per_forward``, ``worth_a_run``).
+    runnable_form : bool
+        Word the line as the "best runnable: LABEL: verdict" part of an upper-bound headline.
+
+    Returns
+    -------
+    tuple
+        (headline row or None, ``"capture"`` / ``"model"`` / None, summary line or None).
+    """
+    def gain(p):
+        return p["projected_tps"]["point"]
+
+    measured = [p for p in cands if p["from_capture"]]
+    modelled = [p for p in cands if not p["from_capture"]]
+    if not cands:
+        return None, None, None
+    mark = "\N{DAGGER}"
+    if measured:
+        head = max(measured, key=gain)
+        line = (f"best runnable: {head['label']}: {head['worth_a_run']['verdict']}"
+                if runnable_form else
+                f"{head['worth_a_run']['verdict']} (best measured on this capture's tokens: "
+                f"{head['label']})")
+        best_m = max(modelled, key=gain) if modelled else None
+        if best_m is not None and gain(best_m) > gain(head):
+            line += (f"; model-based best: {best_m['label']} {mark}, "
+                     f"{best_m['worth_a_run']['gain_tps']['point']:+.1f} TPS "
+                     f"{_projection_note(best_m)}")
+        return head, "capture", line
+    head = max(modelled, key=gain)
+    note = f"{_projection_note(head)}; its assurance treats that projection as exact"
+    if runnable_form:
+        return head, "model", (f"best runnable: {head['label']} {mark}: "
+                               f"{head['worth_a_run']['verdict']} ({note})")
+    return head, "model", (f"{head['worth_a_run']['verdict']} (best: {head['label']} {mark}, "
+                           f"{note})")
+
+
+def _projection_note(p: dict) -> str:
+    """'projected from the MTP acceptance curve, not measured on this capture' and the row's
+    new-prompt-set 90 % prediction interval of tokens/forward when it has one."""
+    tpf = p["tokens_per_forward"]
+    pi = ("" if tpf.get("pi_low") is None or tpf.get("pi_high") is None else
+          f", tokens/forward {tpf['point']:.3f}, new prompt set 90 % PI "
+          f"[{tpf['pi_low']:.3f}, {tpf['pi_high']:.3f}]")
+    return ("projected from the MTP acceptance curve (see \N{DAGGER}), not measured on this "
+            f"capture{pi}")
 
 
 def _numbers_from(name: str, model) -> str:

@@ -227,7 +227,9 @@ def render_markdown(r: dict, plot_name: str | None = None) -> str:
                   "does (`--convention vllm`)."]
     if r.get("worth_a_run"):
         w = r["worth_a_run"]
-        lines += ["", f"**{w['verdict']}** (best: `{w['best_policy']}`)"]
+        # the verdict names its headline row and basis (results saved before ``basis``: not)
+        lines += ["", f"**{w['verdict']}**" + ("" if "basis" in w else
+                                               f" (best: `{w['best_policy']}`)")]
     if plot_name:
         lines += ["", f"![tokens/forward per policy]({plot_name})"]
     return "\n".join(lines) + "\n"

@@ -382,3 +382,46 @@ def test_headline_names_the_policy_with_the_highest_gain():
     assert w["best_runnable"].startswith("suffix-first") and w["worth"] is False
     assert w["verdict"].startswith(f"best projected: {w['best_policy']}")
     assert "upper bound" in w["verdict"] and "best runnable: suffix-first" in w["verdict"]
+    # suffix-first verifies MTP drafts: a model row, labelled so (no capture row given)
+    assert w["basis"] == "model" and w["headline_policy"].startswith("suffix-first")
+    assert "best runnable: suffix-first(k=7,lookup=suffix) †: not worth a run" in w["verdict"]
+
+
+def test_default_headline_is_led_by_a_capture_row_and_names_the_model_row():
+    """New-user report: on the shipped AR capture 'worth a run: +304.0 TPS ... (best:
+    mtp(k=7))' was led by the MTP row, whose numbers come from the acceptance curve (†), not
+    from the capture's tokens. The headline now leads with the best row measured on the
+    capture (suffix, +41.2 TPS) and names mtp(k=7) † as projected, with its PI."""
+    p = run("draft", "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    w = r["worth_a_run"]
+    rows = {q["label"]: q for q in r["policies"] if not q["is_baseline"]}
+    measured = {k: q["projected_tps"]["point"] for k, q in rows.items() if q["from_capture"]}
+    assert w["basis"] == "capture" and w["headline_policy"] == max(measured, key=measured.get)
+    assert w["headline_policy"] == "suffix" and rows["suffix"]["worth_a_run"]["worth"]
+    assert w["verdict"].startswith("worth a run: +41.2 TPS projected")
+    assert "(best measured on this capture's tokens: suffix)" in w["verdict"]
+    mtp = rows["mtp(k=7)"]["tokens_per_forward"]
+    assert (f"model-based best: mtp(k=7) †, +304.0 TPS projected from the MTP acceptance curve"
+            f" (see †), not measured on this capture, tokens/forward {mtp['point']:.3f}, new "
+            f"prompt set 90 % PI [{mtp['pi_low']:.3f}, {mtp['pi_high']:.3f}]") in w["verdict"]
+    # unchanged: the highest-gain row is still reported as such
+    assert w["best_policy"] == "mtp(k=7)" and w["best_runnable"] == "mtp(k=7)"
+    t = run("draft")
+    assert t.returncode == 0, t.stderr
+    assert "(best measured on this capture's tokens: suffix); model-based" in \
+        " ".join(t.stdout.split())
+
+
+def test_headline_of_model_rows_only_says_so():
+    """Without a capture-based row the model row leads, labelled † and projected in the same
+    sentence, and the line says its assurance takes the projection as exact."""
+    p = run("draft", str(SMALL), "-p", "mtp", "--bootstrap", "200", "--mc-reps", "20",
+            "--json", "--baseline-tps", "150")
+    assert p.returncode == 0, p.stderr
+    w = json.loads(p.stdout)["worth_a_run"]
+    assert w["basis"] == "model" and w["headline_policy"] == "mtp(k=7)"
+    assert ("(best: mtp(k=7) †, projected from the MTP acceptance curve (see †), not measured "
+            "on this capture") in w["verdict"]
+    assert w["verdict"].endswith("its assurance treats that projection as exact)")
