@@ -39,6 +39,10 @@ KINDS = ("verdict", "repeats", "budget", "draft", "draft-sweep", "calibrate", "s
 _SCHEMA_KIND = {"noise-prior": "calibrate"}
 
 
+#: The result schema versions this planner writes and reads (``spec-planner/<kind>/<v>``).
+SCHEMA_VERSIONS = frozenset({"1"})
+
+
 def kind_of(result: dict) -> str:
     """The kind of a result (one of :data:`KINDS`), from ``command``, else ``schema``.
 
@@ -50,10 +54,13 @@ def kind_of(result: dict) -> str:
     if not isinstance(result, dict):
         raise InputError("not a spec-planner result (a JSON object)", field="schema")
     cmd = result.get("command")
-    if cmd in KINDS:
-        return cmd
     schema = str(result.get("schema") or "")
     parts = schema.split("/")
+    if len(parts) == 3 and parts[0] == "spec-planner" and parts[2] not in SCHEMA_VERSIONS:
+        raise InputError(f"schema {schema!r}: this planner reads version "
+                         f"{', '.join(sorted(SCHEMA_VERSIONS))} of its results", field="schema")
+    if cmd in KINDS:
+        return cmd
     if len(parts) == 3 and parts[0] == "spec-planner":
         kind = _SCHEMA_KIND.get(parts[1], parts[1])
         if kind in KINDS:

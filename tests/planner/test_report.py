@@ -367,3 +367,11 @@ def test_two_outputs_on_one_file_are_refused(tmp_path, cli):
     saved.write_text(out)
     code, _, err = cli("report", saved, "--md", tmp_path / "x.png")
     assert code == 2 and "written twice" in err and not (tmp_path / "x.png").exists()
+
+
+def test_report_refuses_an_unknown_schema_version(tmp_path, cli):
+    code, out, _ = cli("verdict", "--a", "300", "--b", "301", "--json")
+    p = tmp_path / "v9.json"
+    p.write_text(out.replace("spec-planner/verdict/1", "spec-planner/verdict/9"))
+    code, _, err = cli("report", p)
+    assert code == 2 and "field 'schema'" in err and "version 1" in err
