@@ -7,9 +7,13 @@ Both read only the dict of the JSON result (``RepeatPlan.to_dict()`` or a saved
 from __future__ import annotations
 
 __all__ = ["owned", "rows", "footnotes", "headline", "recommendation", "render_terminal",
-           "render_markdown"]
+           "render_markdown", "simulation_text"]
 
-_HEAD = ("design", "runs/arm", "alloc.", "runs/alloc.", "assurance", "false claim",
+#: First prefix of an adaptive Monte-Carlo size (:attr:`models.assurance.Adaptive.first`);
+#: the prefixes double from it (250, 500, 1,000, ... below the full size).
+_ADAPTIVE_FIRST = 250
+
+_HEAD = ("design", "runs/arm", "alloc.", "runs/alloc.", "assurance ±SE", "false claim",
          "wrong sign", "GPU-h", "$", "flags")
 
 
@@ -47,8 +51,36 @@ def _fmt_p(p, se=None) -> str:
     return f"{p:.3f}" + (f"±{se:.3f}" if se is not None else "")
 
 
+def simulation_text(res: dict) -> str:
+    """How many simulated experiments the rates of a repeats result rest on.
+
+    ``planner repeats`` without runs sizes its Monte-Carlo adaptively
+    (:class:`models.assurance.Adaptive`, docs/planning.md "Adaptive Monte-Carlo sizes"): a
+    rate far from its threshold stops at a prefix of 250, 500, 1,000, ... experiments below
+    ``inputs.sims`` and the recommended design is simulated again in full. With runs already
+    bought (``existing``) every design is simulated in full; with known noise (the note
+    ``noise known``) fixed designs get exact rates. Read from the saved dict alone.
+    """
+    n = int(res["inputs"]["sims"])
+    exact = any(str(x).startswith("noise known") for x in res.get("notes") or [])
+    if exact:
+        return (f"fixed designs: exact rates (noise known, no simulation); sequential designs: "
+                f"{n:,} simulated experiments each")
+    ends, k = [], _ADAPTIVE_FIRST
+    while k < n:
+        ends.append(k)
+        k *= 2
+    if res.get("existing") or not ends:
+        return f"{n:,} simulated experiments per design (every design in full)"
+    stop = f"{ends[0]:,}" if len(ends) == 1 else f"{ends[0]:,}–{ends[-1]:,}"
+    return (f"up to {n:,} simulated experiments per design; rates far from their threshold "
+            f"stop at {stop} (adaptive), the recommended design is simulated in full "
+            "(± = Monte-Carlo SE)")
+
+
 def rows(res: dict, se: bool = False) -> list[tuple[str, ...]]:
-    """Table rows (strings) in display order (``se``: append Monte-Carlo SEs)."""
+    """Table rows (strings) in display order (``se``: append Monte-Carlo SEs to the
+    false-claim rate too; the assurance always shows its SE)."""
     out = []
     rec = res.get("recommended")
     for r in res["designs"]:
@@ -72,7 +104,7 @@ def rows(res: dict, se: bool = False) -> list[tuple[str, ...]]:
         per = (f"{r['runs_per_instance']}" if r.get("runs_per_instance") else
                f"{r['pairs_per_instance']} pairs" if r.get("pairs_per_instance") else "–")
         out.append((_design_name(r), runs, alloc, per,
-                    _fmt_p(r["assurance"], r["assurance_se"] if se else None),
+                    _fmt_p(r["assurance"], r.get("assurance_se")),
                     _fmt_p(r["false_claim_rate"],
                            r.get("false_claim_rate_se", r.get("false_claim_se")) if se else None),
                     _fmt_p(r["wrong_sign_rate"]), hours, cost, " ".join(flags)))
@@ -118,11 +150,12 @@ def headline(res: dict) -> list[str]:
                      + (" (given by --delta, not the posterior of the runs)"
                         if eff.get("source") in ("delta", "--delta") else ""))
     else:
-        lines.append(f"Δ ~ distribution: mean {eff['mean_tps']:+.2f} TPS ({eff['mean_pct']:+.3f}%),"
-                     f" sd {eff['sd_pct']:.3f}%, P(Δ>0) {eff['p_positive']:.2f}")
+        lines.append(f"Δ ~ distribution: mean {eff['mean_tps']:+.2f} TPS ({eff['mean_pct']:+.3f}%)"
+                     f" at {inp['baseline_tps']:.2f} TPS, sd {eff['sd_pct']:.3f}%, "
+                     f"P(Δ>0) {eff['p_positive']:.2f}")
     lines.append(f"rule {rule}, ROPE ±{inp['rope']['pct']:.3f}% (±{inp['rope']['tps']:.2f} TPS), "
                  f"target assurance {inp['target']:g}, prior {inp['prior']['label']}, "
-                 f"{inp['sims']} simulated experiments per design, seed {inp['seed']}")
+                 f"{simulation_text(res)}, seed {inp['seed']}")
     cm = inp["cost_model"]
     if owned(res):
         lines.append(f"cost: owned hardware: $0/h, so the cost is GPU time: "
@@ -134,7 +167,8 @@ def headline(res: dict) -> list[str]:
                      + (" (billed per minute)" if cm["billed_per_minute"] else ""))
     if res.get("existing"):
         ex = res["existing"]
-        lines.append(f"already bought: {ex['n_a']} runs of A, {ex['n_b']} of B → current verdict "
+        lines.append(f"already bought: {ex['n_a']} runs of A (level {ex['level_tps_a']:.2f} TPS, "
+                     f"the baseline above), {ex['n_b']} of B → current verdict "
                      f"'{ex['label']}', Δ {ex['delta_pct']['mean']:+.3f}% "
                      f"[{ex['delta_pct']['hdi_low']:+.3f}, {ex['delta_pct']['hdi_high']:+.3f}]; "
                      "runs below are runs to ADD")
