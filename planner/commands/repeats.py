@@ -51,7 +51,9 @@ def register(app: typer.Typer) -> None:
         delta: Optional[float] = typer.Option(None, "--delta", help="Effect B − A: TPS at "
                                               "--baseline-tps, or % with --relative."),
         relative: bool = typer.Option(False, "--relative", help="--delta is in % of TPS."),
-        baseline_tps: float = typer.Option(BASELINE_TPS, "--baseline-tps", help="TPS level of A."),
+        baseline_tps: Optional[float] = typer.Option(
+            None, "--baseline-tps", help=f"TPS level of A (default {BASELINE_TPS:g}; with "
+            "--runs: A's level from its runs)."),
         platform: Optional[str] = typer.Option(None, "--platform", help="hf-a10g-small | "
                                                "local-a10g | published-n4 (noise prior and cost "
                                                "model); default: the platform of the --runs "
@@ -73,6 +75,8 @@ def register(app: typer.Typer) -> None:
                                              "(with --runs)."),
         workload: Optional[str] = typer.Option(None, "--workload", help="Keep rows of this "
                                                "workload (with --runs)."),
+        run_group: Optional[str] = typer.Option(None, "--run-group", help="Keep rows of this "
+                                                "run_group (experiment; with --runs)."),
         rule: str = typer.Option(DEFAULT_RULE, "--rule", help="verdict | superiority[:0.95] | "
                                  "equivalence"),
         rope: str = typer.Option(DEFAULT_ROPE, "--rope", help="ROPE half-width: '0.1%' or TPS."),
@@ -112,17 +116,33 @@ def register(app: typer.Typer) -> None:
         from models.errors import ModelInputError
         from planner.commands._options import as_option
 
+        if runs is None and baseline_tps is None:
+            # the default level, recorded as before (with --runs the level is A's, from its
+            # runs, and no --baseline-tps is recorded)
+            _record_default("baseline_tps", BASELINE_TPS)
         try:
             _repeats(**locals())
         except ModelInputError as exc:
             raise as_option(exc, _OPTIONS) from None
 
 
+def _record_default(name: str, value) -> None:
+    """Set a parameter of the running command as its input record will show it."""
+    try:  # typer >= 0.16 vendors click
+        from typer._click.globals import get_current_context
+    except ImportError:  # pragma: no cover - typer on an installed click
+        from click import get_current_context
+
+    ctx = get_current_context(silent=True)
+    if ctx is not None and name in ctx.params:
+        ctx.params[name] = value
+
+
 def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metric, workload, rule,
              rope, assurance, design, max_runs, max_cost, price, flavor, minutes_per_run,
              startup_minutes, runs_per_instance, pairs_per_instance, batch, sims, seed, as_json,
              md, html=None, cv=None, cv_instance=None, aa_runs=None, known_noise=False,
-             **_) -> None:
+             run_group=None, **_) -> None:
     """The body of ``planner repeats`` (errors name plain fields or options)."""
     from models.noise import PLATFORM_ALIASES, known_platforms
     from planner.costs import PLATFORM_FLAVOR, cost_model
@@ -133,7 +153,10 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
 
     _check_options(sims=sims, runs_per_instance=runs_per_instance,
                    pairs_per_instance=pairs_per_instance, batch=batch, runs=runs, a=a, b=b,
-                   metric=metric, workload=workload)
+                   metric=metric, workload=workload, run_group=run_group,
+                   baseline_tps=baseline_tps)
+    if runs is None and baseline_tps is None:
+        baseline_tps = BASELINE_TPS
     from planner.limits import check_all  # plausible ranges: no size or Δ taken unbounded
 
     check_all([("delta_pct" if relative else "delta_tps", delta, "--delta"),
@@ -155,7 +178,8 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
         from planner.runs import read_runs
 
         platform = read_runs(runs, metric=metric).filter(
-            metric=metric, workload=workload).select([a, b]).platform() or None
+            metric=metric, workload=workload, run_group=run_group).select([a, b]).platform() \
+            or None
         unknown_platform = platform is None
     platform = platform or DEFAULT_PLATFORM
     if not unknown_platform and platform not in PLATFORM_ALIASES and \
@@ -190,8 +214,8 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
         from planner.runs import read_runs
 
         # the runs' own cell when they hold one metric / workload (the hierarchy's prior)
-        sel = read_runs(runs).filter(workload=workload, platform=row_platform,
-                                     blank_platform=True).select([a, b])
+        sel = read_runs(runs).filter(workload=workload, run_group=run_group,
+                                     platform=row_platform, blank_platform=True).select([a, b])
         ms = {r.metric for r in sel.runs if r.metric}
         ws = {r.workload for r in sel.runs if r.workload}
         cell_metric = ms.pop() if len(ms) == 1 else None
@@ -217,6 +241,7 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
             from planner.runs import read_runs
 
             table = read_runs(runs, metric=metric).filter(metric=metric, workload=workload,
+                                                          run_group=run_group,
                                                           platform=row_platform,
                                                           blank_platform=True)
             res = plan_more_runs(table, a, b, prior=pr, rope=rope, delta=delta,
@@ -244,7 +269,7 @@ def _exact(cv: str) -> str:
 
 
 def _check_options(*, sims, runs_per_instance, pairs_per_instance, batch, runs, a, b, metric,
-                   workload) -> None:
+                   workload, run_group=None, baseline_tps=None) -> None:
     """Option checks that need no computation (one line, naming the option)."""
     check_sims(sims, field="--sims")
     if runs_per_instance is not None and runs_per_instance < 1:
@@ -256,10 +281,15 @@ def _check_options(*, sims, runs_per_instance, pairs_per_instance, batch, runs, 
         raise InputError(f"must be >= 1 (runs per arm per look), got {batch}", field="--batch")
     if runs is None:
         given = [o for o, v in (("--a", a), ("--b", b), ("--metric", metric),
-                                ("--workload", workload)) if v is not None]
+                                ("--workload", workload), ("--run-group", run_group))
+                 if v is not None]
         if given:
             raise InputError(f"{' and '.join(given)} only apply with --runs (the runs already "
                              "bought); without --runs give just --delta", field=given[0])
+    elif baseline_tps is not None:
+        raise InputError("does not apply with --runs: the TPS level of A is its runs' level "
+                         "(give --delta in TPS at that level, or --relative)",
+                         field="--baseline-tps")
 
 
 class _progress:

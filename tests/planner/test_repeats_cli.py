@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -261,3 +262,97 @@ def test_stated_noise_errors_name_the_option(cli, opt, val):
     assert code == 2 and opt in err
     code, _, err = cli("budget", "examples/plan.toml", opt, val)
     assert code == 2 and opt in err
+
+
+def test_adaptive_sizes_are_stated_and_each_row_shows_its_se(cli, tmp_path):
+    # new-user report: "2000 simulated experiments per design" while the rows far from the
+    # target stop at 250-1,000 (models.assurance.Adaptive); the table now shows each SE
+    args = ("repeats", "--delta", "0.44", "--platform", "hf-a10g-small", "--design",
+            "separate", "--max-runs", "8", "--sims", "1000", "--seed", "1")
+    code, out, err = cli(*args, "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    # the JSON is as before: the sizes show in the SEs (some rows stopped before 1,000)
+    ks = [a * (1 - a) / se ** 2 for a, se in
+          ((d["assurance"], d["assurance_se"]) for d in r["designs"]) if se > 0]
+    assert min(ks) < 600 and "adaptive" not in r["inputs"]
+    md, html = tmp_path / "r.md", tmp_path / "r.html"
+    code, out, err = cli(*args, "--md", md, "--html", html)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    words = ("up to 1,000 simulated experiments per design; rates far from their threshold "
+             "stop at 250–500 (adaptive), the recommended design is simulated in full")
+    assert words in flat and "1000 simulated experiments per design" not in flat
+    assert words in md.read_text() and "stop at 250–500 (adaptive)" in html.read_text()
+    cells = [f"{d['assurance']:.3f}±{d['assurance_se']:.3f}" for d in r["designs"]]
+    assert "assurance ±SE" in out and all(c in out for c in cells)
+    assert all(c in md.read_text() for c in cells)
+
+
+def test_runs_plan_sims_every_design_in_full(cli, runs_csv):
+    code, out, err = cli("repeats", "--runs", runs_csv, "--a", "fa2sw_precache_agentI", "--b",
+                         "fa2sw_precache_agentI+SDPA_NUM_STAGES_AB=2", "--run-group",
+                         "validity/free_ceiling_wallclock_realize/ab_out", "--design",
+                         "paired", "--max-runs", "4", "--sims", "300")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "300 simulated experiments per design (every design in full)" in flat
+    assert "adaptive" not in flat
+
+
+_A, _B = "fa2sw_precache_agentI", "fa2sw_precache_agentI+SDPA_NUM_STAGES_AB=2"
+_RUNS = str(Path(__file__).resolve().parents[2] / "examples" / "runs" / "tps_runs.csv")
+_GROUP = "validity/free_ceiling_wallclock_realize/ab_out"
+
+
+def _mean_tps(path, config, group):
+    import csv
+
+    with open(path, newline="") as f:
+        xs = [float(r["tps"]) for r in csv.DictReader(f)
+              if r["config"] == config and r["run_group"] == group]
+    return sum(xs) / len(xs), len(xs)
+
+
+def test_run_group_filters_the_runs_and_the_baseline_is_a_level(cli, runs_csv):
+    # new-user report: '--run-group' was no option of repeats, and the inputs line showed
+    # baseline_tps=307.08 (the HF default, never used with --runs) while A runs at ~454 TPS
+    mean_a, n_a = _mean_tps(runs_csv, _A, _GROUP)
+    _, n_b = _mean_tps(runs_csv, _B, _GROUP)
+    args = ("repeats", "--runs", runs_csv, "--a", _A, "--b", _B, "--run-group", _GROUP,
+            "--design", "paired", "--max-runs", "4", "--sims", "300")
+    code, out, err = cli(*args, "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert (r["existing"]["n_a"], r["existing"]["n_b"]) == (n_a, n_b) == (6, 6)
+    assert r["inputs"]["options"]["run_group"] == _GROUP
+    assert "baseline_tps" not in r["inputs"]["options"]
+    assert r["inputs"]["baseline_tps"] == pytest.approx(mean_a, rel=0.01)
+    assert r["existing"]["level_tps_a"] == pytest.approx(mean_a, rel=0.01)
+    assert r["inputs"]["platform"] == "local-a10g"        # from the rows of that group
+    code, out, err = cli(*args)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert f"at {r['inputs']['baseline_tps']:.2f} TPS" in flat and "307.08" not in flat
+    assert f"run_group={_GROUP}" in flat
+    # without the filter the runs of every group are pooled: more runs of A
+    code, out, err = cli("repeats", "--runs", runs_csv, "--a", _A, "--b", _B, "--platform",
+                         "local-a10g", "--design", "paired", "--max-runs", "4", "--sims",
+                         "200", "--json")
+    assert code == 0, err
+    pooled = json.loads(out)
+    assert pooled["existing"]["n_a"] > n_a and "baseline_tps" not in pooled["inputs"]["options"]
+
+
+@pytest.mark.parametrize("args,field", [
+    (("--delta", "1", "--run-group", "g"), "--run-group"),
+    (("--runs", _RUNS, "--a", _A, "--b", _B, "--baseline-tps", "400"),
+     "--baseline-tps"),
+    (("--runs", _RUNS, "--a", _A, "--b", _B, "--run-group", "nope"),
+     "run_group"),
+])
+def test_run_filters_errors_are_one_line(cli, args, field):
+    code, out, err = cli("repeats", "--sims", "200", *args)
+    lines = [x for x in err.strip().splitlines() if x.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert field in lines[0], lines[0]
