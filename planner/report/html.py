@@ -252,8 +252,8 @@ def render_draft(r: dict) -> str:
         body.append(f"<p class=\"tag over\">{_e(v.evidence_line(r))}.</p>")
     if r.get("worth_a_run"):
         w = r["worth_a_run"]
-        body.append(f"<p><b>{_e(w['verdict'])}</b> (best: <code>{_e(w['best_policy'])}</code>)"
-                    "</p>")
+        best = "" if "basis" in w else f" (best: <code>{_e(w['best_policy'])}</code>)"
+        body.append(f"<p><b>{_e(w['verdict'])}</b>{best}</p>")  # basis: the verdict says
     body.append(_table(v.POLICY_HEADERS, [[_e(c) for c in row] for row in v.policy_rows(r)],
                        {1, 2, 3, 4, 5, 6, 7, 8, 9}))
     notes = v.footnotes(r)
