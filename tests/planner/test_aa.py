@@ -36,9 +36,11 @@ def test_leave_one_group_out_calibration_per_family(runs_csv):
 
     Predictive coverage meets 85-95 % in every family with >= 50 predicted runs, and the
     false-decisive rate meets <= 5 % in every family (2.8 % overall at 2 splits per config,
-    once lone cold first runs are modelled as cold).
+    once lone cold first runs are modelled as cold; bench/bench_calibration.py prints that
+    table). The test uses 1 split per config to keep the suite under 10 minutes: decode_wall
+    2.7 % false-decisive, coverage 88.6 % (307 runs), probes 0 % and 89.6 % (115 runs).
     """
-    r = logo_study(read_runs(runs_csv), splits=2, seed=0, min_runs=3)
+    r = logo_study(read_runs(runs_csv), splits=1, seed=0, min_runs=3)
     for fam, v in r["families"].items():
         if v["coverage_n"] >= 50:
             assert 0.85 <= v["coverage"] <= 0.95, (fam, v)
