@@ -26,7 +26,6 @@ the training prompts only, exactly as a new user's capture meets the shipped ref
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import sys
 from pathlib import Path
@@ -117,12 +116,17 @@ def inner_logo(F, names, idx, g, z, nd, na, L):
         tr, te = idx[g[idx] != h], idx[g[idx] == h]
         b, inv, s2, Xte = predict_z(F, names, tr, te, z)
         zp = np.column_stack([np.ones(len(te)), Xte]) @ b
-        se += float(((zp - z[te]) ** 2).sum())
-        n += len(te)
-        pred = set_tpf(1 + np.exp(zp + s2 / 2), L[te])
-        meas = (nd[te] + na[te]).sum() / nd[te].sum()
-        errs.append((float(np.log(pred - 1) - np.log(meas - 1)), s2 / len(te)))
+        se, n = _score_group(zp, s2, te, z, nd, na, L, se, n, errs)
     return se / n, errs
+
+
+def _score_group(zp, s2, te, z, nd, na, L, se, n, errs):
+    """Add a left-out group's prompt squared errors and its set-level log error (with its
+    variance, appended to ``errs``); returns the running (se, n)."""
+    pred = set_tpf(1 + np.exp(zp + s2 / 2), L[te])
+    meas = (nd[te] + na[te]).sum() / nd[te].sum()
+    errs.append((float(np.log(pred - 1) - np.log(meas - 1)), s2 / len(te)))
+    return se + float(((zp - z[te]) ** 2).sum()), n + len(te)
 
 
 def select(F, idx, g, z, nd, na, L, max_features=4):
@@ -194,11 +198,7 @@ def ridge_inner(F, lam, idx, g, z, nd, na, L, names=LIBRARY):
         tr, te = idx[g[idx] != h], idx[g[idx] == h]
         b, cov, s2, mu, sd = ridge(F.matrix(names, tr, tr), z[tr], lam)
         zp = np.column_stack([np.ones(len(te)), (F.matrix(names, tr, te) - mu) / sd]) @ b
-        se += float(((zp - z[te]) ** 2).sum())
-        n += len(te)
-        pred = set_tpf(1 + np.exp(zp + s2 / 2), L[te])
-        meas = (nd[te] + na[te]).sum() / nd[te].sum()
-        errs.append((float(np.log(pred - 1) - np.log(meas - 1)), s2 / len(te)))
+        se, n = _score_group(zp, s2, te, z, nd, na, L, se, n, errs)
     return se / n, errs
 
 
