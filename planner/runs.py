@@ -655,6 +655,18 @@ class _Census:
         if run.config in self.kept:
             self.runs.append(run)
 
+    def count_names(self, names: tuple, rep: int | None, tps: float) -> None:
+        """Count one plain row of the fast paths from its :data:`NAME_FIELDS` values: the
+        census key and the duplicate key :meth:`append` takes from a :class:`Run` (the rows
+        are counted by the caller)."""
+        key = (names[0], names[3], names[4], names[5], names[9], names[6])
+        if key not in self.census:
+            self.census[_intern_all(key)] = None
+        dup = _dup_fields(names[0], names[1], names[2], names[9], rep, tps, names[4], names[5],
+                          names[6], names[8])
+        if dup is not None:
+            self.hashes.append(hash(dup))
+
     def maybe_duplicate(self) -> bool:
         """True when two rows' duplicate keys hash alike (a duplicate, or a hash collision)."""
         if len(self.hashes) < 2:
@@ -751,7 +763,7 @@ def _read_csv_census(reader, sink: _Census, width: int, keep: list, path: str,
     name_of = itemgetter(*[idx.get(f, blank) for f in NAME_FIELDS])
     it = idx[rate]
     ir, ip, ic = idx.get("rep", blank), idx.get("ppl", blank), idx.get("cold", blank)
-    kept, hashes, census = sink.kept, sink.hashes, sink.census
+    kept = sink.kept
     limits: dict = {}  # metric -> (low, high, low open) of its value (limits.value_limit)
     plain = _PLAIN
     rep_high, ppl_low, ppl_high = REP.high, PPL.low, PPL.high
@@ -793,13 +805,7 @@ def _read_csv_census(reader, sink: _Census, width: int, keep: list, path: str,
                             ok = False
                         if ok:
                             fast += 1
-                            key = (names[0], names[3], names[4], names[5], names[9], names[6])
-                            if key not in census:
-                                census[_intern_all(key)] = None
-                            if rep is not None or names[1] or names[2] or names[8]:
-                                hashes.append(hash((names[0], names[1], names[2], names[9], rep,
-                                                    x, names[4], names[5], names[6],
-                                                    names[8])))
+                            sink.count_names(names, rep, x)
                             continue
             row.pop()
         _csv_row(row, reader, sink, width, keep, path, rate)
@@ -931,12 +937,7 @@ def _fast_record(d: dict, rate: str, sink: _Census) -> bool:
             or (type(c) is str and c.strip().lower() in _BOOLS)):
         return False
     sink.rows += 1
-    key = (names[0], names[3], names[4], names[5], names[9], names[6])
-    if key not in sink.census:
-        sink.census[_intern_all(key)] = None
-    if rep is not None or names[1] or names[2] or names[8]:
-        sink.hashes.append(hash((names[0], names[1], names[2], names[9], rep, x, names[4],
-                                 names[5], names[6], names[8])))
+    sink.count_names(names, rep, x)
     return True
 
 
@@ -961,10 +962,17 @@ _RUN_IDS = ("instance", "session", "timestamp")
 def _duplicate_key(r: Run) -> tuple | None:
     """The columns two rows share when they are one run written twice (None: a row without a
     rep, instance, session or timestamp, never a duplicate)."""
-    if r.rep is None and not (r.instance or r.session or r.timestamp):
+    return _dup_fields(r.config, r.instance, r.session, r.run_group, r.rep, r.tps, r.metric,
+                       r.workload, r.phase, r.timestamp)
+
+
+def _dup_fields(config, instance, session, run_group, rep, tps, metric, workload, phase,
+                timestamp) -> tuple | None:
+    """:func:`_duplicate_key` from the values themselves (the fast paths have no Run)."""
+    if rep is None and not (instance or session or timestamp):
         return None
-    return (r.config, r.instance, r.session, r.run_group, r.rep, r.tps, r.metric, r.workload,
-            r.phase, r.timestamp)
+    return (config, instance, session, run_group, rep, tps, metric, workload, phase,
+            timestamp)
 
 
 def _check_duplicates(runs: list[Run], path: str) -> None:
