@@ -236,27 +236,40 @@ class Node:
     n_runs: int
     n_groups: int
 
+    #: ``prior`` / ``borrowed()`` as stored in the hierarchy file (moment matching needs
+    #: digamma, trigamma and a root search: SciPy, ~0.3 s of imports a verdict need not pay).
+    #: :meth:`to_dict` always recomputes them, and a test checks the shipped file against that.
+    stored_prior: ScalePrior | None = field(default=None, repr=False, compare=False)
+    stored_borrowed: ScalePrior | None = field(default=None, repr=False, compare=False)
+
     @property
     def prior(self) -> ScalePrior:
         """Predictive Scaled-Inv-chi2 for a new replicate cell of this node."""
+        return self.stored_prior if self.stored_prior is not None else self._prior()
+
+    def _prior(self) -> ScalePrior:
         base = ScalePrior("inv_chi2", math.exp(self.log_s0), math.exp(self.log_nu))
         return _widen(base, 4.0 * self.var_log_s0)
 
     def borrowed(self) -> ScalePrior:
         """Prior for an unseen child (metric or workload): widened by the siblings' spread."""
+        if self.stored_borrowed is not None:
+            return self.stored_borrowed
         return _widen(self.prior, 4.0 * self.omega**2)
 
     def to_dict(self) -> dict:
-        p = self.prior
+        p = self._prior()
         return {"level": self.level, "log_nu": self.log_nu, "log_s0": self.log_s0,
                 "var_log_s0": self.var_log_s0, "omega": self.omega, "n_cells": self.n_cells,
                 "n_runs": self.n_runs, "n_groups": self.n_groups,
-                "prior": p.to_dict(), "borrowed": self.borrowed().to_dict()}
+                "prior": p.to_dict(), "borrowed": _widen(p, 4.0 * self.omega**2).to_dict()}
 
     @classmethod
     def from_dict(cls, key: str, d: dict) -> "Node":
+        stored = {f"stored_{k}": ScalePrior.from_dict(d[k]) for k in ("prior", "borrowed")
+                  if k in d}
         return cls(key, d["level"], d["log_nu"], d["log_s0"], d["var_log_s0"], d["omega"],
-                   d["n_cells"], d["n_runs"], d["n_groups"])
+                   d["n_cells"], d["n_runs"], d["n_groups"], **stored)
 
 
 @dataclass(frozen=True)
@@ -293,6 +306,9 @@ class NoiseHierarchy:
     nodes: dict[str, Node]
     tau: dict[str, dict]
     sources: dict = field(default_factory=dict)
+    #: per platform, its embedded tau and sigma widened for an unseen metric / workload, as
+    #: stored in the file (see :attr:`Node.stored_prior`); recomputed by :meth:`to_dict`
+    widened: dict = field(default_factory=dict, repr=False, compare=False)
 
     def platforms(self) -> list[str]:
         """Platforms with a tau entry (the only ones a prior is ever given for)."""
@@ -341,9 +357,13 @@ class NoiseHierarchy:
         # allocation): the embedded prior, its sigma widened unless this is the measured cell
         measured = t.get("measured_on", {})
         same = measured.get("metric") == metric and measured.get("workload") == workload
-        omega = self.nodes["global"].omega if "global" in self.nodes else DEFAULT_OMEGA
-        sigma = emb_sigma if same else _widen(emb_sigma, 4.0 * omega**2)
-        tau_w = tau if same else _widen(tau, 4.0 * omega**2)
+        if same:
+            sigma, tau_w = emb_sigma, tau
+        elif platform in self.widened:
+            w = self.widened[platform]
+            sigma, tau_w = ScalePrior.from_dict(w["sigma"]), ScalePrior.from_dict(w["tau"])
+        else:
+            sigma, tau_w = self._widened(platform)
         level = "cell" if same else "platform"
         src = (t["source"] + ("" if same else f" (measured on {measured.get('metric')}/"
                               f"{measured.get('workload')}; widened for {metric}/{workload})"))
@@ -351,14 +371,26 @@ class NoiseHierarchy:
                                level, cell, t.get("n_runs", 0), t.get("n_cells", 0),
                                t.get("n_groups", 0), src)
 
+    def _widened(self, platform: str) -> tuple[ScalePrior, ScalePrior]:
+        """(sigma, tau) of ``platform``'s embedded prior, widened by the global spread."""
+        t = self.tau[platform]
+        omega = self.nodes["global"].omega if "global" in self.nodes else DEFAULT_OMEGA
+        return (_widen(ScalePrior.from_dict(t["sigma"]), 4.0 * omega**2),
+                _widen(ScalePrior.from_dict(t["tau"]), 4.0 * omega**2))
+
     def to_dict(self) -> dict:
+        widened = {}
+        for p in sorted(self.tau):
+            sigma, tau = self._widened(p)
+            widened[p] = {"sigma": sigma.to_dict(), "tau": tau.to_dict()}
         return {"schema": SCHEMA, "sources": self.sources, "tau": self.tau,
-                "nodes": {k: v.to_dict() for k, v in sorted(self.nodes.items())}}
+                "nodes": {k: v.to_dict() for k, v in sorted(self.nodes.items())},
+                "widened": widened}
 
     @classmethod
     def from_dict(cls, d: dict) -> "NoiseHierarchy":
         return cls({k: Node.from_dict(k, v) for k, v in d["nodes"].items()}, d["tau"],
-                   d.get("sources", {}))
+                   d.get("sources", {}), d.get("widened", {}))
 
 
 def fit_hierarchy(cells: Iterable[ReplicateCell], tau: dict[str, dict], *,
