@@ -1,4 +1,5 @@
-"""ScalePrior's scipy.stats-free density and quantiles equal scipy.stats bit for bit."""
+"""ScalePrior's scipy.stats-free density equals scipy.stats within 1e-15 absolute (math.lgamma
+for gammaln, a constant per prior), its quantiles bit for bit."""
 
 import numpy as np
 import pytest
@@ -27,13 +28,13 @@ def _ref_ppf(p, q):
 
 
 @pytest.mark.parametrize("p", PRIORS, ids=lambda p: f"{p.kind}-{p.scale}-{p.df}")
-def test_logpdf_and_ppf_match_scipy_stats_exactly(p):
+def test_logpdf_and_ppf_match_scipy_stats(p):
     rng = np.random.default_rng(1)
     s = np.concatenate([np.exp(rng.uniform(-12, 2, 2000)), np.geomspace(1e-6, 10, 300)])
     for x in (s, s.reshape(-1, 23), s[:1], float(s[5])):
         got, ref = p.logpdf(x), _ref_logpdf(p, x)
         assert np.shape(got) == np.shape(ref) and type(got) is type(ref)
-        np.testing.assert_array_equal(got, ref)
+        np.testing.assert_allclose(got, ref, rtol=1e-15, atol=1e-15 * max(1.0, p.df))
     q = np.concatenate([rng.uniform(0, 1, 2000), [1e-12, 0.025, 0.5, 0.975, 1 - 1e-12]])
     for x in (q, q[:1], 0.5, 0.975):
         got, ref = p.ppf(x), _ref_ppf(p, x)
