@@ -24,7 +24,6 @@ import copy
 from typing import Mapping, Sequence
 
 import numpy as np
-from numba import njit
 
 from models.errors import ModelInputError
 
@@ -220,8 +219,7 @@ def _pairwise_program(n: int) -> np.ndarray:
     return np.array(ops, np.int64).reshape(-1, 2)
 
 
-@njit(cache=True, nogil=True)
-def _leaf_sum(buf, lo, m):  # pragma: no cover - numba
+def _py_leaf_sum(buf, lo, m):  # pragma: no cover - numba
     if m < 8:
         res = 0.0
         for i in range(lo, lo + m):
@@ -248,8 +246,7 @@ def _leaf_sum(buf, lo, m):  # pragma: no cover - numba
     return res
 
 
-@njit(cache=True, nogil=True)
-def _gather_sums(V, sel, idx, b0, c, prog, out):  # pragma: no cover - numba
+def _py_gather_sums(V, sel, idx, b0, c, prog, out):  # pragma: no cover - numba
     """``out[s, b0 + i] = V[sel[s, b0 + i]][idx[i]].sum()`` for i < c, summed as NumPy
     sums (``prog``)."""
     P = idx.shape[1]
@@ -270,6 +267,22 @@ def _gather_sums(V, sel, idx, b0, c, prog, out):  # pragma: no cover - numba
                     stack[sp] = _leaf_sum(buf, prog[q, 0], prog[q, 1])
                     sp += 1
             out[s, b] = stack[0]
+
+
+_leaf_sum = None  # the compiled kernels, made by _gather_sums() on its first call
+_GATHER = None
+
+
+def _gather_sums(V, sel, idx, b0, c, prog, out):
+    """:func:`_py_gather_sums` compiled by numba (``cache=True``) on the first call, so that
+    importing this module does not import numba."""
+    global _leaf_sum, _GATHER
+    if _GATHER is None:
+        from numba import njit
+
+        _leaf_sum = njit(cache=True, nogil=True)(_py_leaf_sum)  # called by the kernel
+        _GATHER = njit(cache=True, nogil=True)(_py_gather_sums)
+    return _GATHER(V, sel, idx, b0, c, prog, out)
 
 
 def summarize_samples(samples: np.ndarray, point: float | None = None, level: float = 0.95

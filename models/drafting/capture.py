@@ -23,7 +23,6 @@ from typing import Any, Iterable, Sequence, Union
 
 import msgspec
 import numpy as np
-from numba import njit
 
 from models.errors import ModelInputError
 
@@ -192,8 +191,7 @@ class _Record(msgspec.Struct):
 _DECODER = msgspec.json.Decoder(_Record)
 
 
-@njit(cache=True, nogil=True)
-def _parse_token_arrays(buf, bounds, out, counts):  # pragma: no cover - numba
+def _py_parse_token_arrays(buf, bounds, out, counts):  # pragma: no cover - numba
     """Parse JSON arrays of non-negative int32 ids.
 
     ``buf[bounds[m]:bounds[m + 1]]`` is array m's text, already valid JSON (msgspec);
@@ -235,6 +233,21 @@ def _parse_token_arrays(buf, bounds, out, counts):  # pragma: no cover - numba
         else:
             k = k0
     return k
+
+
+_PARSE_KERNEL = None
+
+
+def _parse_token_arrays(buf, bounds, out, counts):
+    """:func:`_py_parse_token_arrays` compiled by numba (``cache=True``), compiled or loaded
+    on the first call: numba is imported only when a capture is read, not when this module
+    is imported."""
+    global _PARSE_KERNEL
+    if _PARSE_KERNEL is None:
+        from numba import njit
+
+        _PARSE_KERNEL = njit(cache=True, nogil=True)(_py_parse_token_arrays)
+    return _PARSE_KERNEL(buf, bounds, out, counts)
 
 
 def _read_chunks(p: Path, gz: bool):

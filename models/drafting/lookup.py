@@ -46,8 +46,6 @@ from typing import Sequence
 
 import numpy as np
 
-from . import _lookup_kernels as _k
-
 __all__ = ["DraftProfile", "ProfileBatch", "AR", "PLD", "HFPromptLookup", "NGram", "Suffix", "profile_arrays",
            "draft_profiles", "replay", "pld_reference_replay", "ngram_reference_propose",
            "reference_profile"]
@@ -365,6 +363,8 @@ def profile_arrays(seq, seq_off, plen, comp_off, policy, *, order=None) -> Profi
     -------
     ProfileBatch
     """
+    from . import _lookup_kernels as _k  # numba: imported by the first profile, not here
+
     seq = np.ascontiguousarray(seq, np.int32)
     seq_off = np.ascontiguousarray(seq_off, np.int64)
     plen = np.ascontiguousarray(plen, np.int64)

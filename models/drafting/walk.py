@@ -63,7 +63,6 @@ import numpy as np
 
 from models.errors import ModelInputError
 
-from . import _lookup_kernels as _k
 
 __all__ = ["MODES", "WalkResult", "ReplaySummary", "walk", "summarize"]
 
@@ -293,6 +292,8 @@ def _walk_deterministic(mode, L, lookup, tree_depth, cost, start, n_rep, run_cap
                         trace=True) -> WalkResult:
     """``lookup`` / ``ar`` walk through the compiled per-request loop, with its trace (or,
     ``trace=False``, the per-prompt sums in one pass without it)."""
+    from . import _lookup_kernels as _k  # numba: imported by the first deterministic walk
+
     P = L.size
     off = np.zeros(P + 1, np.int64)
     off[1:] = np.cumsum(L)

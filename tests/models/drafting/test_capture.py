@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import json
 import numpy as np
 import pytest
 
@@ -186,3 +187,41 @@ def test_valid_capture_never_needs_the_slow_parser(monkeypatch):
     c = load_capture(EX / "ar_reference_bf16.jsonl.gz", stop_at_eos=True)
     assert len(c) == 128 and c.eos_tokens_removed == 1000
     assert c.n_completion_tokens == 65536 - 1000
+
+
+def _parse_ref(text: bytes):
+    """What the vectorised token parser must say about one array text."""
+    try:
+        v = json.loads(text)
+    except ValueError:
+        return None
+    ok = (isinstance(v, list) and v and text.startswith(b"[") and text.endswith(b"]")
+          and all(type(x) is int and 0 <= x <= 2**31 - 1 for x in v)
+          and not any(c in text for c in b"-.eE"))
+    return v if ok else None
+
+
+def test_token_parser_against_json():
+    """The compiled token parser against json: ids of 1 to 12 digits, the int32 edge,
+    whitespace, and arrays the fast path must refuse (empty, nested, negative, float,
+    non-arrays), one after another in one buffer."""
+    rng = np.random.default_rng(1)
+    texts = [b"[0]", b"[ 12 ,\t0\n]", b"[2147483647]", b"[2147483648]", b"[4294967295]",
+             b"[999999999999]", b"[123456789]", b"[1234567890]", b"[]", b"[ ]", b"[[1]]",
+             b"[-1]", b"[1.0]", b"[1e3]", b"5", b'"12"', b"{}", b"[true]", b"[1,[2]]",
+             b"[0,0]"]  # valid JSON only: msgspec has refused the rest (e.g. [00])
+    for _ in range(300):
+        k = int(rng.integers(1, 12))
+        ids = [int(rng.integers(0, 10 ** int(rng.integers(1, 11)))) for _ in range(k)]
+        sep = [b",", b", ", b" ,"][int(rng.integers(0, 3))]
+        texts.append(b"[" + sep.join(str(i).encode() for i in ids) + b"]")
+    texts = [t for t in texts if _parse_ref(t) is not None or t in texts[:20]]
+    bounds = np.zeros(len(texts) + 1, np.int64)
+    bounds[1:] = np.cumsum([len(t) for t in texts])
+    buf = np.frombuffer(b"".join(texts), np.uint8)
+    out = np.empty(int(np.count_nonzero(buf == 44)) + len(texts), np.int32)
+    counts = np.empty(len(texts), np.int64)
+    used = capture_mod._parse_token_arrays(buf, bounds, out, counts)
+    want = [_parse_ref(t) for t in texts]
+    assert counts.tolist() == [len(w) if w is not None else -1 for w in want]
+    assert out[:used].tolist() == [x for w in want if w is not None for x in w]

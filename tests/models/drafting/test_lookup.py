@@ -239,3 +239,62 @@ def test_profile_invariants(int4):
             assert (p.accept_len <= p.proposed).all()
             assert (p.accept_len <= L - np.arange(L)).all()
             assert ((p.proposed > 0) | ((p.match_len == 0) & (p.accept_len == 0))).all()
+
+
+# -- the NumPy PLD profile against a per-position definition ---------------------------
+
+def _pld_propose(n, D):
+    """PLD by its definition: the most recent earlier start j <= len - n - 1 of the last n
+    tokens, proposing ctx[j + n : j + n + D] cut at the end of the context."""
+    def propose(ctx):
+        m = len(ctx)
+        if m < n + 1:
+            return [], 0
+        key = ctx[m - n:]
+        for j in range(m - n - 1, -1, -1):
+            if ctx[j:j + n] == key:
+                return ctx[j + n:min(j + n + D, m)], n
+        return [], 0
+    return propose
+
+
+@pytest.mark.parametrize("n,D", [(1, 3), (2, 24), (3, 5), (16, 64)])
+@pytest.mark.parametrize("vocab", [3, 2**31 - 2])
+def test_pld_profile_equals_its_definition(n, D, vocab):
+    """The PLD kernel (hashed n-gram table, most recent start) against the definition on
+    repetitive and huge-id streams, prompts shorter than n, one-token completions."""
+    rng = np.random.default_rng(n * 7 + D)
+    base = rng.integers(0, min(vocab, 50), size=6)
+    prompts, comps = [], []
+    for r in range(14):
+        P, L = int(rng.integers(1, 30)), int(rng.integers(1, 45))
+        x = np.tile(base, 20)[rng.integers(0, 6):][:P + L].copy()  # repeats of one motif
+        flip = rng.random(x.size) < 0.15
+        x[flip] = rng.integers(0, vocab, size=int(flip.sum()))
+        if vocab > 50:
+            x = (x * 40_000_000 + 7) % (2**31 - 1)  # ids up to 2^31 - 2
+        prompts.append(x[:P].astype(np.int32))
+        comps.append(x[P:].astype(np.int32))
+    batch = draft_profiles(prompts, comps, PLD(n, D))
+    for r in range(len(prompts)):
+        ref = reference_profile(prompts[r], comps[r], _pld_propose(n, D))
+        got = batch[r]
+        assert got.accept_len.tolist() == ref.accept_len.tolist(), r
+        assert got.match_len.tolist() == ref.match_len.tolist(), r
+        assert got.proposed.tolist() == ref.proposed.tolist(), r
+
+
+def test_drafting_modules_import_without_numba():
+    """numba (about 0.3 s to import and 0.4 s for its first dispatch) is imported by the
+    first kernel call, not by importing the drafting package or ``planner.draft``: a
+    command refused on its input, or one that needs no kernel, never pays for it."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "import models.drafting, models.drafting.capture, models.drafting.bootstrap\n"
+            "import models.drafting.walk, models.drafting.lookup, planner.draft\n"
+            "print('numba' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[3], check=True)
+    assert out.stdout.strip() == "False"
