@@ -308,12 +308,14 @@ def _tfind(keyh, T, mask, h, ln, stamp):
 
 
 @njit(cache=True)
-def _tinc(keyh, T, mask, par, par_h, x, ln, stamp):
-    """Count one more occurrence of (parent substring + x); return (slot, hash)."""
+def _tinc(keyh, T, mask, par, par_h, x, ln, stamp, new):
+    """Count one more occurrence of (parent substring + x); return (slot, hash).
+    ``new[0]`` counts the slots taken (nodes created)."""
     h = par_h * _B + np.uint64(x + 1)
     s = _tfind(keyh, T, mask, h, ln, stamp)
     if s < 0:
         s = -1 - s
+        new[0] += 1
         keyh[s] = h
         T[s, _LEN] = ln
         T[s, _CNT] = 0
@@ -356,12 +358,12 @@ def _tdec(keyh, T, mask, par, par_h, x, ln, stamp):
 
 
 @njit(cache=True)
-def _tappend(keyh, T, mask, stamp, act_s, act_h, cur_len, x, depth, sign):
+def _tappend(keyh, T, mask, stamp, act_s, act_h, cur_len, x, depth, sign, new):
     """Append token x to a sequence whose active suffix nodes are act_*[1..]."""
     top = min(depth, cur_len + 1)
     for ln in range(top, 0, -1):
         if sign > 0:
-            s, h = _tinc(keyh, T, mask, act_s[ln - 1], act_h[ln - 1], x, ln, stamp)
+            s, h = _tinc(keyh, T, mask, act_s[ln - 1], act_h[ln - 1], x, ln, stamp, new)
         else:
             s, h = _tdec(keyh, T, mask, act_s[ln - 1], act_h[ln - 1], x, ln, stamp)
         act_s[ln] = s
@@ -369,11 +371,11 @@ def _tappend(keyh, T, mask, stamp, act_s, act_h, cur_len, x, depth, sign):
 
 
 @njit(cache=True)
-def _tadd_seq(keyh, T, mask, stamp, S, a, b, depth, sign):
+def _tadd_seq(keyh, T, mask, stamp, S, a, b, depth, sign, new):
     act_s = np.full(depth + 1, -1, np.int64)
     act_h = np.zeros(depth + 1, np.uint64)
     for q in range(a, b):
-        _tappend(keyh, T, mask, stamp, act_s, act_h, q - a, S[q], depth, sign)
+        _tappend(keyh, T, mask, stamp, act_s, act_h, q - a, S[q], depth, sign, new)
 
 
 @njit(cache=True)
@@ -421,12 +423,16 @@ def _tspeculate(keyh, T, mask, stamp, S, p, depth, max_spec, factor, offset, min
 
 @njit(cache=True)
 def suffix_batch(seq, seq_off, plen, comp_off, order, depth, max_spec, factor, offset,
-                 min_prob, cache_mode, cache_size, gsize, lsize, acc, mlen, prop):
+                 min_prob, cache_mode, cache_size, gsize, lsize, acc, mlen, prop, nodes):
     """Suffix decoding replay over requests in ``order``.
 
     cache_mode: 0 = no global cache, 1 = FIFO of ``cache_size`` requests (including the
     active one; cache_size < 0 = unlimited), 2 = leave-one-out (all other requests).
-    Returns 0 on success, 1 if a hash table overflowed.
+    Returns 0 on success, 1 when the global table (``gsize`` slots) could pass 70 % full
+    (checked before each sequence is added, against the nodes it already holds plus
+    ``depth`` per token to add: the caller retries with a larger table; the result does
+    not depend on the table size), 2 when the local table is too small (a sizing error).
+    ``nodes[0]`` receives the global table's node count.
     """
     R = plen.shape[0]
     powB = np.empty(depth + 1, np.uint64)
@@ -442,12 +448,14 @@ def suffix_batch(seq, seq_off, plen, comp_off, order, depth, max_spec, factor, o
     buf = np.empty(depth + 1, np.int32)
     bl = np.empty(depth + 1, np.int32)
     bg = np.empty(depth + 1, np.int32)
-    gused = 0
+    gnew = np.zeros(1, np.int64)  # global slots taken
+    lnew = np.zeros(1, np.int64)  # (local slots: not needed, the table is reset by stamp)
     if cache_mode == 2:
         for r in range(R):
             a = seq_off[r] + plen[r]
-            _tadd_seq(gkey, gT, gmask, 0, seq, a, seq_off[r + 1], depth, 1)
-            gused += (seq_off[r + 1] - a) * depth
+            if (gnew[0] + (seq_off[r + 1] - a) * depth) * 10 > gsize * 7:
+                return 1
+            _tadd_seq(gkey, gT, gmask, 0, seq, a, seq_off[r + 1], depth, 1, gnew)
     fifo = np.empty(R, np.int64)
     fhead = 0
     ftail = 0
@@ -463,12 +471,12 @@ def suffix_batch(seq, seq_off, plen, comp_off, order, depth, max_spec, factor, o
         o = comp_off[r]
         stamp = oi + 1
         if (N * depth) * 10 > lsize * 7:
-            return 1
+            return 2
         # local tree: prompt (+ response appended as it is committed)
         l_s[:] = -1
         l_h[:] = 0
         for q in range(P):
-            _tappend(lkey, lT, lmask, stamp, l_s, l_h, q, S[q], depth, 1)
+            _tappend(lkey, lT, lmask, stamp, l_s, l_h, q, S[q], depth, 1, lnew)
         # global tree bookkeeping
         if cache_mode == 1:
             if cache_size >= 0:
@@ -476,15 +484,14 @@ def suffix_batch(seq, seq_off, plen, comp_off, order, depth, max_spec, factor, o
                     e = fifo[fhead]
                     fhead += 1
                     _tadd_seq(gkey, gT, gmask, 0, seq, seq_off[e] + plen[e],
-                              seq_off[e + 1], depth, -1)
+                              seq_off[e + 1], depth, -1, gnew)
             fifo[ftail] = r
             ftail += 1
         elif cache_mode == 2:
-            _tadd_seq(gkey, gT, gmask, 0, seq, seq_off[r] + P, seq_off[r + 1], depth, -1)
-        if cache_mode != 0:
-            gused += (N - P) * depth
-            if gused * 10 > gsize * 7 and cache_mode == 1:
-                return 1
+            _tadd_seq(gkey, gT, gmask, 0, seq, seq_off[r] + P, seq_off[r + 1], depth, -1,
+                      gnew)
+        if cache_mode == 1 and (gnew[0] + (N - P) * depth) * 10 > gsize * 7:
+            return 1  # (leave-one-out re-adds only nodes the table holds)
         g_s[:] = -1
         g_h[:] = 0
         for p in range(P, N):
@@ -507,7 +514,8 @@ def suffix_batch(seq, seq_off, plen, comp_off, order, depth, max_spec, factor, o
             acc[o + t] = a
             mlen[o + t] = m if n > 0 else 0
             prop[o + t] = n
-            _tappend(lkey, lT, lmask, stamp, l_s, l_h, p, S[p], depth, 1)
+            _tappend(lkey, lT, lmask, stamp, l_s, l_h, p, S[p], depth, 1, lnew)
             if cache_mode != 0:
-                _tappend(gkey, gT, gmask, 0, g_s, g_h, t, S[p], depth, 1)
+                _tappend(gkey, gT, gmask, 0, g_s, g_h, t, S[p], depth, 1, gnew)
+    nodes[0] = gnew[0]
     return 0

@@ -393,17 +393,33 @@ def profile_arrays(seq, seq_off, plen, comp_off, policy, *, order=None) -> Profi
             mode, gsize = 0, 1
         else:
             mode = 2 if policy.cache == "loo" else 1
-            gsize = _pow2(total * depth * 10 // 7 + 16)
-        rc = _k.suffix_batch(seq, seq_off, plen, comp_off, order, depth,
-                             int(policy.max_spec_tokens), float(policy.max_spec_factor),
-                             float(policy.max_spec_offset), np.float32(policy.min_token_prob),
-                             mode, int(policy.max_cached_requests), gsize, lsize,
-                             acc, mlen, prop)
+            # sized for the nodes real streams create (_SUFFIX_NODES of one per token and
+            # depth), doubled by the kernel's refusal when a stream needs more
+            gsize = _pow2(int(total * depth * _SUFFIX_NODES) * 10 // 7 + 16)
+        nodes = np.zeros(1, np.int64)
+        while True:
+            rc = _k.suffix_batch(seq, seq_off, plen, comp_off, order, depth,
+                                 int(policy.max_spec_tokens), float(policy.max_spec_factor),
+                                 float(policy.max_spec_offset), np.float32(policy.min_token_prob),
+                                 mode, int(policy.max_cached_requests), gsize, lsize,
+                                 acc, mlen, prop, nodes)
+            if rc != 1 or gsize >= _pow2(total * depth * 10 // 7 + 16):
+                break
+            gsize *= 2  # the global table could pass 70 % full: again, larger
         if rc != 0:
             raise RuntimeError("suffix index overflow (internal sizing error)")
     else:
         raise TypeError(f"unknown drafting policy {policy!r}")
     return ProfileBatch(acc, mlen, prop, comp_off)
+
+
+#: Global suffix-index nodes per (completion token x tree depth) the first table is sized
+#: for. Every substring of length <= depth of every completion is at most one node each
+#: (total x depth); real streams repeat: the shipped captures need 0.77-0.85
+#: of that. A stream needing more makes the kernel refuse the table (before it passes 70 %
+#: full) and the replay runs again with twice the slots, up to the total x depth bound; the
+#: profiles do not depend on the table size (nodes are found by their 64-bit key).
+_SUFFIX_NODES = 0.85
 
 
 def _pow2(x: int) -> int:

@@ -298,3 +298,25 @@ def test_drafting_modules_import_without_numba():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parents[3], check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("cache", ["fifo", "loo"])
+def test_suffix_profiles_do_not_depend_on_the_table_size(int4, monkeypatch, cache):
+    """A first global table far too small makes the kernel refuse it (before it passes 70 %
+    full) and the replay runs again with twice the slots, until it fits: the profiles are
+    those of a table sized for every substring from the start."""
+    import models.drafting._lookup_kernels as kern
+    import models.drafting.lookup as lk_mod
+
+    sub = int4.subset(range(24))
+    monkeypatch.setattr(lk_mod, "_SUFFIX_NODES", 1.0)
+    want = draft_profiles(sub, Suffix(cache=cache))
+    monkeypatch.setattr(lk_mod, "_SUFFIX_NODES", 0.002)
+    calls = []
+    real = kern.suffix_batch
+    monkeypatch.setattr(kern, "suffix_batch", lambda *a: calls.append(a[12]) or real(*a))
+    got = draft_profiles(sub, Suffix(cache=cache))
+    assert len(calls) >= 3 and calls == sorted(calls)  # refused, doubled, ...
+    for f in ("accept_len", "match_len", "proposed"):
+        assert getattr(got, f).tolist() == getattr(want, f).tolist()
+    assert int(want.accept_len.sum()) > 0
