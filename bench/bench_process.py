@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/bench_process.py [--runs 5] [--quick] [--only NAME ...] [--no-cold]
+    python bench/bench_process.py [--runs 5] [--quick] [--only NAME ...] [--no-cold] [--stages]
 
 Every row runs as a separate process, next to its baseline in the same run (so a loaded
 machine slows both alike):
@@ -23,7 +23,10 @@ CI) every run would otherwise compile each edited module from source again, a co
 pays. Both a command and its baseline import these packages.
 
 Medians of ``--runs`` runs after one warm-up run (numba cache warm), and the peak RSS of
-each child (``os.wait4``; Linux reports KiB). A second table runs the numba commands once
+each child (``os.wait4``; Linux reports KiB). ``--stages`` adds where a ``draft-big`` process
+spends its CPU: the same pipeline as ``planner draft`` (imports, numba's import and first
+cached dispatch, capture parse, PLD profile, walks, bootstrap, worth-a-run sizing), one
+stage after another in one fresh process (median of ``--runs`` processes). A second table runs the numba commands once
 each with a fresh, empty ``NUMBA_CACHE_DIR`` (first-run compile time). The big inputs are
 written to a temporary folder, removed at the end (``--keep`` keeps it).
 """
@@ -81,6 +84,48 @@ for a in range(0, len(cap), 8192):
 print(f"{int(tokens)} tokens, tokens/forward {tokens / forwards:.4f}")
 """
 
+#: ``--stages``: the stages of ``planner draft BIG.jsonl --policy pld --n 2 --depth 24`` in
+#: one process, CPU seconds each (what ``run_draft`` does for one lookup policy).
+STAGES = """
+import sys, time
+t = [time.process_time()]
+out = []
+def lap(name):
+    now = time.process_time(); out.append((name, now - t[0])); t[0] = now
+import numpy as np
+import planner.cli, planner.draft as pd
+lap("python, numpy, CLI imports")
+import numba
+lap("import numba")
+from models.drafting import capture
+capture._parse_token_arrays(np.frombuffer(b"[1]", np.uint8), np.array([0, 3]),
+                            np.empty(1, np.int32), np.empty(1, np.int64))
+lap("numba first cached dispatch")
+from models.drafting import PLD, draft_profiles, walk, bootstrap_ratios
+from models.drafting.cost import load_cost_model
+cap = capture.load_capture(sys.argv[1])
+lap("capture parse (kernel)")
+b = draft_profiles(cap, PLD(2, 24))
+lap("PLD profile (kernel)")
+cost = load_cost_model("F")
+L = b.lengths
+w0 = walk(L, mode="ar", cost=cost.step_ms, trace=False)
+w = walk(L, mode="lookup", lookup=b, cost=cost.step_ms, trace=False)
+lap("walks ar + pld (kernel)")
+st = {"tpf0": (w0.tokens, w0.forwards), "rate0": (w0.tokens, w0.time_ms),
+      "tpf1": (w.tokens, w.forwards), "rate1": (w.tokens, w.time_ms)}
+boot = bootstrap_ratios(st, n_boot=2000, seed=np.random.default_rng(0), groups=cap.groups)
+lap("bootstrap 2000 x prompts (kernel)")
+from models.noise import platform_prior
+from planner.costs import cost_model
+g = cost.tps(boot["rate1"], 1.0) - cost.tps(boot["rate0"], 1.0)
+pd.worth_a_run(g, 0.57, baseline_tps=float(cost.tps(1.0, 1.0)),
+               prior=platform_prior("hf-a10g-small"), cost=cost_model("hf-a10g-small"))
+lap("worth-a-run sizing (imports + assurance kernels)")
+for name, v in out:
+    print(f"{name}\t{v:.4f}")
+"""
+
 FLOOR = [sys.executable, "-c", "import numpy"]
 
 
@@ -115,7 +160,28 @@ def make_inputs(tmp: Path, n_scale: int) -> dict:
     ref.write_text(REFERENCE_REPLAY)
     sc = tmp / "scale_replay.py"
     sc.write_text(SCALE_REPLAY)
-    return {"big": big, "scale": scale, "ref": ref, "scale_py": sc}
+    stages = tmp / "draft_stages.py"
+    stages.write_text(STAGES)
+    return {"big": big, "scale": scale, "ref": ref, "scale_py": sc, "stages": stages}
+
+
+def stage_table(script: Path, big: Path, env: dict, runs: int) -> None:
+    """Print the median CPU seconds of each ``draft-big`` stage over ``runs`` processes."""
+    per: dict = {}
+    for i in range(runs + 1):
+        out = subprocess.run([sys.executable, str(script), str(big)], cwd=ROOT, env=env,
+                             capture_output=True, text=True, check=True).stdout
+        if i == 0:
+            continue  # warm-up
+        for line in out.splitlines():
+            name, v = line.split("\t")
+            per.setdefault(name, []).append(float(v))
+    total = sum(statistics.median(v) for v in per.values())
+    print(f"\ndraft-big stages (one process, CPU s, median of {runs}):")
+    for name, v in per.items():
+        m = statistics.median(v)
+        print(f"  {name:48s} {m:6.3f}  {100 * m / total:5.1f} %")
+    print(f"  {'sum':48s} {total:6.3f}")
 
 
 def run_once(cmd: list, env: dict) -> tuple:
@@ -152,6 +218,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", default=None, help="row names to run")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold-cache table")
     ap.add_argument("--keep", action="store_true", help="keep the temporary inputs")
+    ap.add_argument("--stages", action="store_true",
+                    help="also break a draft-big process into its stages (CPU s)")
     args = ap.parse_args(argv)
     runs = 3 if args.quick else args.runs
     n_scale = 10_000 if args.quick else 100_000
@@ -216,6 +284,9 @@ def main(argv=None) -> int:
         print("ratio: draft-big = baseline / command (speed-up); others = command / floor; "
               "cpu: user + system seconds of the child (what a loaded machine does not inflate "
               "much)")
+
+        if args.stages:
+            stage_table(f["stages"], f["big"], env, runs)
 
         if not args.no_cold:
             print("\ncold numba cache (fresh empty NUMBA_CACHE_DIR, one run each; "
