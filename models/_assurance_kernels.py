@@ -481,8 +481,8 @@ if _nb is not None:
     _label = _nb.njit(cache=True)(_py_label)
     _any_active = _nb.njit(cache=True)(_py_any_active)
     _active = _nb.njit(cache=True)(_py_active)
-    _kernel = _nb.njit(parallel=True, cache=True)(_py_kernel)
-    _kernel_fused = _nb.njit(parallel=True, cache=True)(_py_kernel_fused)
+    _kernel = _nb.njit(parallel=True, cache=True, nogil=True)(_py_kernel)
+    _kernel_fused = _nb.njit(parallel=True, cache=True, nogil=True)(_py_kernel_fused)
 else:  # pragma: no cover
     _prange = range
     _normal_start = _py_normal_start

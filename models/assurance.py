@@ -58,7 +58,7 @@ from models.tps_model import MU_PRIOR_SD
 
 __all__ = ["analysis_grid", "GridAnalysis", "Decisions", "decide", "decide_analysis",
            "decide_analysis_levels", "Truth", "prior_truth", "simulate", "planned_sign",
-           "Adaptive", "FixedResult", "evaluate_fixed", "KNOWN_DF", "known_scales", "evaluate_known",
+           "Adaptive", "FixedResult", "evaluate_fixed", "scenario_memo", "KNOWN_DF", "known_scales", "evaluate_known",
            "normal_assurance"]
 
 _LOG2PI = math.log(2.0 * math.pi)
@@ -88,12 +88,27 @@ def analysis_grid(prior: NoisePrior, n_runs: int, *, q: float = 1e-4, g_max: int
     Returns
     -------
     tau, sigma : ndarray, shape (G,)
-        Product grid, flattened with tau varying slowest (relative scales).
+        Product grid, flattened with tau varying slowest (relative scales); read-only
+        (a grid is built once per prior and size, and shared).
     n_tau, n_sigma : int
     """
+    key = (prior.tau, prior.sigma, int(n_runs), float(q), int(g_max), int(min_pts))
+    got = _GRIDS.get(key)
+    if got is None:
+        if len(_GRIDS) >= 512:
+            _GRIDS.clear()
+        got = _GRIDS[key] = _analysis_grid(prior, n_runs, q, g_max, min_pts)
+    return got
+
+
+_GRIDS: dict = {}
+
+
+def _analysis_grid(prior: NoisePrior, n_runs: int, q: float, g_max: int, min_pts: int
+                   ) -> tuple[np.ndarray, np.ndarray, int, int]:
     axes = []
     for sp in (prior.tau, prior.sigma):
-        lo, hi = float(sp.ppf(q)), float(sp.ppf(1.0 - q))
+        lo, hi = _quantiles(sp, q)
         llo, lhi = math.log(lo), math.log(hi)
         pad = 0.1 * (lhi - llo) + 1e-3
         axes.append((llo - pad, lhi + pad))
@@ -105,7 +120,25 @@ def analysis_grid(prior: NoisePrior, n_runs: int, *, q: float = 1e-4, g_max: int
     t = np.exp(np.linspace(axes[0][0], axes[0][1], nt))
     s = np.exp(np.linspace(axes[1][0], axes[1][1], ns))
     T, S = np.meshgrid(t, s, indexing="ij")
-    return T.ravel(), S.ravel(), nt, ns
+    T, S = T.ravel(), S.ravel()
+    T.setflags(write=False)
+    S.setflags(write=False)
+    return T, S, nt, ns
+
+
+_QUANTILES: dict = {}
+
+
+def _quantiles(sp, q: float) -> tuple[float, float]:
+    """(q, 1 - q) quantiles of a scale prior, computed once per prior (``ScalePrior.ppf``
+    costs ~0.2 ms; the planners build a grid for every design they simulate)."""
+    key = (sp, float(q))
+    got = _QUANTILES.get(key)
+    if got is None:
+        if len(_QUANTILES) >= 256:
+            _QUANTILES.clear()
+        got = _QUANTILES[key] = (float(sp.ppf(q)), float(sp.ppf(1.0 - q)))
+    return got
 
 
 # --------------------------------------------------------------------------------------------
@@ -528,6 +561,40 @@ def _draws(layout: Layout, D: int, rng: np.random.Generator) -> list:
             for t in layout.types]
 
 
+class _Draws:
+    """:func:`_draws` for D experiments, drawn only as far as the rows used so far need.
+
+    The random stream is the same: every array of the stream but the last is drawn whole
+    when first needed, the last (the run noise of the last instance type) row block by row
+    block in order (``Generator.standard_normal`` continues its stream exactly across
+    calls). A scenario stopped on a prefix of 250 of 2,000 experiments then skips most of
+    that array's draws: all of them for a paired design (one instance type, whose instance
+    effects are one number per experiment), a quarter for a separate one.
+    """
+
+    def __init__(self, layout: Layout, D: int, rng: np.random.Generator):
+        self.D, self.rng = D, rng
+        self.shapes = [s for t in layout.types for s in ((D, t.count, 1), (D, t.count, t.n))]
+        self.arrays: list = []
+        self.rows = 0                  # rows of the last array drawn so far
+
+    def upto(self, e: int) -> list:
+        """The (instance effects, run noise) pairs with at least rows [0, e) drawn."""
+        if not self.arrays:
+            self.arrays = [self.rng.standard_normal(s) for s in self.shapes[:-1]]
+            self.arrays.append(np.empty(self.shapes[-1]))
+        e = min(int(e), self.D)
+        if e > self.rows:
+            self.rng.standard_normal(out=self.arrays[-1][self.rows:e])
+            self.rows = e
+        a = self.arrays
+        return [(a[i], a[i + 1]) for i in range(0, len(a), 2)]
+
+    def finish(self) -> None:
+        """Draw the rest (the stream then stands where :func:`_draws` leaves it)."""
+        self.upto(self.D)
+
+
 def _build(layout: Layout, truth: Truth, draws: list, sl: slice = slice(None)
            ) -> list[np.ndarray]:
     """:func:`simulate`'s arrays for the draws ``sl`` of ``truth`` (same values as slicing
@@ -544,7 +611,8 @@ def _build(layout: Layout, truth: Truth, draws: list, sl: slice = slice(None)
 
 
 def _batched(layout, analysis: GridAnalysis, truth: Truth, rng, rope, rule, level, hdi_prob,
-             chunk, progress=None, stop=None, first: int = 0) -> Decisions:
+             chunk, progress=None, stop=None, first: int = 0, memo: dict | None = None
+             ) -> Decisions:
     """Labels of ``truth.size`` simulated experiments, simulated ``chunk`` at a time.
 
     ``stop(labels) -> bool`` (with ``first`` > 0): the experiments are labelled in the
@@ -552,26 +620,55 @@ def _batched(layout, analysis: GridAnalysis, truth: Truth, rng, rope, rule, leve
     labelling ends at the first prefix for which ``stop`` is true (the result then holds that
     prefix only; chunks past it are not simulated). Every experiment gets the label it gets
     without ``stop``.
+
+    ``memo`` (a dict kept by the caller for this scenario: the same layout, analysis,
+    truth, random stream and rule): the labels of the experiments labelled by earlier calls
+    are read from it instead of being simulated again, and new ones are added to it. Each
+    experiment's label depends only on its own simulated data, so the result is the one
+    without ``memo``; ``progress`` counts only the experiments simulated by this call.
     """
-    parts = []
+    parts = memo.setdefault("parts", []) if memo is not None else []
+    done = sum(p.labels.size for p in parts)
     ends = _prefix_ends(truth.size, first) if stop is not None else [truth.size]
+    for e in ends:                      # prefixes already labelled
+        if e > done:
+            break
+        if e >= truth.size:
+            return _take(_concat(parts), truth.size)
+        if stop is not None and stop(_labels(parts)[:e]):
+            return _take(_concat(parts), e)
     for s in range(0, truth.size, chunk):
         tr = truth.take(slice(s, s + chunk))
-        draws = _draws(layout, tr.size, rng)
-        lo = 0
+        draws = _Draws(layout, tr.size, rng)
+        if s + tr.size <= done:        # labelled before: keep the random stream in step
+            draws.finish()
+            continue
+        lo = max(done - s, 0)
         for e in [x - s for x in ends if s < x <= s + tr.size] + [tr.size]:
             if e <= lo:
                 continue
-            z, zq = analysis.stats(_build(layout, tr, draws, slice(lo, e)))
+            z, zq = analysis.stats(_build(layout, tr, draws.upto(e), slice(lo, e)))
             parts.append(decide_analysis(analysis, z, zq, rope, rule=rule,
                                          level=level, hdi_prob=hdi_prob, exact_probs=False))
             if progress is not None:
                 progress(e - lo)
             lo = e
             if stop is not None and s + e < truth.size and s + e in ends and \
-                    stop(np.concatenate([p.labels for p in parts])):
+                    stop(_labels(parts)):
                 return _concat(parts)
+        draws.finish()
     return _concat(parts)
+
+
+def _labels(parts: list) -> np.ndarray:
+    return parts[0].labels if len(parts) == 1 else np.concatenate([p.labels for p in parts])
+
+
+def _take(dec: Decisions, k: int) -> Decisions:
+    """The first ``k`` experiments of ``dec``."""
+    if dec.labels.size == k:
+        return dec
+    return Decisions(*(getattr(dec, f)[:k] for f in ("labels", "p_gt", "p_lt", "mean", "sd")))
 
 
 def _concat(parts: list) -> Decisions:
@@ -723,12 +820,34 @@ def planned_sign(truth: Truth) -> int:
     return 1 if np.mean(truth.delta >= 0) >= 0.5 else -1
 
 
+def scenario_memo(memo: dict, truth: Truth, prior: NoisePrior,
+                  existing: Existing | None = None) -> dict:
+    """``memo`` (a dict of :func:`evaluate_fixed` / :func:`models.sequential.
+    evaluate_sequential_levels` labels) emptied when it was filled for another ``truth``,
+    ``prior`` or ``existing`` (its labels only hold for those); returns it."""
+    owner = (id(truth), prior, id(existing))
+    if memo.get("__owner__") != owner:
+        memo.clear()
+        memo["__owner__"] = owner
+        memo["__keep__"] = (truth, existing)     # ids stay valid while the memo lives
+    return memo
+
+
+def _memo_key(memo: dict, truth: Truth, prior: NoisePrior, existing, layout: Layout,
+              tg: np.ndarray, sg: np.ndarray, *rest) -> tuple:
+    """Key of a design's scenarios in ``memo`` (reset for another truth / prior)."""
+    scenario_memo(memo, truth, prior, existing)
+    return (layout, tg.tobytes(), sg.tobytes()) + tuple(
+        float(x) if isinstance(x, (float, np.floating)) else x for x in rest)
+
+
 def evaluate_fixed(layout: Layout, prior: NoisePrior, truth: Truth, rope: float, *,
                    rule: str = "verdict", level: float = 0.95, hdi_prob: float = 0.95,
                    seed: int = 0, existing: Existing | None = None, error_rates: bool = True,
                    progress: Callable[[int], None] | None = None,
                    grid: tuple[np.ndarray, np.ndarray] | None = None,
-                   adaptive: Adaptive | None = None) -> FixedResult:
+                   adaptive: Adaptive | None = None, memo: dict | None = None
+                   ) -> FixedResult:
     """Assurance of a fixed design, plus its false-claim and wrong-sign rates.
 
     Parameters
@@ -751,6 +870,13 @@ def evaluate_fixed(layout: Layout, prior: NoisePrior, truth: Truth, rope: float,
     adaptive : Adaptive, optional
         Stop each scenario once its rate is decided (:class:`Adaptive`: a prefix of the same
         simulated experiments, tolerance stated there); None simulates all of ``truth``.
+    memo : dict, optional
+        Labels of simulated experiments kept between calls with the same ``prior``,
+        ``truth`` and ``existing`` (the caller's dict; :func:`scenario_memo` resets it for
+        another truth): a scenario (design, rule, seed, Δ) labelled before, on a prefix
+        or in full, is continued instead of simulated again (e.g. the recommended design
+        simulated in full after its adaptive prefix, or the error rates of a design whose
+        assurance was computed alone). The result is the one without ``memo``.
 
     Returns
     -------
@@ -778,8 +904,14 @@ def evaluate_fixed(layout: Layout, prior: NoisePrior, truth: Truth, rope: float,
     elif ad is not None:
         def stop(lab):
             return ad.rate_decided(lab == tgt_all[:lab.size])
+    mk = None if memo is None else _memo_key(memo, truth, prior, existing, layout, tg, sg, rope,
+                                             rule, level, hdi_prob, seed, chunk)
+
+    def sm(tag):                        # the memo of one scenario
+        return None if mk is None else memo.setdefault(mk + (tag,), {})
+
     dec = _batched(layout, an, truth, rng, rope, rule, level, hdi_prob, chunk, progress,
-                   stop, first)
+                   stop, first, sm("assurance"))
     k = dec.labels.size
     tgt = tgt_all[:k]
     assur, ase = _rate(dec.labels == tgt)
@@ -802,16 +934,17 @@ def evaluate_fixed(layout: Layout, prior: NoisePrior, truth: Truth, rope: float,
                 return ad.false_claim_decided(hits, truth.size)
         if rule == "equivalence":
             d0 = _batched(layout, an, truth.with_delta(rope), rng0, rope, rule, level, hdi_prob,
-                          chunk, progress, fstop, first)
+                          chunk, progress, fstop, first, sm("rope"))
             fc, fse = _rate(d0.labels == EQUIVALENT)
         else:
             d0 = _batched(layout, an, truth.with_delta(0.0), rng0, rope, rule, level, hdi_prob,
-                          chunk, progress, fstop, first)
+                          chunk, progress, fstop, first, sm("zero"))
             fc, fse = _rate((d0.labels == B_BETTER) | (d0.labels == A_BETTER))
             rng1 = np.random.default_rng([seed, 3])
             # the wrong-sign rate is only reported: with ``adaptive``, the first prefix
             d1 = _batched(layout, an, truth.with_delta(-truth.delta), rng1, rope, rule, level,
-                          hdi_prob, chunk, progress, (lambda lab: True) if ad else None, first)
+                          hdi_prob, chunk, progress, (lambda lab: True) if ad else None, first,
+                          sm("minus"))
             sgn = planned_sign(truth)
             ws = float(np.mean(d1.labels == (B_BETTER if sgn > 0 else A_BETTER)))
     return FixedResult(assur, ase, fc, fse, ws, fr, k, int(tg.size),

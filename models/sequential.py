@@ -32,8 +32,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from models.assurance import (Adaptive, Decisions, Truth, _analysis, _build, _chunk_for,
-                              _coherent_errors, _draws, _prefix_ends, _rate, analysis_grid,
-                              decide_analysis_levels, planned_sign)
+                              _coherent_errors, _Draws, _memo_key, _prefix_ends, _rate,
+                              analysis_grid, decide_analysis_levels, planned_sign)
 from models.decision import A_BETTER, B_BETTER, EQUIVALENT, UNDECIDED, target_labels
 from models.designs import Existing, InstanceType, Layout
 from models.noise import NoisePrior
@@ -124,7 +124,7 @@ def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], pri
                                until_false_claim: float | None = None,
                                until_false_claim_se: float = 0.0,
                                progress: Callable[[int], None] | None = None,
-                               adaptive: Adaptive | None = None
+                               adaptive: Adaptive | None = None, memo: dict | None = None
                                ) -> list[SequentialResult]:
     """:func:`evaluate_sequential` at several per-look HDI masses, sharing the simulated data
     and each dataset's posterior between the masses (one pass per scenario).
@@ -150,6 +150,11 @@ def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], pri
         and costs, simulates all of ``truth`` unless every mass's assurance is surely below
         every goal of ``adaptive`` (such a plan is never the one chosen). Tolerance as
         :class:`Adaptive`.
+    memo : dict, optional
+        As :func:`models.assurance.evaluate_fixed`'s: each mass's labels and stopping looks
+        of a scenario labelled before (on a prefix or in full, e.g. by the adaptive pass
+        before the recommended plan is simulated in full) are continued, not simulated
+        again; the results are those without ``memo``.
 
     Returns
     -------
@@ -197,31 +202,65 @@ def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], pri
                 alive[li, rl[stop]] = False
         return lab, stp
 
-    def run(tr: Truth, rng, levels: list[float], report: bool = True, stop=None
-            ) -> tuple[np.ndarray, np.ndarray]:
+    mk = None if memo is None else _memo_key(
+        memo, truth, prior, existing, full, tg, sg, tuple(tuple(int(x) for x in c)
+                                                          for c in looks),
+        rope, rule, level, futility, seed, chunk)
+
+    def run(tr: Truth, rng, levels: list[float], report: bool = True, stop=None,
+            tag: str = "") -> tuple[np.ndarray, np.ndarray]:
         """Labels and stopping looks (L, D); ``stop(labels so far)``: end at the first
-        prefix (of ``adaptive.first``, doubling) where it is true (same experiments)."""
+        prefix (of ``adaptive.first``, doubling) where it is true (same experiments).
+        Rows labelled before at every mass (``memo``, scenario ``tag``) are reused."""
         L = len(levels)
         labels = np.zeros((L, tr.size), np.int8)
         stop_look = np.full((L, tr.size), nl - 1)
+        mem = None if mk is None else memo.setdefault(mk + (tag,), {})
+        done = tr.size
+        for li, hp in enumerate(levels):   # rows known at every mass
+            got = mem.get(hp) if mem is not None else None
+            k = 0 if got is None else got[0]
+            if k:
+                labels[li, :k], stop_look[li, :k] = got[1][:k], got[2][:k]
+            done = min(done, k)
+
+        def keep(upto: int) -> None:
+            if mem is None:
+                return
+            for li, hp in enumerate(levels):
+                if mem.get(hp, (0,))[0] < upto:
+                    mem[hp] = (upto, labels[li], stop_look[li])
+
         ends = _prefix_ends(tr.size, adaptive.first) if stop is not None else [tr.size]
+        for e in ends:
+            if e > done:
+                break
+            if e >= tr.size:
+                return labels, stop_look
+            if stop is not None and stop(labels[:, :e]):
+                return labels[:, :e], stop_look[:, :e]
         for s in range(0, tr.size, chunk):
             sl = slice(s, s + chunk)
             t = tr.take(sl)
-            draws = _draws(full, t.size, rng)
-            lo = 0
+            draws = _Draws(full, t.size, rng)
+            if s + t.size <= done:
+                draws.finish()
+                continue
+            lo = max(done - s, 0)
             for e in [x - s for x in ends if s < x <= s + t.size] + [t.size]:
                 if e <= lo:
                     continue
-                lab, stp = block(_build(full, t, draws, slice(lo, e)), levels)
+                lab, stp = block(_build(full, t, draws.upto(e), slice(lo, e)), levels)
                 labels[:, s + lo:s + e] = lab
                 stop_look[:, s + lo:s + e] = stp
                 if progress is not None and report:
                     progress((e - lo) * L)
                 lo = e
+                keep(s + e)
                 if stop is not None and s + e < tr.size and s + e in ends and \
                         stop(labels[:, :s + e]):
                     return labels[:, :s + e], stop_look[:, :s + e]
+            draws.finish()
         return labels, stop_look
 
     tgt = target_labels(truth.delta, rope, rule)
@@ -245,7 +284,8 @@ def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], pri
                         return side < 0
                 return True
         d0 = rope if rule == "equivalence" else 0.0
-        l0, _ = run(truth.with_delta(d0), np.random.default_rng([seed, 12]), hps, False, fstop)
+        l0, _ = run(truth.with_delta(d0), np.random.default_rng([seed, 12]), hps, False, fstop,
+                    "null")
         fcs = [_rate(claims(l)) for l in l0]
         if until_false_claim is not None:
             k = next((i for i, (fc, fse) in enumerate(fcs)
@@ -262,12 +302,12 @@ def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], pri
             t = tgt[:lab.shape[1]]
             return all(ad.rate_decided(l == t) and np.mean(l == t) < min(ad.goals)
                        for l in lab)
-    lab, stop = run(truth, np.random.default_rng([seed, 11]), need, True, astop)
+    lab, stop = run(truth, np.random.default_rng([seed, 11]), need, True, astop, "assurance")
     wss: list = [None] * len(need)
     if error_rates and existing is None and rule != "equivalence":
         # the wrong-sign rate is only reported: with ``adaptive``, the first prefix
         l1, _ = run(truth.with_delta(-truth.delta), np.random.default_rng([seed, 13]), need,
-                    True, (lambda l: True) if ad is not None else None)
+                    True, (lambda l: True) if ad is not None else None, "minus")
         wss = [float(np.mean(l == (B_BETTER if sgn > 0 else A_BETTER))) for l in l1]
     out = []
     for i, hp in enumerate(need):
