@@ -291,6 +291,10 @@ class _Sizer:
         self.adaptive = Adaptive(goals=(q.target, _FLAT), false_claim_limit=MAX_FALSE_CLAIM,
                                  false_claim_z=FALSE_CLAIM_Z) if adaptive else None
         self.cache: dict[tuple, object] = {}
+        # labels of every simulated scenario, continued rather than simulated again (the
+        # full simulation of the recommended design after its adaptive prefix; the error
+        # rates of a minimal design whose assurance the bisection computed alone)
+        self.memo: dict = {}
         # noise known to the analysis and no runs bought yet: exact rates, no simulation
         self.exact = existing is None and known_scales(prior) is not None
 
@@ -316,7 +320,7 @@ class _Sizer:
         else:
             res = evaluate_fixed(lay, self.prior, self.truth, self.q.rope_log,
                                  error_rates=errors, progress=self.work,
-                                 adaptive=self.adaptive, **self.common)
+                                 adaptive=self.adaptive, memo=self.memo, **self.common)
         self.cache[key] = res
         return res
 
@@ -414,7 +418,7 @@ class _Sizer:
                                          (0.95,) + STRICTER_HDI,
                                          until_false_claim=MAX_FALSE_CLAIM,
                                          until_false_claim_se=FALSE_CLAIM_Z, progress=self.work,
-                                         adaptive=self.adaptive, **self.common)
+                                         adaptive=self.adaptive, memo=self.memo, **self.common)
         # cost of stopping at each look, then expectations over the stop distribution
         costs, hours = {}, {}
         for c in looks:
@@ -479,17 +483,16 @@ class _Sizer:
                   "on the means (models.assurance.normal_assurance)")
         if grid.size == 0:
             return None
-        a, se = normal_assurance(grid, rpi, self.truth, q.rope_log, rule=q.rule, level=q.level)
-        hit = np.flatnonzero(a >= q.target)
-        if hit.size == 0:
-            return {"design": kind, "runs_per_arm": None, "assurance": float(a[-1]),
-                    "assurance_se": float(se[-1]), "method": method,
+        k, a, se = _first_reaching(grid, q.target, lambda x: normal_assurance(
+            x, rpi, self.truth, q.rope_log, rule=q.rule, level=q.level))
+        if k is None:
+            return {"design": kind, "runs_per_arm": None, "assurance": a,
+                    "assurance_se": se, "method": method,
                     "note": f"not reached below {limit} runs per arm"}
-        k = int(hit[0])
         n = int(grid[k])
         c = self._cost(kind, n, rpi if kind == "separate" else None)
-        return {"design": kind, "runs_per_arm": n, "assurance": float(a[k]),
-                "assurance_se": float(se[k]), "gpu_hours": c["gpu_hours"],
+        return {"design": kind, "runs_per_arm": n, "assurance": a,
+                "assurance_se": se, "gpu_hours": c["gpu_hours"],
                 "cost_usd": c["cost_usd"], "method": method}
 
     def choose_rpi(self, lad: list[int]) -> dict:
@@ -545,6 +548,44 @@ class _Sizer:
                 "startup_minutes": cm.startup_minutes, "minutes_per_run": cm.minutes_per_run,
                 "r_star": None if not math.isfinite(rstar) else rstar,
                 "candidates": results, "runs_per_instance": chosen, "reason": text}
+
+
+def _first_reaching(grid: np.ndarray, target: float, assurance: Callable
+                    ) -> tuple[int | None, float, float]:
+    """The first index of ``grid`` whose assurance reaches ``target``, by bisection.
+
+    ``assurance(n) -> (a, se)`` (arrays over the runs per arm ``n``) must be nondecreasing
+    along ``grid``: :func:`models.assurance.normal_assurance` is, draw by draw, since every
+    label probability it averages grows as V = 2(τ²/m + σ²/n) shrinks (m = ⌈n/r⌉ and n
+    both grow along the grid). About log2(len(grid)) + 1 values are computed instead of all
+    of them (the whole ~600-point grid cost ~0.5 s of ``planner repeats``); each value is
+    computed exactly as in a call on the whole grid (the same elementwise operations and a
+    per-row mean over the draws), so the index, assurance and SE are those of the first
+    grid point with ``a >= target`` in a full scan (``tests/planner/test_repeats_speed.py``
+    checks it).
+
+    Returns
+    -------
+    (index or None, assurance, se)
+        The first reaching index with its assurance and SE, or None with those of the
+        last grid point when no point reaches ``target``.
+    """
+    def at(k: int) -> tuple[float, float]:
+        a, se = assurance(grid[k:k + 1])
+        return float(a[0]), float(se[0])
+
+    last = at(grid.size - 1)
+    if not last[0] >= target:
+        return None, last[0], last[1]
+    lo, hi, best = -1, grid.size - 1, last        # a(lo) < target <= a(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        v = at(mid)
+        if v[0] >= target:
+            hi, best = mid, v
+        else:
+            lo = mid
+    return hi, best[0], best[1]
 
 
 def _cost_words(c: dict, cm) -> str:
