@@ -412,6 +412,8 @@ def _walk_stochastic(mode, L, rng, curves, state, lookup, threshold, tree_depth,
     if fixed:
         M_fix, d_fix = np.full(shape, K + 1), np.full(shape, K)
         step_fix = cost(M_fix, d_fix, np.full(shape, sync_const)) if cost is not None else None
+    if mode == "mtp" and one_state:
+        return _mtp_chain(L, rng, cv0, K, start, R, run_cap, step_fix)
     while True:
         active = t < Lb
         if not active.any():
@@ -472,6 +474,63 @@ def _walk_stochastic(mode, L, rng, curves, state, lookup, threshold, tree_depth,
                             "runs_over_cap": float(over.sum() / R),
                             "state_step_frac": state_steps.sum(0)
                             / np.maximum(forwards.sum(0), 1)})
+
+
+def _mtp_chain(L, rng, cv0, K, start, R, run_cap, step_fix) -> WalkResult:
+    """:func:`_walk_stochastic` for the MTP chain with one curve per prompt, with only what
+    changes from step to step in the loop: the same draws (one ``rng.random((R, P))`` per
+    step), accepted counts, commits, forwards, histogram and runs over the cap. The rest
+    follows exactly from those: every lane commits ``L - start`` tokens, every step drafts
+    (M = K + 1 rows), the committed accepted count is ``tokens - forwards`` (integers), and
+    a step price that is the same for every lane is added ``forwards`` times in step order
+    from 0.0, which is the running sum ``np.cumsum`` gives (the loop adds 0.0 to a finished
+    lane, which leaves it unchanged)."""
+    P = L.size
+    shape = (R, P)
+    t = np.full(shape, start, dtype=np.int64)
+    Lb = np.broadcast_to(L, shape)
+    forwards = np.zeros(shape)
+    over = np.zeros(shape)
+    hist = np.zeros(1, np.int64)
+    per_lane = step_fix is not None and not np.all(step_fix == step_fix.flat[0])
+    time_ms = np.zeros(shape) if per_lane else None
+    curves = [np.ascontiguousarray(cv0[..., i]) for i in range(K)]  # (1, P) each
+    a = np.empty(shape, np.int64)
+    hit = np.empty(shape, bool)
+    while True:
+        active = t < Lb
+        if not active.any():
+            break
+        u = rng.random(shape)
+        a[...] = 0  # #{i : u < s_i}, one curve position at a time
+        for c in curves:
+            np.less(u, c, out=hit)
+            a += hit
+        rem = Lb - t
+        commit = np.minimum(a + 1, rem) * active
+        af = active.astype(float)
+        forwards += af
+        over += np.maximum(commit - 1, 0) > run_cap  # the committed accepted count
+        h = np.bincount(np.minimum(a, rem)[active])
+        if h.size > hist.size:
+            hist = np.concatenate([hist, np.zeros(h.size - hist.size, np.int64)])
+        hist[:h.size] += h
+        if per_lane:
+            time_ms += step_fix * af
+        t = t + commit
+    tokens = np.maximum(Lb - start, 0).astype(np.float64)
+    if step_fix is not None and not per_lane:
+        n = forwards.astype(np.int64)
+        run = np.cumsum(np.full(int(n.max()) if n.size else 0, float(step_fix.flat[0])))
+        time_ms = np.zeros(shape)
+        time_ms[n > 0] = run[n[n > 0] - 1]
+    return WalkResult(tokens, forwards, time_ms, forwards.copy() if K >= 1 else np.zeros(shape),
+                      tokens - forwards, np.zeros(shape), (K + 1) * forwards, lengths=L,
+                      start=int(start), accept_hist=hist,
+                      meta={"mode": "mtp", "k": K, "start": start, "n_rep": R,
+                            "total_tokens": int(L.sum()), "run_cap": run_cap,
+                            "runs_over_cap": float(over.sum() / R),
+                            "state_step_frac": np.zeros(P) / np.maximum(forwards.sum(0), 1)})
 
 
 def walk(lengths: Sequence[int] | np.ndarray, *, mode: str = "mtp", n_rep: int = 1,

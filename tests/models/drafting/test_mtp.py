@@ -136,3 +136,33 @@ def test_scale_curve_hits_target():
 
 def test_per_prompt_counters_present():
     assert len(per_prompt_counters("A")) == 128 and len(per_prompt_counters("A+B")) == 256
+
+
+@pytest.mark.parametrize("start", [0, 1, 4])
+@pytest.mark.parametrize("run_cap", [8, 0, -1])
+def test_mtp_chain_equals_the_general_stochastic_walk(start, run_cap):
+    """The MTP chain's own loop (one curve per prompt) against the general stochastic walk
+    on the same curves given as two easiness states with every position in state 0: the
+    same draws, so every per-prompt sum, the histogram and the runs over the cap must be
+    equal bit for bit, with the default step price, none, and one that varies by lane."""
+    from models.drafting.cost import load_cost_model
+
+    rng = np.random.default_rng(3)
+    L = rng.integers(1, 90, size=40)
+    L[:3] = [1, 2, 3]  # shorter than start: nothing to walk
+    cv = np.sort(rng.random((L.size, 7)), -1)[:, ::-1] * 0.95
+    two = np.stack([cv, cv * 0.5], axis=1)  # (P, 2, K): state 1 never used
+    zeros = [np.zeros(n, np.int64) for n in L]
+    lane_price = lambda M, d, s: M * 0.5 + np.arange(M.size).reshape(M.shape) * 1e-3  # noqa
+    for cost in (load_cost_model().step_ms, None, lane_price):
+        a = walk(L, mode="mtp", n_rep=30, seed=5, curves=cv, cost=cost, start=start,
+                 run_cap=run_cap)
+        b = walk(L, mode="mtp", n_rep=30, seed=5, curves=two, state=zeros, cost=cost,
+                 start=start, run_cap=run_cap)
+        for f in ("tokens", "forwards", "drafts", "accepted", "lookup_tokens", "rows",
+                  "time_ms"):
+            x, y = getattr(a, f), getattr(b, f)
+            assert (x is None and y is None) or x.tobytes() == y.tobytes(), f
+        assert a.accept_hist.tolist() == b.accept_hist.tolist()
+        assert a.meta["runs_over_cap"] == b.meta["runs_over_cap"]
+        assert a.meta["state_step_frac"].tolist() == b.meta["state_step_frac"].tolist()
