@@ -162,7 +162,7 @@ def build_model(data: TPSData, prior: NoisePrior, likelihood: str = "normal"):
         if data.use_cold:
             cw, cm, cs = data.cold_prior()
             beta = pm.NormalMixture("beta_cold", w=cw, mu=cm, sigma=cs)
-            mean = mean + beta * data.cold.astype(float)
+            mean = mean + beta * (data.cold_sign * data.cold.astype(float))
         if sess:
             s_sess = pm.HalfNormal("sigma_session", sigma=SESSION_PRIOR_SD)
             w = pm.Normal("w", 0.0, 1.0, dims="session")
@@ -365,6 +365,7 @@ def _design_key(data: TPSData, prior: NoisePrior, likelihood: str) -> tuple:
     sess = data.session.tobytes() if has_sessions(data) else b""
     return (likelihood, prior.tau, prior.sigma, data.config.tobytes(), data.instance.tobytes(),
             bool(data.use_cold), data.cold.astype(bool).tobytes() if data.use_cold else b"",
+            float(data.cold_sign),
             sess, tuple(data.config_names), tuple(data.instance_names), MU_PRIOR_SD,
             tuple(np.concatenate(data.cold_prior()).tolist()) if data.use_cold else ())
 

@@ -109,6 +109,11 @@ class TPSData:
         Cold-start indicator (used only when ``use_cold`` is true).
     session : ndarray of int, shape (n_runs,), optional
         Session index (MCMC engine only).
+    cold_sign : float
+        The cold column's value on a cold run: +1 when higher is better (TPS: a cold run's
+        value is lower, ``beta = -s``), -1 when lower is better (a latency: a cold run's value
+        is *higher*). The coefficient's one-sided prior is the same either way: a cold run is
+        never modelled as faster.
     """
 
     y: np.ndarray
@@ -120,9 +125,11 @@ class TPSData:
     use_cold: bool = False
     session: np.ndarray | None = None
     session_names: list[str] = field(default_factory=list)
+    cold_sign: float = 1.0
 
     @classmethod
-    def from_arrays(cls, tps, config, instance, cold=None, session=None, *, use_cold=None):
+    def from_arrays(cls, tps, config, instance, cold=None, session=None, *, use_cold=None,
+                    lower_is_better: bool = False):
         """Build from TPS values (> 0) and labels.
 
         Parameters
@@ -134,6 +141,9 @@ class TPSData:
         session : sequence of str, optional
         use_cold : bool, optional
             Include the cold-start coefficient; default: when any run is cold.
+        lower_is_better : bool
+            The values are a latency or duration: a cold run is slower, so its value higher
+            (:attr:`cold_sign` -1).
         """
         tps = np.asarray(tps, dtype=float)
         if tps.ndim != 1 or tps.size == 0:
@@ -155,7 +165,7 @@ class TPSData:
             smap = {c: k for k, c in enumerate(snames)}
             sidx = np.array([smap[s] for s in session])
         return cls(np.log(tps), cidx, iidx, cold, cnames, inames, bool(use_cold and cold.any()),
-                   sidx, snames)
+                   sidx, snames, -1.0 if lower_is_better else 1.0)
 
     @property
     def n_runs(self) -> int:
@@ -174,7 +184,7 @@ class TPSData:
         X = np.zeros((self.n_runs, self.n_configs + int(self.use_cold)))
         X[np.arange(self.n_runs), self.config] = 1.0
         if self.use_cold:
-            X[:, -1] = self.cold
+            X[:, -1] = self.cold_sign * self.cold
         return X
 
     def prior_mean_sd(self) -> tuple[np.ndarray, np.ndarray]:

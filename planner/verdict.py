@@ -95,8 +95,13 @@ class Rope:
         return f"±{self.value:g}%" if self.relative else f"±{self.value:g} TPS"
 
 
-def build_data(table: RunsTable, a: str, b: str, *, use_cold: bool | None = None) -> TPSData:
+def build_data(table: RunsTable, a: str, b: str, *, use_cold: bool | None = None,
+               lower_is_better: bool | None = None) -> TPSData:
     """Reduce the rows of configs A and B to :class:`TPSData` (log TPS, indices, cold flags).
+
+    ``lower_is_better`` (default: inferred from the rows' metric, as
+    :attr:`planner.runs.RunsTable.lower_is_better`) sets the cold column's sign: a cold run
+    of a latency is *higher* (:attr:`models.tps_model.TPSData.cold_sign`).
 
     Raises
     ------
@@ -116,8 +121,9 @@ def build_data(table: RunsTable, a: str, b: str, *, use_cold: bool | None = None
     cold = sub.cold_flags()[pos]
     inst = [instance_key(r, k) for k, r in enumerate(runs)]
     sess = [f"{r.instance}/{r.session or r.run_group}" for r in runs]
+    lower = sub.lower_is_better if lower_is_better is None else bool(lower_is_better)
     return TPSData.from_arrays([r.tps for r in runs], [r.config for r in runs], inst, cold,
-                               sess, use_cold=use_cold)
+                               sess, use_cold=use_cold, lower_is_better=lower)
 
 
 #: Values of the result's ``direction``.
@@ -669,7 +675,10 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         Missing configs, mixed metrics/workloads, one run per config without a prior, bad ROPE.
     """
     rope = Rope.parse(rope) if not isinstance(rope, Rope) else rope
-    data = build_data(table, a, b, use_cold=use_cold)
+    direction, dir_source, dir_note = _direction(table.select([a, b]), lower_is_better,
+                                                 plain=table.path == "<command line>")
+    lower = direction == "lower_is_better"
+    data = build_data(table, a, b, use_cold=use_cold, lower_is_better=lower)
     check_identifiable(data, prior or WEAK, prior is not None, table.path)
     prior = prior or WEAK
     post, diag = fit(data, prior, engine, seed=seed, likelihood=likelihood)
@@ -680,8 +689,6 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
     rope_log = rope.log_halfwidth(level_a)
     d = post.delta(0, 1, rope_log, hdi_prob)
     rule_label = label_from(d, ok=diag.get("ok", True))
-    direction, dir_source, dir_note = _direction(table.select([a, b]), lower_is_better,
-                                                 plain=table.path == "<command line>")
     label = shown_label(rule_label, direction)
     tau = post.scale_summary("tau")
     sig = post.scale_summary("sigma")
@@ -699,7 +706,8 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         else:
             from models.tps_exact import fit_exact
 
-            post0 = fit_exact(build_data(table, a, b, use_cold=False), prior)
+            post0 = fit_exact(build_data(table, a, b, use_cold=False, lower_is_better=lower),
+                              prior)
         more, more_code, more_note = _to_settle(table, a, b, prior, rope, plat, seed, post0)
 
     def scale_out(s):

@@ -201,6 +201,7 @@ def register(app: typer.Typer) -> None:
 
         if idata is not None:
             _write_idata(idata, table, a_name, b_name, pr, seed=seed, likelihood=likelihood,
+                         lower_is_better=res.direction == "lower_is_better",
                          use_cold=cold)
         out = res.to_dict()
         entry = prior_file_entry(prior)
@@ -212,13 +213,13 @@ def register(app: typer.Typer) -> None:
 
 
 def _write_idata(path: Path, table, a: str, b: str, prior, *, seed: int, likelihood: str,
-                 use_cold) -> None:
+                 use_cold, lower_is_better: bool) -> None:
     """Write the verdict's MCMC fit as ArviZ InferenceData (NetCDF). The fit is repeated with
     the verdict's data, prior and seed, so the draws are the verdict's own."""
     from models.noise import WEAK
     from models.tps_mcmc import inference_data
     from planner.verdict import build_data, fit
 
-    data = build_data(table, a, b, use_cold=use_cold)
+    data = build_data(table, a, b, use_cold=use_cold, lower_is_better=lower_is_better)
     post, _ = fit(data, prior or WEAK, "mcmc", seed=seed, likelihood=likelihood)
     inference_data(post, data).to_netcdf(str(path))
