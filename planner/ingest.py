@@ -10,8 +10,9 @@ under ``DIR``, else the file name; for pyperf the folder wins and the benchmark 
 workload. A ``.json``/``.jsonl`` file in a config folder that does not parse (truncated,
 corrupt) is an error naming the file and line; files of no known format are skipped, counted
 and named. Instances: as each reader says
-(a pyperf file is one machine), or the ``instance`` given; otherwise unset, so every run is
-its own instance. ``rep`` counts a config's runs on one instance across files, in file-name
+(a pyperf file is one machine), or the ``instance`` given; otherwise blank (``planner verdict``
+then reads each config's runs as one session on a machine of its own when no platform is known,
+each run as its own instance on a platform with noise data). ``rep`` counts a config's runs on one instance across files, in file-name
 order.
 
 The benchmark harness's result folders, when ``DIR`` holds ``summary.json`` files: walks

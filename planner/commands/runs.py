@@ -14,7 +14,9 @@ from planner.errors import InputError
 _FORMAT_HELP = ("Input format: table, vllm (vllm-serve, vllm-throughput, vllm-latency), sglang, "
                 "pyperf, hyperfine (default: detected from the content).")
 _INSTANCE_HELP = ("Instance (machine) of every run read from a tool's result file, which cannot "
-                  "say; without it each run is its own instance.")
+                  "say. Without it the instance stays blank: planner verdict then reads each "
+                  "config's runs as one session on a machine of its own (no platform) or each "
+                  "run as its own instance (a platform with noise data).")
 _TPS_COLUMN_HELP = ("Runs table column holding the values (default: tps, else throughput, "
                     "output_throughput, tokens_per_s or tok/s).")
 

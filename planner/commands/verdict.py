@@ -130,6 +130,15 @@ def register(app: typer.Typer) -> None:
         if runs is not None and (a_runs is not None or b_runs is not None):
             raise InputError("--a-runs/--b-runs are the quick form without a RUNS file; with a "
                              "file give --a CONFIG --b CONFIG", field="--a-runs")
+        if runs is not None and paired:
+            raise InputError("--paired pairs --a-runs/--b-runs by position; in a RUNS file the "
+                             "pairs are the rows that share an instance (its instance column)",
+                             field="--paired")
+        if runs is None and (a_runs is not None or b_runs is not None) and \
+                (a is not None or b is not None):
+            raise InputError("give either --a/--b values or --a-runs/--b-runs, not both",
+                             field="--a")
+        plat_notes: list[str] = []
         if runs is None and (a_summary is not None or b_summary is not None):
             from planner.summaries import quick_table
 
@@ -156,7 +165,9 @@ def register(app: typer.Typer) -> None:
                 raise InputError(f"--paired needs as many runs of A as of B ({len(va)} vs "
                                  f"{len(vb)})", field="--paired")
             table = runs_from_values(va, vb, platform=plat, paired=paired)
-            sessions = not plat and not paired  # machines unknown: the cautious reading
+            # machines unknown (no platform, or one without noise data): the cautious reading
+            plat_notes, known = _platform_notes(plat, max(len(va), len(vb)), paired)
+            sessions = not known and not paired
             a_name, b_name = "A", "B"
         else:
             if a is None or b is None:
@@ -190,7 +201,7 @@ def register(app: typer.Typer) -> None:
         pr, label = choice
         res = run_verdict(table, a_name, b_name, rope=rope, prior=pr, prior_label=label,
                           prior_info={**choice.to_dict(), "notes": list(choice.notes) + (
-                              [SESSION_NOTE] if sessions else []) + s_notes},
+                              [SESSION_NOTE] if sessions else []) + plat_notes + s_notes},
                           engine=engine, seed=seed, likelihood=likelihood, use_cold=cold,
                           platform=plat, lower_is_better=lower_is_better,
                           metric=tps_column if runs is not None else None)
@@ -210,6 +221,27 @@ def register(app: typer.Typer) -> None:
             out = with_record(out, {**rec, "files": list(rec.get("files", [])) + [entry]})
         emit(out, as_json=as_json, terminal=render_terminal, md=md, md_renderer=render_markdown,
              html=html, html_renderer=render_html, inputs=[runs, prior_path])
+
+
+def _platform_notes(platform: str, n: int, paired: bool) -> tuple[list[str], bool]:
+    """(notes, known) for the quick forms' ``--platform``: whether it has noise data, and what
+    the runs are then taken to be (each run its own allocation on a known platform)."""
+    if not platform:
+        return [], False
+    from models.noise_hierarchy import load_hierarchy
+    from planner.runs import _closest, canonical_platform
+
+    known = load_hierarchy().platforms()
+    if canonical_platform(platform) in known:
+        if n > 1 and not paired:
+            return [f"each run is taken as its own allocation on {platform} (as each HF job "
+                    "is): runs of one arm that shared a machine read as more evidence than "
+                    "they are; give them as a table with an instance column"], True
+        return [], True
+    near = _closest(platform, known)
+    return [f"platform '{platform}' has no noise data (known: {', '.join(known)}"
+            + (f"; did you mean '{near}'?" if near else "") + "): the weak prior, and "
+            "each arm's runs read as one session"], False
 
 
 def _write_idata(path: Path, table, a: str, b: str, prior, *, seed: int, likelihood: str,

@@ -29,6 +29,12 @@ def lead_sentence(r: dict) -> str:
         return f"{eff}; all of it inside your ±{rope:.2f} % practical margin: no real difference."
     if label == "undecided":
         more = r.get("more_runs_note")
+        if d["hdi_low"] < 0 < d["hdi_high"]:
+            # the sign itself is open: lead with the interval, not with a point estimate
+            return (f"Not settled: B may be faster or slower than A ({hp} % HDI of Δ "
+                    f"{d['hdi_low']:+.2f} .. {d['hdi_high']:+.2f} %, centre {d['mean']:+.2f} %), "
+                    f"and the interval straddles your ±{rope:.2f} % practical margin"
+                    + (f" ({more})." if more else "."))
         return (f"{eff}; that interval straddles your ±{rope:.2f} % practical margin: "
                 "not settled" + (f" ({more})." if more else "."))
     return f"{eff}; beyond your ±{rope:.2f} % practical margin: {label}."
@@ -74,10 +80,14 @@ def _cold_row(r: dict) -> tuple[str, str] | None:
     cold = r.get("cold_runs") or []
     if not cold:
         return None
-    by: dict[str, list] = {}
+    by: dict[str, dict] = {}
     for c in cold:
-        by.setdefault(c["config"], []).append("?" if c.get("rep") is None else str(c["rep"]))
-    return ("cold first runs", "; ".join(f"{k} rep {', '.join(v)}" for k, v in by.items()))
+        reps = by.setdefault(c["config"], {})
+        rep = "?" if c.get("rep") is None else str(c["rep"])
+        reps[rep] = reps.get(rep, 0) + 1
+    return ("cold first runs", "; ".join(
+        f"{k} rep " + ", ".join(rep if n == 1 else f"{rep} (x{n}, one per instance)"
+                                for rep, n in v.items()) for k, v in by.items()))
 
 
 def _rows(r: dict) -> list[tuple[str, str]]:
@@ -106,6 +116,12 @@ def _rows(r: dict) -> list[tuple[str, str]]:
          f"t={cl['welch']['t']:+.2f}, df={cl['welch']['df']:.1f}, p={cl['welch']['p']:.3g} → "
          f"{'significant' if cl['welch']['significant'] else 'not significant'}"),
     ]
+    pt = cl.get("paired_t")
+    if pt:
+        rows.append((f"paired t ({pt['n_pairs']} pairs)", "n/a (" + pt.get("note", "") + ")"
+                     if pt["p"] is None else
+                     f"t={pt['t']:+.2f}, df={pt['df']:.0f}, p={pt['p']:.3g} → "
+                     f"{'significant' if pt['significant'] else 'not significant'}"))
     cold = _cold_row(r)
     if cold:
         rows.insert(3, cold)

@@ -240,4 +240,18 @@ def test_paired_pair_says_its_interval_rests_on_the_sigma_prior(cli):
 
 def test_identical_arms_are_not_called_slower(cli):
     code, out, _ = cli("verdict", "--a-runs", "308,308", "--b-runs", "308,308")
-    assert code == 0 and out.startswith("B and A are within 0.01 % of each other")
+    assert code == 0 and out.startswith("Not settled: B may be faster or slower than A")
+    assert "centre +0.00 %" in " ".join(out.split())
+
+
+def test_an_open_sign_leads_with_the_interval_not_the_point_estimate(cli):
+    """New-user report: '--a-runs 1,2 --b-runs 3,4' led with 'B is 126.38 % faster than A'
+    while the HDI ran from -7.6 to +427 %."""
+    code, out, _ = cli("verdict", "--a-runs", "1,2", "--b-runs", "3,4")
+    lead = " ".join(out.split("verdict:")[0].split())
+    assert code == 0 and lead.startswith("Not settled: B may be faster or slower than A")
+    assert "faster than A (" not in lead
+    code, out, _ = cli("verdict", "--a-runs", "300.1,301.5,299.2", "--b-runs",
+                       "300.6,302.0,299.8", "--paired", "--platform", "hf-a10g-small")
+    lead = " ".join(out.split("verdict:")[0].split())
+    assert lead.startswith("B is 0.18 % faster than A") and "in A/B pairs" in lead

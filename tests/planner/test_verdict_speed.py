@@ -221,3 +221,18 @@ def test_verdict_json_within_the_stated_tolerance_of_the_scipy_version(fixture, 
             assert new[k] == pytest.approx(v, rel=1e-10, abs=1e-300), k
         else:
             assert new[k] == v, k
+
+
+def test_a_paired_design_gets_the_paired_t_test(cli):
+    """Welch's t ignores the pairing (p 0.596 here); the paired t-test is ttest_rel's."""
+    code, out, _ = cli("verdict", "--a-runs", "300.1,301.5,299.2", "--b-runs",
+                       "300.6,302.0,299.8", "--paired", "--platform", "hf-a10g-small", "--json")
+    cl = json.loads(out)["classical"]
+    ref = stats.ttest_rel([300.6, 302.0, 299.8], [300.1, 301.5, 299.2])
+    assert cl["paired_t"]["n_pairs"] == 3 and cl["paired_t"]["df"] == 2
+    assert cl["paired_t"]["t"] == pytest.approx(float(ref.statistic), rel=1e-9)
+    assert cl["paired_t"]["p"] == pytest.approx(float(ref.pvalue), rel=1e-9)
+    assert cl["welch"]["p"] > 0.5 and cl["paired_t"]["significant"]
+    code, out, _ = cli("verdict", "--a-runs", "300.1,301.5", "--b-runs", "300.6,302.0",
+                       "--json")
+    assert "paired_t" not in json.loads(out)["classical"]
