@@ -340,6 +340,10 @@ def check_name(text: str, *, field: str, file: str | None = None,
 _SCALE_KINDS = ("inv_chi2", "half_normal")
 
 
+#: Keys of a prior object (``NoisePrior.to_dict`` and what ``planner calibrate`` adds).
+_PRIOR_KEYS = frozenset({"tau", "sigma", "name", "source", "extra"})
+
+
 def check_noise_prior(d: Any, *, file: str | None = None) -> dict:
     """Check a noise prior as a ``--prior`` file holds it and ``planner calibrate`` writes it.
 
@@ -360,15 +364,30 @@ def check_noise_prior(d: Any, *, file: str | None = None) -> dict:
     planner.errors.InputError
         Naming the file and the field (``tau.scale``...).
     """
+    schema = d.get("schema") if isinstance(d, dict) else None
+    if isinstance(schema, str) and schema.startswith("spec-planner/") and \
+            schema != "spec-planner/noise-prior/1":
+        what = schema.split("/")[1]
+        raise InputError(f"a saved '{what}' result, not a noise prior: --prior takes what "
+                         "'planner calibrate --json' writes, a prior object or a platform name",
+                         file=file, field="schema")
     if isinstance(d, dict) and isinstance(d.get("prior"), dict):
         d = d["prior"]
     if not isinstance(d, dict):
         raise InputError("expected a JSON object with 'tau' and 'sigma'", file=file,
                          field="prior")
+    unknown = sorted(set(d) - _PRIOR_KEYS)
+    if unknown:  # a typo ('tua') would otherwise be ignored silently
+        raise InputError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(_PRIOR_KEYS))})",
+                         file=file, field=unknown[0])
     for part in ("tau", "sigma"):
         sp = d.get(part)
         if not isinstance(sp, dict):
             raise InputError("missing (an object with kind, scale, df)", file=file, field=part)
+        bad = sorted(set(sp) - {"kind", "scale", "df"})
+        if bad:
+            raise InputError(f"unknown key {bad[0]!r} (known: kind, scale, df)", file=file,
+                             field=f"{part}.{bad[0]}")
         kind = sp.get("kind")
         if kind not in _SCALE_KINDS:
             raise InputError(f"unknown kind {kind!r} (known: {', '.join(_SCALE_KINDS)})",

@@ -313,8 +313,6 @@ def _read_prior_file(spec: str) -> NoisePrior:
     p = Path(spec)
     try:
         d = json.loads(p.read_text(encoding="utf-8"))
-        if isinstance(d, dict) and "prior" in d:
-            d = d["prior"]
         # the rule planner calibrate applies to what it writes: kinds, scale and df ranges,
         # no booleans for numbers, no control characters in name/source
         d = check_noise_prior(d, file=spec)

@@ -1,6 +1,9 @@
 """The noise-prior hierarchy, stated noise and the issue-8 verdict cases that hinge on the prior."""
 
 import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
 import math
 
 import pytest
@@ -132,3 +135,28 @@ def test_stated_20_percent_cv_fits_with_passing_diagnostics(cli):
     code, out, err = cli("verdict", "--a-runs", "80.1,80.2,80.7", "--b-runs", "78.4",
                          "--cv", "50%", "--json")
     assert code == 0 and json.loads(out)["diagnostics"]["ok"]
+
+
+def test_a_prior_file_is_checked_for_what_it_is(cli, tmp_path):
+    """New-user report: a saved verdict was taken as a prior (its 'prior' section), and a
+    typo'd key ('tua') was ignored."""
+    code, out, _ = cli("verdict", "--a", "308.49", "--b", "308.05", "--json")
+    v = tmp_path / "v.json"
+    v.write_text(out, encoding="utf-8")
+    code, _, err = cli("verdict", "--a-runs", "308.1,307.9", "--b-runs", "309,309.4",
+                       "--prior", v)
+    assert code == 2 and "field 'schema'" in err and "saved 'verdict' result" in err
+    good = json.loads((ROOT / "models" / "data" / "noise_priors.json").read_text())["local-a10g"]
+    for bad, field in (({**{k: v for k, v in good.items() if k != "tau"}, "tua": good["tau"]},
+                        "tua"),
+                       ({**good, "sigma": {**good["sigma"], "dof": 3}}, "sigma.dof")):
+        p = tmp_path / f"{field}.json"
+        p.write_text(json.dumps(bad), encoding="utf-8")
+        code, _, err = cli("verdict", "--a-runs", "308.1,307.9", "--b-runs", "309,309.4",
+                           "--prior", p)
+        assert code == 2 and f"field '{field}'" in err and "unknown key" in err
+    ok = tmp_path / "ok.json"
+    ok.write_text(json.dumps({"schema": "spec-planner/noise-prior/1", "prior": good}))
+    code, _, err = cli("verdict", "--a-runs", "308.1,307.9", "--b-runs", "309,309.4",
+                       "--prior", ok)
+    assert code == 0, err
