@@ -202,6 +202,8 @@ def main(argv: list[str] | None = None) -> None:
     Usage errors exit 2 (typer). Input errors of either layer
     (:class:`models.errors.ModelInputError`, :class:`planner.errors.InputError`) and unreadable
     files become one line on stderr and exit code 2, so bad input never prints a traceback.
+    A closed stdout (``planner verdict ... | head -1``) ends the command quietly with exit
+    code 141 (128 + SIGPIPE, as a command killed by SIGPIPE).
     """
     args = list(sys.argv[1:] if argv is None else argv)
     # `planner draft sweep ...` is the documented spelling of `planner draft-sweep ...`
@@ -212,10 +214,28 @@ def main(argv: list[str] | None = None) -> None:
         args = ["draft-sweep"] + args[2:]
     try:
         if _fast_invoke(args):
+            sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
             return
         rv = app(args=args, standalone_mode=False)
+        sys.stdout.flush()
         if isinstance(rv, int) and rv:
             sys.exit(rv)
+    except BrokenPipeError:
+        # `planner ... | head -1`: the reader closed stdout. Quiet, as other CLIs are: the
+        # Python documentation's recipe (signal.SIGPIPE notes) points stdout at devnull so
+        # the interpreter's final flush cannot fail again; exit 141 (128 + SIGPIPE), what a
+        # tool killed by SIGPIPE reports to a shell with pipefail.
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(141)
+    except SystemExit as exc:
+        # rich's console meets the closed pipe first: it points stdout at devnull itself and
+        # raises SystemExit(1); the same quiet exit code as above
+        if exc.code == 1 and isinstance(exc.__context__, BrokenPipeError):
+            sys.exit(141)
+        raise
     except ModelInputError as exc:  # planner.errors.InputError derives from it
         print(f"planner: error: {exc.one_line()}", file=sys.stderr)
         sys.exit(2)
