@@ -81,11 +81,13 @@ class Rope:
         v = float(check("rope_pct" if rel else "rope_tps", v, field="--rope"))
         return cls(v, rel)
 
-    def check_level(self, level_tps: float) -> None:
-        """Refuse an absolute ROPE of half the TPS level or more (same bound as relative)."""
+    def check_level(self, level_tps: float, unit: str = "TPS") -> None:
+        """Refuse an absolute ROPE of half the level or more (same bound as relative);
+        ``unit`` is the values' unit (TPS, ms, s) for the message."""
         if not self.relative and self.value >= 0.5 * level_tps:
-            raise InputError(f"a ROPE of {self.value:g} TPS is >= half the TPS level "
-                             f"({level_tps:.1f}); must be smaller", field="--rope")
+            what = "TPS level" if unit == "TPS" else "level"
+            raise InputError(f"a ROPE of {self.value:g} {unit} is >= half the {what} "
+                             f"({level_tps:.4g} {unit}); must be smaller", field="--rope")
 
     def log_halfwidth(self, level_tps: float) -> float:
         """Half-width on the log scale at a TPS level."""
@@ -721,7 +723,12 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
     tps = np.exp(data.y)
     tps_a, tps_b = tps[data.config == 0], tps[data.config == 1]
     level_a = post.level(0)
-    rope.check_level(level_a)
+    from planner.limits import metric_unit
+
+    metric_name = next(iter(sorted({r.metric for r in table.select([a, b]).runs if r.metric})),
+                       None) or metric or None
+    vunit = metric_unit(metric_name, lower)
+    rope.check_level(level_a, vunit)
     rope_log = rope.log_halfwidth(level_a)
     d = post.delta(0, 1, rope_log, hdi_prob)
     rule_label = label_from(d, ok=diag.get("ok", True))
@@ -803,7 +810,7 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         delta_tps=_interval(d.mean, d.hdi_low, d.hdi_high, lambda x: level_a * math.expm1(x)),
         delta_log={"mean": d.mean, "sd": d.sd, "hdi_low": d.hdi_low, "hdi_high": d.hdi_high},
         hdi_prob=hdi_prob,
-        rope={"value": rope.value, "unit": "%" if rope.relative else "TPS",
+        rope={"value": rope.value, "unit": "%" if rope.relative else vunit,
               "pct": pct(rope_log), "tps": level_a * math.expm1(rope_log)},
         level_tps_a=level_a,
         sigma_instance=scale_out(tau),
@@ -824,8 +831,7 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         direction_source=dir_source,
         rule_label=rule_label,
         cold_runs=colds,
-        metric=next(iter(sorted({r.metric for r in table.select([a, b]).runs if r.metric})),
-                    None) or metric or None,
+        metric=metric_name,
     )
 
 

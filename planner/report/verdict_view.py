@@ -26,18 +26,24 @@ def lead_sentence(r: dict) -> str:
                 f"its estimate ({eff}) is not to be trusted; check the runs for an outlier or "
                 "a wrong unit, or state your noise (--cv), before buying more runs.")
     if label == "equivalent":
-        return f"{eff}; all of it inside your ±{rope:.2f} % practical margin: no real difference."
+        return f"{eff}; all of it inside your ±{_rope_pct(rope)} % practical margin: no real difference."
     if label == "undecided":
         more = r.get("more_runs_note")
         if d["hdi_low"] < 0 < d["hdi_high"]:
             # the sign itself is open: lead with the interval, not with a point estimate
             return (f"Not settled: B may be faster or slower than A ({hp} % HDI of Δ "
                     f"{d['hdi_low']:+.2f} .. {d['hdi_high']:+.2f} %, centre {d['mean']:+.2f} %), "
-                    f"and the interval straddles your ±{rope:.2f} % practical margin"
+                    f"and the interval straddles your ±{_rope_pct(rope)} % practical margin"
                     + (f" ({more})." if more else "."))
-        return (f"{eff}; that interval straddles your ±{rope:.2f} % practical margin: "
+        return (f"{eff}; that interval straddles your ±{_rope_pct(rope)} % practical margin: "
                 "not settled" + (f" ({more})." if more else "."))
-    return f"{eff}; beyond your ±{rope:.2f} % practical margin: {label}."
+    return f"{eff}; beyond your ±{_rope_pct(rope)} % practical margin: {label}."
+
+
+def _rope_pct(x: float) -> str:
+    """A ROPE in % with two decimals, or two significant digits below 0.01 % (a ROPE of
+    0.001 % is not '±0.00 %')."""
+    return f"{x:.2f}" if x == 0 or x >= 0.01 else f"{x:.2g}"
 
 
 def _num(x: float) -> str:
