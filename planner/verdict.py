@@ -399,8 +399,9 @@ def _to_settle(table: RunsTable, a: str, b: str, prior: NoisePrior, rope: Rope,
 
     try:
         cm = cost_model(platform or DEFAULT_PLATFORM)
+        own_price = bool(platform)
     except InputError:  # a platform without a cost model: price it as the default one
-        cm = cost_model(DEFAULT_PLATFORM)
+        cm, own_price = cost_model(DEFAULT_PLATFORM), False
     plan = _as_dict(plan_more_runs(
         table, a, b, prior=prior, rope=rope, sims=SETTLE_SIMS, seed=seed,
         designs=("paired",) if paired else ("separate",), max_runs=SETTLE_MAX_RUNS,
@@ -411,8 +412,13 @@ def _to_settle(table: RunsTable, a: str, b: str, prior: NoisePrior, rope: Rope,
     if rec is None:
         return over_cap
     n = int(rec["runs_per_arm"])
-    return n, "settle", (f"{n} more run(s) per arm ({how}, {cm.flavor}, "
-                         f"${rec['cost_usd']:.2f}) settle the verdict with assurance "
+    price = (f"${rec['cost_usd']:.2f}" if cm.price_per_hour > 0 else
+             f"{rec['gpu_hours']:.1f} GPU-h on owned hardware")
+    where = cm.flavor if own_price else f"priced as {cm.flavor} (no cost model for " \
+        f"{platform or 'an unnamed platform'})"
+    return n, "settle", (f"about {n} more run(s) per arm ({how}, {where}, {price}; "
+                         f"{SETTLE_SIMS} simulations, so a few runs either way) settle the "
+                         f"verdict with assurance "
                          f"{rec['assurance']:.2f} (planner repeats with these runs gives the "
                          "full table)")
 

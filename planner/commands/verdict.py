@@ -83,6 +83,9 @@ def register(app: typer.Typer) -> None:
                                              "sglang, pyperf, hyperfine (default: detected)."),
         tps_column: Optional[str] = typer.Option(None, "--tps-column", help="Runs table column "
                                                  "of the values (default tps or an alias)."),
+        config_column: Optional[str] = typer.Option(None, "--config-column", help="Runs "
+                                                    "table column of the config labels "
+                                                    "(default config or an alias)."),
         instance: Optional[str] = typer.Option(None, "--instance", help="Instance of every run "
                                                "of a tool's result file (it cannot say)."),
         cold: Optional[bool] = typer.Option(None, "--cold/--no-cold", help="Model the cold-start "
@@ -95,7 +98,7 @@ def register(app: typer.Typer) -> None:
                  "lower-is-better and the labels read 'B faster' / 'B slower'. Default: from "
                  "the metric or column name; plain numbers are taken as higher-is-better "
                  "(a rate, TPS), with a note."),
-        seed: int = typer.Option(0, "--seed", min=0, help="Random seed (MCMC), >= 0."),
+        seed: int = typer.Option(0, "--seed", min=0, help="Random seed (MCMC draws and the \"to settle\" simulation), >= 0."),
         as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
         md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
         html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained "
@@ -175,7 +178,8 @@ def register(app: typer.Typer) -> None:
             # only A's and B's runs are kept; every row is still validated, and the census of
             # the others words the filter and config errors as the whole table would
             table = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
-                              instance=instance, configs=[a, b]).filter(
+                              instance=instance, configs=[a, b],
+                              config_column=config_column).filter(
                 platform=platform, metric=metric, workload=workload, run_group=run_group)
             if not table.has_rows:
                 raise InputError("no rows left after --platform/--metric/--workload/--run-group filters",
