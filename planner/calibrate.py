@@ -113,6 +113,19 @@ def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
     if not datasets:
         raise InputError("no config has two or more runs: nothing to learn the noise from",
                          file=table.path, field="config")
+    by_config: dict = {}
+    for r in runs:
+        by_config.setdefault(r.config, set()).add(r.tps)
+    if all(len(v) == 1 for v in by_config.values()):
+        # the rule of --aa-runs: identical values say nothing about the noise (a copied
+        # value, a rounded export), and a prior fitted to them would claim near-zero noise
+        raise InputError("each config's runs are all equal: no spread to learn the noise from",
+                         file=table.path, field="tps")
+    shared = any(np.bincount(d.instance).max() >= 2 for d in datasets)
+    split_note = None if shared else (
+        "no instance holds two runs, so only the total noise sqrt(sigma_instance^2 + "
+        "sigma_run^2) is learned: the two priors are the same posterior, not a split; "
+        "give an instance column (or --instance) to separate them")
     T, S, w, edge = noise_posterior(datasets, WEAK, n_grid=n_grid)
 
     def summarise(x):
@@ -178,6 +191,7 @@ def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
                       (("tau_pct", prior.tau), ("sigma_pct", prior.sigma))},
         "sigma_method": sigma_method,
         "sigma_note": sigma_note,
+        "split_note": split_note,
         "sigma_population": eb_info,
         "runs_used": used,
         "groups": len(datasets),

@@ -32,6 +32,8 @@ def rows(r: dict) -> list[list[str]]:
             ["sigma method", str(r.get("sigma_method", ""))]]
     if r.get("sigma_note"):
         out.append(["why the prior differs", r["sigma_note"]])
+    if r.get("split_note"):
+        out.append(["instance vs run noise", r["split_note"]])
     return out + [
             ["grid edge mass", f"{r['grid_edge_mass']:.1e}" + ("" if r.get("ok") else
                                                                  " (not ok)")]]
@@ -51,6 +53,8 @@ def render_terminal(r: dict) -> None:
     print(f"  sigma_run:      {_prior_cell(r, 'sigma')}")
     if r.get("sigma_note"):
         print(f"  {r['sigma_note']}")
+    if r.get("split_note"):
+        print(f"note: {r['split_note']}")
 
 
 def render_markdown(r: dict) -> str:
