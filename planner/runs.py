@@ -40,7 +40,7 @@ from planner._parse import parse_number, to_float
 from planner.errors import InputError
 from planner.limits import PPL, REP, TPS, check_name, has_control, value_limit
 
-__all__ = ["KNOWN_COLUMNS", "RATE_ALIASES", "MAX_TPS", "NAME_FIELDS", "Run", "RunsTable",
+__all__ = ["KNOWN_COLUMNS", "RATE_ALIASES", "CONFIG_ALIASES", "MAX_TPS", "NAME_FIELDS", "Run", "RunsTable",
            "read_runs", "runs_from_values", "write_runs_csv", "validate_run", "instance_key",
            "canonical_platform", "metric_lower_is_better", "WARMUP_PHASE"]
 
@@ -52,7 +52,18 @@ _KNOWN = frozenset(KNOWN_COLUMNS)
 
 #: Other names of the rate column, read as ``tps`` when the table has no ``tps`` column
 #: (two of them in one table is ambiguous and refused).
-RATE_ALIASES = ("throughput", "output_throughput", "tokens_per_s", "tok/s")
+RATE_ALIASES = ("throughput", "output_throughput", "tokens_per_s", "tok/s", "tokens/s")
+
+#: Other names of the config column, read as ``config`` when the table has no ``config``
+#: column (two of them in one table is ambiguous and refused; ``--config-column`` names any
+#: other column). Spreadsheets and tools' exports label the compared setups so.
+CONFIG_ALIASES = ("variant", "name", "label", "configuration")
+
+#: Column names a table's header is matched against ignoring case and surrounding spaces
+#: (``Config``, `` TPS ``, ``Run_Group``): the known columns, the aliases above and the
+#: summary columns (:data:`planner.summaries.SUMMARY_COLUMNS`).
+_FOLDED = {c: c for c in KNOWN_COLUMNS + RATE_ALIASES + CONFIG_ALIASES
+           + ("mean", "sd", "median", "min", "max", "n")}
 
 #: Metric names that are lower-is-better: latencies and durations (``mean_tpot_ms``,
 #: ``median_itl_ms``, ``mean_ttft_ms``, ``wall_time_s``, ``latency_s``, ``bytes``, and the words
@@ -482,36 +493,124 @@ def _is_warmup_rep(v) -> bool:
         return False
 
 
-def _check_columns(cols: Iterable[str], path: str, tps_column: str | None = None) -> str:
-    """Check the required columns; return the name of the rate column."""
-    cols = set(cols)
-    listing = ", ".join(sorted(c for c in cols if c)) or "none"
-    if "config" not in cols:
-        raise InputError(f"missing required column 'config' (columns: {listing})",
-                         file=path, line=1, field="config")
+def _fold(name: str) -> str:
+    """A header name as it is matched: surrounding spaces dropped, case folded, Unicode NFC."""
+    import unicodedata
+
+    return unicodedata.normalize("NFC", name.strip()).casefold()
+
+
+def _header_map(cols: Iterable[str], path: str, tps_column: str | None = None,
+                config_column: str | None = None) -> tuple[dict, str]:
+    """How a table's column names are read: ``(renames, rate)``.
+
+    Every column whose name matches a known column (:data:`KNOWN_COLUMNS`, the
+    :data:`RATE_ALIASES`, :data:`CONFIG_ALIASES`, the summary columns) or the column named by
+    ``tps_column`` / ``config_column``, ignoring case and surrounding spaces (:func:`_fold`),
+    is read under that name; without a ``config`` column, one of :data:`CONFIG_ALIASES` is the
+    config.
+
+    Parameters
+    ----------
+    cols : iterable of str
+        The column names as the file spells them (blank names are ignored).
+    path : str
+        The file, for messages.
+    tps_column, config_column : str, optional
+        The columns of the values and of the config labels, as the user named them.
+
+    Returns
+    -------
+    renames : dict
+        File spelling -> name read, for the columns whose name changes (None: the column is
+        not read, a ``config`` column when ``config_column`` names another one).
+    rate : str
+        The name the value column is read under.
+
+    Raises
+    ------
+    InputError
+        Two columns that are one name once case and spaces are ignored; a missing config or
+        value column; two aliases of one column (line 1, the column as field).
+    """
+    cols = [c for c in dict.fromkeys(cols) if c]
+    listing = ", ".join(sorted(cols)) or "none"
+    user = {}
     if tps_column:
-        if tps_column not in cols:
-            raise InputError(f"no column '{tps_column}' (columns: {listing})", file=path, line=1,
-                             field=tps_column)
-        return tps_column
-    if "tps" in cols:
-        return "tps"
-    aliases = [a for a in RATE_ALIASES if a in cols]
+        user[_fold(tps_column)] = _FOLDED.get(_fold(tps_column), tps_column.strip())
+    if config_column:
+        if tps_column and _fold(config_column) == _fold(tps_column):
+            raise InputError(f"--config-column and --tps-column name one column "
+                             f"'{config_column}'", file=path, line=1, field="config")
+        user[_fold(config_column)] = "config"
+    renames: dict = {}
+    owner: dict = {}  # name read -> the file's column read under it
+    for c in cols:
+        f = _fold(c)
+        to = user.get(f) or _FOLDED.get(f)
+        if to is None:
+            continue
+        if to == "config" and config_column and f != _fold(config_column):
+            renames[c] = None  # a config column other than the one named: not read
+            continue
+        if to in owner:
+            raise InputError(f"columns '{owner[to]}' and '{c}' are one column once case and "
+                             "surrounding spaces are ignored; rename or remove one", file=path,
+                             line=1, field=to)
+        owner[to] = c
+        if to != c:
+            renames[c] = to
+    if config_column and "config" not in owner:
+        raise InputError(f"no column '{config_column}' (columns: {listing})", file=path,
+                         line=1, field="config")
+    if "config" not in owner:
+        aliases = [a for a in CONFIG_ALIASES if a in owner]
+        if len(aliases) > 1:
+            raise InputError(f"ambiguous config column: both '{owner[aliases[0]]}' and "
+                             f"'{owner[aliases[1]]}' could name the configs; name one "
+                             "(--config-column)", file=path, line=1, field="config")
+        if not aliases:
+            raise InputError(f"missing required column 'config' (or one of "
+                             f"{', '.join(CONFIG_ALIASES)}, or name it with --config-column; "
+                             f"columns: {listing})", file=path, line=1, field="config")
+        c = owner.pop(aliases[0])
+        owner["config"] = c
+        renames[c] = "config"
+    if tps_column:
+        rate = user[_fold(tps_column)]
+        if rate not in owner:
+            raise InputError(f"no column '{tps_column}' (columns: {listing})", file=path,
+                             line=1, field=tps_column)
+        return renames, rate
+    if "tps" in owner:
+        return renames, "tps"
+    aliases = [a for a in RATE_ALIASES if a in owner]
     if len(aliases) > 1:
-        raise InputError(f"ambiguous rate column: both '{aliases[0]}' and '{aliases[1]}' could "
-                         "be the TPS; name one (tps_column)", file=path, line=1,
-                         field=aliases[0])
+        raise InputError(f"ambiguous rate column: both '{owner[aliases[0]]}' and "
+                         f"'{owner[aliases[1]]}' could be the TPS; name one (tps_column)",
+                         file=path, line=1, field=aliases[0])
     if aliases:
-        return aliases[0]
-    if "n" in cols and ("mean" in cols or "median" in cols):
-        return "tps"  # summary rows only (planner.summaries)
+        return renames, aliases[0]
+    if "n" in owner and ("mean" in owner or "median" in owner):
+        return renames, "tps"  # summary rows only (planner.summaries)
     raise InputError(f"missing required column 'tps' (or one of {', '.join(RATE_ALIASES)}; "
                      f"columns: {listing})", file=path, line=1, field="tps")
 
 
+def _renamed(d: dict, renames: dict) -> dict:
+    """A record with its keys read as :func:`_header_map` says (None: dropped)."""
+    out = {}
+    for k, v in d.items():
+        to = renames.get(k, k)
+        if to is not None:
+            out[to] = v
+    return out
+
+
 def read_runs(path: str | Path, *, format: str | None = None, metric: str | None = None,
               tps_column: str | None = None, instance: str | None = None,
-              configs: Iterable[str] | None = None) -> RunsTable:
+              configs: Iterable[str] | None = None,
+              config_column: str | None = None) -> RunsTable:
     """Read a runs table (CSV, JSON or JSONL) or a benchmark tool's result file.
 
     Parameters
@@ -528,7 +627,8 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
         Ignored for a runs table, whose ``metric`` column callers filter on.
     tps_column : str, optional
         For a runs table, the column holding the values (default ``tps``, else one of
-        :data:`RATE_ALIASES`).
+        :data:`RATE_ALIASES`). Column names are matched ignoring case and surrounding
+        spaces (``TPS``, `` Throughput ``).
     instance : str, optional
         For a tool's result file, the instance of every run (the files cannot say which
         machine ran them; without it each run is its own instance).
@@ -538,6 +638,9 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
         counted in the table's census (:attr:`RunsTable.census`), so a large CSV/JSONL table
         costs the memory of the kept runs, and a plain row of another config is checked by a
         fast path (:func:`_read_csv_census`). Other formats read every run (``census`` None).
+    config_column : str, optional
+        For a runs table, the column holding the config labels (default ``config``, else
+        one of :data:`CONFIG_ALIASES`).
 
     Returns
     -------
@@ -564,7 +667,8 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
         raise InputError("file not found", file=name) from None
     if configs is not None and suffix in (".csv", ".jsonl") and format in (None, "table"):
         sink = _Census(frozenset(configs))
-        if _read_streamed(p, name, suffix, tps_column, instance, size, format, sink) is not None:
+        if _read_streamed(p, name, suffix, tps_column, instance, size, format, sink,
+                          config_column) is not None:
             if not sink.rows:
                 raise InputError("no runs in file (header only?)", file=name)
             if not sink.summary and not sink.maybe_duplicate():
@@ -574,7 +678,8 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
         else:
             configs = None  # a tool's result file: read whole below
     if suffix in (".csv", ".jsonl") and format in (None, "table"):
-        runs = _read_streamed(p, name, suffix, tps_column, instance, size, format)
+        runs = _read_streamed(p, name, suffix, tps_column, instance, size, format,
+                              config_column=config_column)
         if runs is not None:
             if not runs:
                 raise InputError("no runs in file (header only?)", file=name)
@@ -597,20 +702,21 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
 
     fmt = format or ("table" if suffix == ".csv" else detect_format(text))
     if fmt != "table":
-        if tps_column:
+        if tps_column or config_column:
             raise InputError(f"a {fmt} result has no columns; choose its field with metric",
-                             file=name, field="tps_column")
+                             file=name, field="tps_column" if tps_column else "config_column")
         runs = read_results(text, path=name, format=fmt, metric=metric, instance=instance)
     elif instance:
         raise InputError("a runs table names its instances in its 'instance' column",
                          file=name, field="instance")
     elif suffix == ".jsonl" or (suffix not in (".csv", ".json") and first == "{"
                                 and "\n{" in text.strip()):
-        runs = _read_jsonl(text.splitlines(), name, tps_column)
-    elif suffix == ".json" or first in "[{":
-        runs = _read_json(text, name, tps_column)
+        runs = _read_jsonl(text.splitlines(), name, tps_column, config_column=config_column)
+    elif suffix == ".json" or (suffix != ".csv" and first in "[{"):
+        runs = _read_json(text, name, tps_column, config_column)
     else:
-        runs = _read_csv(io.StringIO(text, newline=""), name, tps_column)
+        runs = _read_csv(io.StringIO(text, newline=""), name, tps_column,
+                         config_column=config_column)
     if not runs:
         raise InputError("no runs in file (header only?)", file=name)
     runs = _expand_summaries(runs, name)
@@ -678,7 +784,8 @@ class _Census:
 
 def _read_streamed(p: Path, name: str, suffix: str, tps_column: str | None,
                    instance: str | None, size: int, format: str | None,
-                   sink: _Census | None = None) -> list[Run] | _Census | None:
+                   sink: _Census | None = None,
+                   config_column: str | None = None) -> list[Run] | _Census | None:
     """A ``.csv`` or ``.jsonl`` runs table read line by line from the open file (no copy of
     the whole text); None when a ``.jsonl`` file's first record is a tool's result (the caller
     then reads the whole file). With ``sink``, the rows go to it (and it is returned)."""
@@ -703,22 +810,75 @@ def _read_streamed(p: Path, name: str, suffix: str, tps_column: str | None,
                 raise InputError("a runs table names its instances in its 'instance' column",
                                  file=name, field="instance")
             if suffix == ".csv":
-                return _read_csv(fh, name, tps_column, sink)
-            return _read_jsonl(fh, name, tps_column, sink)
+                return _read_csv(fh, name, tps_column, sink, config_column)
+            return _read_jsonl(fh, name, tps_column, sink, config_column)
         except UnicodeDecodeError as exc:
             raise InputError(f"not UTF-8 text ({exc.reason})", file=name) from None
 
 
-def _read_csv(fh, path: str, tps_column: str | None = None, sink: _Census | None = None
-              ) -> list[Run] | _Census:
+def _sniff_delimiter(line: str) -> str:
+    """The field separator of a CSV file from its header line: the most frequent of ``,``,
+    ``;`` and tab outside double quotes (a spreadsheet's export in a locale whose decimal
+    mark is a comma uses ``;``), ``,`` on a tie or when there is none."""
+    outside = re.sub(r'"[^"]*"', "", line)
+    counts = {d: outside.count(d) for d in (",", ";", "\t")}
+    best = max(counts, key=counts.get)  # first of the most frequent: "," on a tie
+    return best if counts[best] else ","
+
+
+#: A number written with a decimal comma (``100,1``): read as ``100.1`` in a ``;``-separated
+#: file, the export of a spreadsheet in a locale whose decimal mark is the comma.
+_DECIMAL_COMMA = re.compile(r"[+-]?[0-9]+,[0-9]+").fullmatch
+
+
+class _DecimalComma:
+    """A CSV reader whose cells in the value columns ``cols`` that are numbers with a
+    decimal comma (:data:`_DECIMAL_COMMA`) are read with a decimal point (``;``-separated
+    files only: there a comma cannot be a field separator)."""
+
+    def __init__(self, reader, cols: list[int]):
+        self.reader, self.cols = reader, cols
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> list[str]:
+        row = next(self.reader)
+        for i in self.cols:
+            if i < len(row) and "," in row[i] and _DECIMAL_COMMA(row[i].strip()):
+                row[i] = row[i].replace(",", ".")
+        return row
+
+    @property
+    def line_num(self) -> int:
+        return self.reader.line_num
+
+
+def _read_csv(fh, path: str, tps_column: str | None = None, sink: _Census | None = None,
+              config_column: str | None = None) -> list[Run] | _Census:
     """Rows of a CSV runs table from an open text file (read row by row); into ``sink``
-    when given (:func:`_read_csv_census`)."""
-    reader = csv.reader(fh)
+    when given (:func:`_read_csv_census`). The field separator is sniffed from the header
+    line (:func:`_sniff_delimiter`); the column names are matched as :func:`_header_map`
+    says."""
+    first = fh.readline()
+    if first.lstrip()[:1] in ("[", "{"):
+        raise InputError(f"this CSV file holds JSON (it starts with "
+                         f"'{first.lstrip()[:1]}'), not comma-separated values; name it .json "
+                         "(a list of run objects) or .jsonl (one object per line)", file=path,
+                         line=1)
+    fh.seek(0)
+    reader = csv.reader(fh, delimiter=_sniff_delimiter(first))
     header = next(reader, None)
     if header is None:
         raise InputError("empty file", file=path)
     names = [c.strip() for c in header]
-    rate = _check_columns([c for c in names if c], path, tps_column)
+    renames, rate = _header_map(names, path, tps_column, config_column)
+    if renames:
+        names = [renames.get(c, c) or "" for c in names]
+    if reader.dialect.delimiter == ";":
+        reader = _DecimalComma(reader, [i for i, c in enumerate(names)
+                                        if c in (rate, "ppl", "mean", "sd", "median", "min",
+                                                 "max")])
     width = len(header)
     keep = [(i, c) for i, c in enumerate(names) if c]
     runs = [] if sink is None else sink
@@ -828,7 +988,8 @@ def _csv_row(row, reader, runs, width, keep, path, rate) -> None:
     runs.append(_row_to_run(d, path=path, line=reader.line_num, rate=rate))
 
 
-def _read_json(text: str, path: str, tps_column: str | None = None) -> list[Run]:
+def _read_json(text: str, path: str, tps_column: str | None = None,
+               config_column: str | None = None) -> list[Run]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -838,18 +999,23 @@ def _read_json(text: str, path: str, tps_column: str | None = None) -> list[Run]
     if not isinstance(data, list):
         raise InputError("expected a list of run objects or {\"runs\": [...]}", file=path)
     rate = tps_column or "tps"
+    renames: dict = {}
     if data and all(isinstance(d, dict) for d in data):
-        rate = _check_columns(set().union(*[d.keys() for d in data]), path, tps_column)
+        renames, rate = _header_map(set().union(*[d.keys() for d in data]), path, tps_column,
+                                    config_column)
     runs = []
     for k, d in enumerate(data, start=1):
         if not isinstance(d, dict):
             raise InputError("expected an object", file=path, line=k)
+        if renames and not renames.keys().isdisjoint(d):
+            d = _renamed(d, renames)
         runs.append(_row_to_run(d, path=path, line=k, rate=rate))
     return runs
 
 
 def _read_jsonl(lines: Iterable[str], path: str, tps_column: str | None = None,
-                sink: _Census | None = None) -> list[Run] | _Census:
+                sink: _Census | None = None, config_column: str | None = None
+                ) -> list[Run] | _Census:
     """Rows of a JSONL runs table from an iterable of lines (an open file is read line by
     line). The rate column is known from the first record when it has ``tps`` (or
     ``tps_column`` is given), and every row becomes a run as it is read; otherwise the
@@ -859,6 +1025,7 @@ def _read_jsonl(lines: Iterable[str], path: str, tps_column: str | None = None,
     pending: list[tuple[int, dict]] = []
     cols: set = set()
     rate: str | None = None
+    renames: dict = {}
     fast = None
     for k, line in enumerate(lines, start=1):
         if not line.strip():
@@ -869,9 +1036,12 @@ def _read_jsonl(lines: Iterable[str], path: str, tps_column: str | None = None,
             raise InputError(f"invalid JSON: {exc.msg}", file=path, line=k) from None
         if not isinstance(d, dict):
             raise InputError("expected a JSON object", file=path, line=k)
-        if rate is None and not pending and (tps_column or "tps") in d and "config" in d:
-            rate = _check_columns(d.keys(), path, tps_column)
+        if rate is None and not pending and (tps_column or "tps") in d and \
+                (config_column or "config") in d:
+            renames, rate = _header_map(d.keys(), path, tps_column, config_column)
         if rate is not None:
+            if renames and not renames.keys().isdisjoint(d):
+                d = _renamed(d, renames)
             if fast is None:
                 fast = _fast_record if sink is not None and (
                     rate == "tps" or rate not in _KNOWN) else False
@@ -881,8 +1051,10 @@ def _read_jsonl(lines: Iterable[str], path: str, tps_column: str | None = None,
             cols |= d.keys()
             pending.append((k, d))
     if pending:
-        rate = _check_columns(cols, path, tps_column)
+        renames, rate = _header_map(cols, path, tps_column, config_column)
         for k, d in pending:  # runs is empty: rows are pending only from the first record
+            if renames and not renames.keys().isdisjoint(d):
+                d = _renamed(d, renames)
             runs.append(_row_to_run(d, path=path, line=k, rate=rate))
     return runs
 

@@ -18,7 +18,9 @@ _INSTANCE_HELP = ("Instance (machine) of every run read from a tool's result fil
                   "config's runs as one session on a machine of its own (no platform) or each "
                   "run as its own instance (a platform with noise data).")
 _TPS_COLUMN_HELP = ("Runs table column holding the values (default: tps, else throughput, "
-                    "output_throughput, tokens_per_s or tok/s).")
+                    "output_throughput, tokens_per_s, tok/s or tokens/s; any case).")
+_CONFIG_COLUMN_HELP = ("Runs table column holding the config labels (default: config, else "
+                       "variant, name, label or configuration; any case).")
 
 
 def register(app: typer.Typer) -> None:
@@ -78,6 +80,8 @@ def register(app: typer.Typer) -> None:
                                                "tokens)."),
         format: Optional[str] = typer.Option(None, "--format", help=_FORMAT_HELP),
         tps_column: Optional[str] = typer.Option(None, "--tps-column", help=_TPS_COLUMN_HELP),
+        config_column: Optional[str] = typer.Option(None, "--config-column",
+                                                    help=_CONFIG_COLUMN_HELP),
         instance: Optional[str] = typer.Option(None, "--instance", help=_INSTANCE_HELP),
         keep_cold: bool = typer.Option(False, "--keep-cold", help="Keep cold first runs "
                                        "(dropped by default: the noise model is for warm "
@@ -100,7 +104,7 @@ def register(app: typer.Typer) -> None:
         check_limit("max_df", max_df, field="--max-df")
         guard_outputs([("--md", md), ("--html", html), ("--output", output)], [runs])
         table = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
-                          instance=instance).filter(platform=platform, metric=metric,
+                          instance=instance, config_column=config_column).filter(platform=platform, metric=metric,
                                                     workload=workload)
         if len(table) == 0:
             raise InputError("no rows left after --platform/--metric/--workload filters",

@@ -1,0 +1,160 @@
+"""A runs table as spreadsheets write it: column names in any case and padded with spaces,
+aliases of the config column, ``--config-column``, ``;``- and tab-separated files, decimal
+commas in a ``;`` file, and JSON saved under a .csv name (new-user report)."""
+
+import json
+
+import pytest
+
+from planner.errors import InputError
+from planner.runs import CONFIG_ALIASES, read_runs
+
+ROWS = [("A", "100.1"), ("A", "100.3"), ("B", "100.6"), ("B", "100.2")]
+
+
+def _csv(tmp_path, header, rows=ROWS, sep=",", name="r.csv"):
+    p = tmp_path / name
+    p.write_text(sep.join(header) + "\n" + "".join(sep.join(r) + "\n" for r in rows),
+                 encoding="utf-8")
+    return p
+
+
+def _pairs(table):
+    return [(r.config, r.tps) for r in table.runs]
+
+
+WANT = [("A", 100.1), ("A", 100.3), ("B", 100.6), ("B", 100.2)]
+
+
+@pytest.mark.parametrize("cfg", ["Config", " CONFIG ", *CONFIG_ALIASES, "Variant", " Name"])
+def test_config_column_any_case_or_alias(tmp_path, cfg):
+    p = _csv(tmp_path, [cfg, "tps"])
+    assert _pairs(read_runs(p)) == WANT
+    assert _pairs(read_runs(p, configs=["A", "B"]).select(["A", "B"])) == WANT
+
+
+@pytest.mark.parametrize("rate", ["TPS", " Tps ", "Throughput", "Tokens/s", "TOK/S"])
+def test_rate_column_any_case(tmp_path, rate):
+    assert _pairs(read_runs(_csv(tmp_path, ["config", rate]))) == WANT
+
+
+def test_tps_and_config_column_options_ignore_case(tmp_path):
+    p = _csv(tmp_path, ["Setup", "Gen Rate"])
+    t = read_runs(p, tps_column="gen rate", config_column="SETUP")
+    assert _pairs(t) == WANT
+    with pytest.raises(InputError) as e:
+        read_runs(p)
+    assert "missing required column 'config'" in e.value.message
+    assert "--config-column" in e.value.message and "variant" in e.value.message
+
+
+def test_config_column_option_wins_over_config(tmp_path):
+    p = _csv(tmp_path, ["config", "variant", "tps"],
+             [("x", c, v) for c, v in ROWS])
+    assert _pairs(read_runs(p, config_column="Variant")) == WANT
+    assert {r.config for r in read_runs(p).runs} == {"x"}  # config first, as before
+    with pytest.raises(InputError, match="no column 'setup'"):
+        read_runs(p, config_column="setup")
+
+
+def test_other_columns_folded(tmp_path):
+    rows = [(c, v, f"i{k}", str(k % 2), "hf-a10g-small", "decode_wall", "w1", "g1")
+            for k, (c, v) in enumerate(ROWS)]
+    p = _csv(tmp_path, ["Config", "TPS", " Instance", "REP", "Platform", "Metric", "Workload",
+                        "Run_Group"], rows)
+    t = read_runs(p)
+    r = t.runs[1]
+    assert (r.instance, r.rep, r.platform, r.metric, r.workload, r.run_group) == (
+        "i1", 1, "hf-a10g-small", "decode_wall", "w1", "g1")
+    assert r.extra == {}
+    assert len(t.filter(run_group="g1", metric="decode_wall", platform="hf-a10g-small")) == 4
+
+
+def test_unknown_columns_keep_their_spelling(tmp_path):
+    p = _csv(tmp_path, ["config", "tps", "Notes"], [(c, v, "n") for c, v in ROWS])
+    assert read_runs(p).runs[0].extra == {"Notes": "n"}
+
+
+@pytest.mark.parametrize("header", [["Config", "config", "tps"], ["config", "TPS", " tps"],
+                                    ["config", "Throughput", "throughput"]])
+def test_colliding_headers_refused(tmp_path, header):
+    p = _csv(tmp_path, header, [("A", "1", "2")])
+    with pytest.raises(InputError) as e:
+        read_runs(p)
+    assert "are one column once case and surrounding spaces are ignored" in e.value.message
+    assert e.value.line == 1 and "\n" not in e.value.one_line()
+
+
+def test_two_config_aliases_ambiguous(tmp_path):
+    p = _csv(tmp_path, ["name", "label", "tps"], [("x", c, v) for c, v in ROWS])
+    with pytest.raises(InputError, match="ambiguous config column"):
+        read_runs(p)
+    assert _pairs(read_runs(p, config_column="label")) == WANT
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_delimiter_sniffed(tmp_path, sep):
+    p = _csv(tmp_path, ["config", "tps"], sep=sep)
+    assert _pairs(read_runs(p)) == WANT
+    assert _pairs(read_runs(p, configs=["A"]).select(["A"])) == WANT[:2]
+
+
+def test_decimal_comma_in_semicolon_file(tmp_path):
+    p = _csv(tmp_path, ["Variant", "Tokens/s"], [(c, v.replace(".", ",")) for c, v in ROWS],
+             sep=";")
+    assert _pairs(read_runs(p)) == WANT
+    # a comma file keeps its one meaning: "100,1" there is two fields
+    q = _csv(tmp_path, ["config", "tps"], [("A", '"100,1"')], name="c.csv")
+    with pytest.raises(InputError, match="not a number"):
+        read_runs(q)
+
+
+def test_quoted_commas_do_not_decide_the_separator(tmp_path):
+    p = tmp_path / "q.csv"
+    p.write_text('"a,b,c";config;tps\nx;A;100.1\nx;B;100.2\n')
+    assert [(r.config, r.tps) for r in read_runs(p).runs] == [("A", 100.1), ("B", 100.2)]
+
+
+def test_json_saved_as_csv(tmp_path, cli):
+    p = tmp_path / "t.csv"
+    p.write_text(json.dumps([{"config": c, "tps": float(v)} for c, v in ROWS]))
+    code, out, err = cli("verdict", p, "--a", "A", "--b", "B")
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "holds JSON" in lines[0] and ".json" in lines[0]
+    assert "columns" not in lines[0]
+
+
+@pytest.mark.parametrize("ext", ["json", "jsonl"])
+def test_json_keys_folded(tmp_path, ext):
+    recs = [{" Variant": c, "TPS": float(v), "Instance": f"i{k}"} for k, (c, v) in
+            enumerate(ROWS)]
+    p = tmp_path / f"r.{ext}"
+    p.write_text(json.dumps(recs) if ext == "json" else
+                 "".join(json.dumps(r) + "\n" for r in recs))
+    t = read_runs(p)
+    assert _pairs(t) == WANT and t.runs[2].instance == "i2"
+    assert _pairs(read_runs(p, configs=["A", "B"]).select(["A", "B"])) == WANT
+
+
+def test_jsonl_key_collision(tmp_path):
+    p = tmp_path / "r.jsonl"
+    p.write_text('{"config": "A", "Config": "B", "tps": 1}\n')
+    with pytest.raises(InputError, match="one column once case"):
+        read_runs(p)
+
+
+def test_cli_config_column(cli, tmp_path):
+    p = _csv(tmp_path, ["Setup", "TPS"])
+    code, out, err = cli("verdict", p, "--a", "A", "--b", "B", "--config-column", "setup",
+                         "--json", "--seed", "1")
+    assert code == 0, err
+    d = json.loads(out)
+    assert (d["n_a"], d["n_b"]) == (2, 2)
+    code, out2, err = cli("verdict", _csv(tmp_path, ["config", "tps"], name="c.csv"), "--a",
+                          "A", "--b", "B", "--json", "--seed", "1")
+    strip = lambda d: {k: v for k, v in d.items() if k != "inputs"}  # noqa: E731
+    assert strip(json.loads(out2)) == strip(d)
+    code, out, err = cli("calibrate", p, "--config-column", "SETUP", "--tps-column", "tps",
+                         "--json")
+    assert code == 0, err
