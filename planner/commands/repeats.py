@@ -294,7 +294,8 @@ def _check_options(*, sims, runs_per_instance, pairs_per_instance, batch, runs, 
 
 class _progress:
     """Rich progress (stderr, transient) of simulated experiments; a no-op callable when the
-    work finishes in under a second."""
+    work finishes in under a second or stderr is not a terminal (a transient bar shows
+    nothing there; its updates and refresh thread only cost time)."""
 
     def __enter__(self):
         import time
@@ -304,9 +305,11 @@ class _progress:
                                    TimeElapsedColumn)
 
         self._t0 = time.perf_counter()
+        con = Console(stderr=True)
+        self._on = con.is_terminal
         self._p = Progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"),
                            BarColumn(), TextColumn("{task.completed:,} simulated experiments"),
-                           TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+                           TimeElapsedColumn(), console=con, transient=True)
         self._task = None
         self._started = False
         return self
@@ -314,6 +317,8 @@ class _progress:
     def __call__(self, stage: str, k: int) -> None:
         import time
 
+        if not self._on:
+            return
         if not self._started and time.perf_counter() - self._t0 > 1.0:
             self._p.start()
             self._task = self._p.add_task(stage, total=None)
