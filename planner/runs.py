@@ -173,8 +173,7 @@ class RunsTable:
         have = set(self.configs)
         for c in configs:
             if c not in have:
-                near = _closest(c, have)
-                hint = f"; did you mean '{near}'?" if near else ""
+                hint = _name_hint(c, self.configs)
                 raise InputError(f"config '{c}' is not in the file{hint}; the file's configs: "
                                  f"{_listing(self.configs)}", file=self.path, field="config")
         keep = set(configs)
@@ -207,6 +206,7 @@ class RunsTable:
         if self.census is not None:
             return self._filter_census(blank_platform, kv)
         rows = self.runs
+        applied: list = []
         for k, v in kv.items():
             if v is None:
                 continue
@@ -220,18 +220,53 @@ class RunsTable:
             else:
                 rows = [r for r in rows if getattr(r, k) == v]
             if before and not rows:
-                vals = list(dict.fromkeys(
-                    (canonical_platform(r.platform) if k == "platform" else getattr(r, k))
-                    for r in before))
-                plural = "es" if k.endswith("s") else "s"
-                raise InputError(f"no row with {k} '{v}'; the file's {k}{plural}: "
-                                 f"{_listing(vals)}", file=self.path, field=k)
+                raise self._no_row(self.runs, lambda r, c: getattr(r, c), applied, k, v,
+                                   blank_platform)
+            applied.append((k, v))
         return RunsTable(rows, self.path)
+
+    def _no_row(self, items: list, value_of, applied: list, k: str, v: str,
+                blank_platform: bool) -> InputError:
+        """The error of a filter ``k == v`` that leaves no row of ``items`` (runs, or census
+        keys) after the filters ``applied`` (``[(column, value), ...]``): a value absent
+        from the file is named with the file's values (and a near spelling, or the Unicode
+        normalisation it differs in); a value the file holds, but not with the other
+        filters, is named with them and the values each side leaves."""
+        def val(it, c):
+            x = value_of(it, c)
+            return canonical_platform(x) if c == "platform" else x
+
+        def match(it, c, want):
+            if c == "platform":
+                x = value_of(it, c)
+                return canonical_platform(x) == canonical_platform(want) or (
+                    blank_platform and not x)
+            return value_of(it, c) == want
+
+        def plural(c):
+            return c + ("es" if c.endswith("s") else "s")
+
+        with_v = [it for it in items if match(it, k, v)]
+        if not applied or not with_v:
+            vals = list(dict.fromkeys(val(it, k) for it in items))
+            return InputError(f"no row with {k} '{v}'{_name_hint(v, vals)}; the file's "
+                              f"{plural(k)}: {_listing(vals)}", file=self.path, field=k)
+        others = " and ".join(f"{c} '{w}'" for c, w in applied)
+        left = [it for it in items if all(match(it, c, w) for c, w in applied)]
+        parts = [f"rows with {others} have {plural(k)}: "
+                 f"{_listing(list(dict.fromkeys(val(it, k) for it in left)))}"]
+        for c, w in applied:
+            vals = list(dict.fromkeys(val(it, c) for it in with_v))
+            parts.append(f"rows with {k} '{v}' have {plural(c)}: {_listing(vals)}")
+        return InputError(f"no row with {k} '{v}' and {others} together (the file has "
+                          f"{k} '{v}', but not with {others}); " + "; ".join(parts),
+                          file=self.path, field=k)
 
     def _filter_census(self, blank_platform: bool, kv: dict) -> "RunsTable":
         """:meth:`filter` of a table read for some configs: the census keys stand for the
         rows (same checks, same values listed in the same order)."""
         keys, rows = list(self.census), self.runs
+        applied: list = []
         for k, v in kv.items():
             if v is None:
                 continue
@@ -250,11 +285,10 @@ class RunsTable:
                 keys = [c for c in keys if c[col] == v]
                 rows = [r for r in rows if getattr(r, k) == v]
             if before and not keys:
-                vals = list(dict.fromkeys(
-                    (canonical_platform(c[1]) if k == "platform" else c[col]) for c in before))
-                plural = "es" if k.endswith("s") else "s"
-                raise InputError(f"no row with {k} '{v}'; the file's {k}{plural}: "
-                                 f"{_listing(vals)}", file=self.path, field=k)
+                raise self._no_row(list(self.census),
+                                   lambda c, name: c[CENSUS_COLUMNS.index(name)], applied, k,
+                                   v, blank_platform)
+            applied.append((k, v))
         return RunsTable(rows, self.path, dict.fromkeys(keys), self.kept)
 
     def check_homogeneous(self, columns: Sequence[str] = ("metric", "workload")) -> None:
@@ -355,6 +389,35 @@ def _listing(values: Sequence[str], most: int = 8) -> str:
     vals = list(values)
     out = ", ".join(f"'{v}'" if v else "(blank)" for v in vals[:most])
     return out + (f" and {len(vals) - most} more" if len(vals) > most else "")
+
+
+def _nfc(name: str) -> str:
+    import unicodedata
+
+    return unicodedata.normalize("NFC", name)
+
+
+def _form(name: str) -> str:
+    """The Unicode normalisation form ``name`` is in, for a message."""
+    import unicodedata
+
+    for f in ("NFC", "NFD"):
+        if unicodedata.is_normalized(f, name):
+            return f
+    return "neither NFC nor NFD"
+
+
+def _name_hint(name: str, options: Sequence[str]) -> str:
+    """What to add to "'name' is not in the file": the file's name that is the same text in
+    another Unicode normalisation (they print alike; a decomposed 'è' from one editor, a
+    composed one from another), else the nearest spelling (:func:`_closest`), else ''."""
+    same = [o for o in options if o != name and _nfc(o) == _nfc(name)]
+    if same:
+        return (f"; the file's '{same[0]}' looks the same but is another Unicode "
+                f"normalisation ({_form(same[0])} in the file, {_form(name)} as given): "
+                "copy the name from the file, or save the file NFC-normalised")
+    near = _closest(name, options)
+    return f"; did you mean '{near}'?" if near else ""
 
 
 def _closest(name: str, options: Iterable[str]) -> str | None:

@@ -192,3 +192,55 @@ def test_a_duplicate_hash_without_a_duplicate_reads_the_whole_table(tmp_path, mo
     t = read_runs(p, configs=keep)
     assert t.census is None and len(t) == 500  # every run: the whole table, read again
     assert t.select(keep).runs == read_runs(p).select(keep).runs
+
+
+# --- lookup messages (new-user report): a combination of filters, typos, Unicode forms ---
+
+_LOOKUP = ("config,tps,run_group,metric,instance\n"
+           "A,100.1,g1,decode_wall,i1\nB,100.4,g1,decode_wall,i2\n"
+           "A,108.2,g2,bench_serving,i3\nB,108.9,g2,bench_serving,i4\n")
+
+
+@pytest.mark.parametrize("configs", [None, ["A", "B"]], ids=["whole", "census"])
+def test_filter_combination_names_both(tmp_path, configs):
+    p = tmp_path / "r.csv"
+    p.write_text(_LOOKUP)
+    t = read_runs(p, configs=configs)
+    with pytest.raises(InputError) as e:
+        t.filter(metric="bench_serving", run_group="g1")
+    m = e.value.message
+    assert m.startswith("no row with run_group 'g1' and metric 'bench_serving' together")
+    assert "rows with metric 'bench_serving' have run_groups: 'g2'" in m
+    assert "rows with run_group 'g1' have metrics: 'decode_wall'" in m
+    assert e.value.field == "run_group"
+
+
+@pytest.mark.parametrize("configs", [None, ["A", "B"]], ids=["whole", "census"])
+def test_filter_typo_did_you_mean(tmp_path, configs):
+    p = tmp_path / "r.csv"
+    p.write_text(_LOOKUP.replace("g1", "exp-alpha").replace("g2", "exp-beta"))
+    t = read_runs(p, configs=configs)
+    for kv in ({"run_group": "exp-alpah"}, {"metric": "decode_wall", "run_group": "exp-alpah"}):
+        with pytest.raises(InputError) as e:
+            t.filter(**kv)
+        assert ("no row with run_group 'exp-alpah'; did you mean 'exp-alpha'?; the file's "
+                "run_groups: 'exp-alpha', 'exp-beta'") == e.value.message
+
+
+def test_unicode_normalisation_named(tmp_path, cli):
+    import unicodedata
+
+    nfd = unicodedata.normalize("NFD", "modèle")
+    nfc = unicodedata.normalize("NFC", "modèle")
+    assert nfd != nfc
+    p = tmp_path / "r.csv"
+    p.write_text(f"config,tps,run_group\n{nfd},100.1,{nfd}\n{nfd},100.3,{nfd}\nB,100.6,{nfd}\n"
+                 f"B,100.9,{nfd}\n", encoding="utf-8")
+    code, out, err = cli("verdict", p, "--a", nfc, "--b", "B")
+    assert code == 2
+    assert "another Unicode normalisation (NFD in the file, NFC as given)" in err
+    assert "did you mean" not in err
+    with pytest.raises(InputError, match="another Unicode normalisation"):
+        read_runs(p).filter(run_group=nfc)
+    code, out, err = cli("verdict", p, "--a", nfd, "--b", "B")  # the file's spelling works
+    assert code == 0, err
