@@ -589,6 +589,8 @@ def _size_all(plan: Plan, *, sims: int, seed: int, stated: dict | None,
     cache: dict = {}
     comps = list(plan.comparisons)
     workers = max(1, min(_SIZING_THREADS, os.cpu_count() or 1, len(comps)))
+    if workers > 1 and not _threadsafe_kernels():
+        workers = 1
 
     def one(c: Comparison) -> tuple[dict, RepeatPlan]:
         if workers > 1:
@@ -614,6 +616,21 @@ def _size_all(plan: Plan, *, sims: int, seed: int, stated: dict | None,
 
 #: Threads sizing the comparisons of a budget (at most the machine's cores).
 _SIZING_THREADS = 2
+
+
+def _threadsafe_kernels() -> bool:
+    """Whether numba's threading layer accepts parallel kernels launched from several
+    threads at once: OpenMP and TBB do; the ``workqueue`` fallback (no OpenMP or TBB
+    library installed) aborts the process on concurrent launches, so the comparisons are
+    then sized one after another."""
+    import models._assurance_kernels  # noqa: F401  (sets OMP_WAIT_POLICY before OpenMP loads)
+    import numba
+
+    numba.get_num_threads()                 # starts the threading layer
+    try:
+        return numba.threading_layer() in ("omp", "tbb")
+    except ValueError:
+        return False
 
 
 def plan_budget(plan: Plan, *, sims: int = 2000, seed: int = 0,

@@ -77,3 +77,21 @@ def test_threads_raise_the_first_error_in_plan_order(monkeypatch):
     monkeypatch.setattr(B, "_size", fake_size)
     with pytest.raises(InputError, match=f"bad {bad[0]}"):
         plan_budget(plan, sims=100, seed=0)
+
+
+def test_one_thread_without_a_threadsafe_layer(monkeypatch):
+    """numba's workqueue layer aborts on concurrent launches: sizing is then sequential."""
+    import threading
+
+    plan = read_plan(FIX / "plan_small.csv", overrides={"total_usd": 10.0})
+    seen = set()
+    real = B._size
+
+    def spy(plan, c, **kw):
+        seen.add(threading.get_ident())
+        return real(plan, c, **kw)
+
+    monkeypatch.setattr(B, "_size", spy)
+    monkeypatch.setattr(B, "_threadsafe_kernels", lambda: False)
+    plan_budget(plan, sims=100, seed=0)
+    assert len(seen) == 1
