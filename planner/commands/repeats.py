@@ -244,9 +244,22 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
                                                           run_group=run_group,
                                                           platform=row_platform,
                                                           blank_platform=True)
+            # 'planner verdict''s reading of runs on unknown machines (no platform, no
+            # instance column): each arm's runs one session, so that the verdict this plan
+            # starts from is the verdict planner verdict gives on the same file
+            sessions = unknown_platform and not any(r.instance
+                                                    for r in table.select([a, b]).runs)
+            if sessions:
+                from planner.verdict import one_session_per_arm
+
+                table = one_session_per_arm(table.select([a, b]))
             res = plan_more_runs(table, a, b, prior=pr, rope=rope, delta=delta,
                                  relative=relative, sims=sims, seed=seed, progress=prog,
                                  **kw)
+            if sessions:
+                from planner.verdict import SESSION_NOTE
+
+                res.notes.insert(0, SESSION_NOTE)
         else:
             if delta is None:
                 raise InputError("give --delta (TPS, or % with --relative), or --runs with "

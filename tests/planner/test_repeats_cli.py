@@ -356,3 +356,24 @@ def test_run_filters_errors_are_one_line(cli, args, field):
     lines = [x for x in err.strip().splitlines() if x.strip()]
     assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
     assert field in lines[0], lines[0]
+
+
+def test_repeats_runs_starts_from_the_verdict_of_the_same_file(cli, tmp_path):
+    """New-user report: on a table with no platform and no instance column, 'planner
+    verdict' read each arm's runs as one session (undecided) while 'repeats --runs' read
+    every run as its own machine ('B better'): the plan must start from the same verdict."""
+    import json
+
+    p = tmp_path / "ok.csv"
+    p.write_text("config,tps\nA,100.1\nA,100.3\nA,99.9\nB,100.6\nB,100.9\nB,100.5\n")
+    code, out, err = cli("verdict", p, "--a", "A", "--b", "B", "--json")
+    assert code == 0, err
+    v = json.loads(out)
+    code, out, err = cli("repeats", "--runs", p, "--a", "A", "--b", "B", "--sims", "200",
+                         "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["existing"]["label"] == v["label"] == "undecided"
+    assert r["existing"]["delta_pct"]["hdi_low"] == pytest.approx(v["delta_pct"]["hdi_low"],
+                                                                  rel=1e-9)
+    assert any("one session" in n for n in r["notes"])
