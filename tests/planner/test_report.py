@@ -375,3 +375,54 @@ def test_report_refuses_an_unknown_schema_version(tmp_path, cli):
     p.write_text(out.replace("spec-planner/verdict/1", "spec-planner/verdict/9"))
     code, _, err = cli("report", p)
     assert code == 2 and "field 'schema'" in err and "version 1" in err
+
+
+def _leaves(o, path=()):
+    """(path, value) of every number of a saved result (outside its inputs block)."""
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if path or k != "inputs":
+                yield from _leaves(v, path + (k,))
+    elif isinstance(o, list):
+        for i, v in enumerate(o):
+            yield from _leaves(v, path + (i,))
+    elif isinstance(o, (int, float)) and not isinstance(o, bool):
+        yield path, o
+
+
+def _dotted(path) -> str:
+    out = ""
+    for x in path:
+        out += f"[{x}]" if isinstance(x, int) else ("." if out else "") + x
+    return out
+
+
+@pytest.mark.parametrize("kind", ["verdict", "repeats"])
+@pytest.mark.parametrize("view", ["terminal", "md", "html"])
+def test_wrong_type_names_the_field(kind, view, written, tmp_path, cli):
+    # new-user report: a number edited into a string printed "ValueError: Unknown format code
+    # 'f'" without the field; every field whose edit stops a view is now named, with its value
+    import copy
+
+    saved = json.loads(written[kind][0].read_text())
+    leaves = list(_leaves(saved))
+    picks = {"verdict": [("delta_pct", "mean"), ("hdi_prob",), ("mean_tps_a",)]}.get(
+        kind, [p for p, _ in leaves[:: max(1, len(leaves) // 6)]])
+    failed = 0
+    for path in picks:
+        o = copy.deepcopy(saved)
+        d = o
+        for x in path[:-1]:
+            d = d[x]
+        d[path[-1]] = "x"
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps(o))
+        extra = {"terminal": [], "md": ["--md", tmp_path / "b.md"],
+                 "html": ["--html", tmp_path / "b.html"]}[view]
+        code, out, err = cli("report", bad, *extra)
+        if code == 0:
+            continue  # this view does not read the field
+        failed += 1
+        assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+        assert f"field '{_dotted(path)}'" in err and "holds 'x' (str)" in err, err
+    assert failed >= (1 if kind == "verdict" else 0)
