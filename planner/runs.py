@@ -4,7 +4,10 @@ A run has a ``config`` and a ``tps`` (tokens per second, > 0) and optionally ``i
 (the machine or HF job allocation), ``session`` (one server start), ``rep``, ``platform``,
 ``metric``, ``workload``, ``phase``, ``server``, ``ppl``, ``timestamp``, ``run_group`` and
 ``cold``. CSV, JSON (a list of objects, or ``{"runs": [...]}``) and JSONL are read; the rate
-column may also be named by one of :data:`RATE_ALIASES` (or any name the caller gives).
+column may also be named by one of :data:`RATE_ALIASES` and the config column by one of
+:data:`CONFIG_ALIASES` (or any name the caller gives). Column names match ignoring case and
+surrounding spaces (``Config``, `` TPS ``); a CSV file may be ``,``-, ``;``- or
+tab-separated (sniffed from its header line; a ``;`` file may write decimal commas).
 A row may give summary statistics in place of its value (``mean``, ``sd``, ``n`` or
 ``median``, ``min``, ``max``, ``n``, the value blank): it is read as ``n`` pseudo-runs with
 that log-scale mean and sd (:mod:`planner.summaries`).
