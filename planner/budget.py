@@ -530,8 +530,11 @@ def _set_status(items: list[dict], plans: list[RepeatPlan], bought: set, b: Budg
             it["status"], it["reason"] = "buy", ""
         else:
             it["status"] = "over budget"
-            it["reason"] = "left out by the knapsack: the budget buys more decisive verdicts " \
-                           "elsewhere"
+            alone = b.total_usd is not None and rec["cost_usd"] > b.total_usd + 1e-9
+            it["reason"] = (f"its recommended design alone costs ${rec['cost_usd']:.2f}, more "
+                            f"than the whole budget (${b.total_usd:g})" if alone else
+                            "left out by the knapsack: the budget buys more decisive verdicts "
+                            "elsewhere")
 
 
 def _totals(items: list[dict], bought: set, b: Budget) -> dict:

@@ -847,6 +847,13 @@ def _existing_note(given: str | None = None) -> str:
             "drawn true Δ contradicts (Δ = 0 is not a coherent truth once runs exist)")
 
 
+#: What a paired design assumes (repeats' notes, budget's views).
+PAIRED_NOTE = ("paired designs run A and B interleaved on the same allocation, so the "
+               "instance effect cancels; their assurance rests on the prior of the "
+               "within-allocation scale sigma, which is not measured on HF (weak prior) — "
+               "and they estimate Δ on that one allocation")
+
+
 def _notes(rpi: int, kinds: Sequence[str], existing: Existing | None,
            allocation: dict | None = None, exact: bool = False) -> list[str]:
     n = []
@@ -856,10 +863,7 @@ def _notes(rpi: int, kinds: Sequence[str], existing: Existing | None,
         n.append("noise known (both scales stated exactly): the assurance and false-claim "
                  "rates of fixed designs are exact Normal probabilities, not simulated")
     if "paired" in kinds:
-        n.append("paired designs run A and B interleaved on the same allocation, so the "
-                 "instance effect cancels; their assurance rests on the prior of the "
-                 "within-allocation scale sigma, which is not measured on HF (weak prior) — "
-                 "and they estimate Δ on that one allocation")
+        n.append(PAIRED_NOTE)
     if rpi > 1:
         n.append(f"separate designs put {rpi} runs of one config on each allocation; those "
                  "runs share the instance effect")

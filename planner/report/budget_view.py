@@ -126,6 +126,19 @@ _SEQ_NOTE = ("≈: expected runs per arm of a sequential purchase (it stops at t
              "decisive look); its GPU-h and cost are expected too")
 
 
+def _paired_note(r: dict) -> str | None:
+    """The paired designs' caveat (``planner.repeats.PAIRED_NOTE``) when a purchase is
+    paired (a paired design, or a sequential one laid out in pairs), else None."""
+    if not any(c.get("status") == "buy" and (
+            (c.get("recommended") or {}).get("design") == "paired"
+            or (c.get("recommended") or {}).get("layout") == "paired")
+            for c in r["comparisons"]):
+        return None
+    from planner.repeats import PAIRED_NOTE
+
+    return "paired purchases: " + PAIRED_NOTE
+
+
 def _has_sequential(r: dict) -> bool:
     return any((c.get("recommended") or {}).get("design") == "sequential"
                for c in r["comparisons"])
@@ -209,6 +222,8 @@ def render_terminal(r: dict, *, elapsed_s: float | None = None) -> None:
         con.print(f"[bold]worst case:[/] {worst}")
     if _has_sequential(r):
         con.print(f"[dim]{_SEQ_NOTE}[/dim]")
+    if _paired_note(r):
+        con.print(f"[dim]{_paired_note(r)}[/dim]")
     sk = _skipped(r)
     if sk:
         con.print("[bold]not worth buying at this budget:[/]")
@@ -233,6 +248,8 @@ def render_markdown(r: dict) -> str:
         lines += [f"**Worst case:** {worst}.", ""]
     if _has_sequential(r):
         lines += [_SEQ_NOTE + ".", ""]
+    if _paired_note(r):
+        lines += [_paired_note(r) + ".", ""]
     sk = _skipped(r)
     if sk:
         lines += ["**Not worth buying at this budget:**", ""] + [f"- {s}" for s in sk] + [""]

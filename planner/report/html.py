@@ -203,7 +203,7 @@ def render_budget(r: dict) -> str:
     """HTML page of a budget result."""
     from planner.report import plots
     from planner.report.budget_view import HEADERS, _budget_line, _skipped, _totals_line, \
-        _SEQ_NOTE, _has_sequential, comparison_rows, worst_case_line
+        _SEQ_NOTE, _has_sequential, _paired_note, comparison_rows, worst_case_line
 
     b = r["budget"]
     rows = []
@@ -220,6 +220,8 @@ def render_budget(r: dict) -> str:
         body.append(f"<p><b>Worst case:</b> {_e(worst)}.</p>")
     if _has_sequential(r):
         body.append(f"<p class=\"note\">{_e(_SEQ_NOTE)}.</p>")
+    if _paired_note(r):
+        body.append(f"<p class=\"note\">{_e(_paired_note(r))}.</p>")
     sk = _skipped(r)
     if sk:
         body.append("<p><b>Not worth buying at this budget:</b></p><ul>"

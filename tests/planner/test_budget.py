@@ -544,3 +544,26 @@ def test_plan_designs_follow_the_design_option_grammar(tmp_path, designs, ok):
         with pytest.raises(InputError) as e:
             read_plan(p)
         assert e.value.one_line().startswith(f"{p}:9 field 'designs'")
+
+
+def test_paired_purchases_carry_their_caveat_and_lone_overruns_their_reason():
+    """New-user report: budget bought paired designs without repeats' caveat (sigma within an
+    allocation is not measured on HF), and called a comparison whose design alone costs more
+    than the whole budget 'left out by the knapsack'."""
+    from planner.budget import _set_status
+    from planner.plan_file import Budget
+    from planner.report.budget_view import _paired_note
+
+    def comp(design, status="buy", layout=None):
+        return {"status": status, "recommended": {"design": design, "layout": layout}}
+
+    assert _paired_note({"comparisons": [comp("separate"), comp("paired", "over budget")]}) \
+        is None
+    for c in (comp("paired"), comp("sequential", layout="paired")):
+        note = _paired_note({"comparisons": [comp("separate"), c]})
+        assert note and "not measured on HF" in note
+    items = [{"recommended": {"assurance": 0.9, "cost_usd": 18.33}},
+             {"recommended": {"assurance": 0.9, "cost_usd": 4.0}}]
+    _set_status(items, [None, None], set(), Budget(total_usd=15.0))
+    assert "more than the whole budget ($15)" in items[0]["reason"]
+    assert "knapsack" in items[1]["reason"]
