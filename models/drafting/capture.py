@@ -408,19 +408,83 @@ def load_capture(path, *, stop_at_eos: bool = False, eos_ids=DEFAULT_EOS_IDS) ->
         Unreadable / not gzip-decodable file, empty file, invalid or truncated JSON line,
         a line that is not an object, missing ``id`` / ``prompt_token_ids`` /
         ``completion_token_ids``, non-integer or negative token ids, empty prompt or
-        completion. The message is one line naming file and line (1-based).
+        completion, a repeated record (same ``id``, or same prompt and completion token
+        ids under another id: it would count one prompt twice and narrow every bootstrap
+        interval). The message is one line naming file and line (1-based).
     """
     fname = str(path)
     p = Path(path)
-    ids, prompts, comps, groups = [], [], [], []
-    removed = 0
     try:
         with open(p, "rb") as fh:
             magic = fh.read(2)
     except OSError as e:
         raise ModelInputError(f"cannot read capture: {e.strerror or e}", file=fname) from None
+    gz = magic == b"\x1f\x8b"
+    cap = _load(p, fname, gz, stop_at_eos, eos_ids)
+    _refuse_duplicates(cap, p, fname, gz)
+    return cap
+
+
+def _record_lines(p: Path, gz: bool, wanted) -> dict:
+    """1-based file line of each record index in ``wanted`` (blank lines hold no record).
+    Used only to word a duplicate error, so it re-reads the file."""
+    wanted, found, k = set(wanted), {}, -1
+    with (gzip.open(p, "rb") if gz else open(p, "rb")) as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if line.strip():
+                k += 1
+                if k in wanted:
+                    found[k] = lineno
+                    if len(found) == len(wanted):
+                        break
+    return found
+
+
+def _refuse_duplicates(cap: Capture, p: Path, fname: str, gz: bool) -> None:
+    """Raise :class:`ModelInputError` on a repeated record id, or on two records with the
+    same prompt and completion token ids under different ids (a greedy stream repeated).
+
+    A repeated record counts one prompt twice: every bootstrap over prompts then narrows
+    (about sqrt(2) for a capture doubled), so it is refused, not deduplicated silently.
+    The check is a set over ids and over 16-byte blake2b digests of each record's token
+    arrays (hashed in place, no copy); the offending lines are looked up only on failure.
+    """
+    ids = cap.ids
+    if len(set(ids)) < len(ids):
+        first: dict = {}
+        for k, rid in enumerate(ids):
+            if rid in first:
+                lines = _record_lines(p, gz, (first[rid], k))
+                raise ModelInputError(
+                    f"duplicate record id {rid!r} (first on line {lines.get(first[rid])}); "
+                    "each prompt must appear once, a repeated record narrows every interval",
+                    file=fname, line=lines.get(k), field="id")
+            first[rid] = k
+    keys = [hashlib.blake2b(np.ascontiguousarray(pr), digest_size=16).digest()
+            + hashlib.blake2b(np.ascontiguousarray(co), digest_size=16).digest()
+            for pr, co in zip(cap.prompts, cap.completions)]
+    if len(set(keys)) < len(keys):
+        first = {}
+        for k, key in enumerate(keys):
+            j = first.get(key)
+            if j is not None and np.array_equal(cap.prompts[j], cap.prompts[k]) \
+                    and np.array_equal(cap.completions[j], cap.completions[k]):
+                lines = _record_lines(p, gz, (j, k))
+                raise ModelInputError(
+                    f"record {ids[k]!r} repeats record {ids[j]!r} (line {lines.get(j)}): same "
+                    "prompt and completion token ids; each prompt must appear once, a "
+                    "repeated record narrows every interval",
+                    file=fname, line=lines.get(k), field="prompt_token_ids")
+            first.setdefault(key, k)
+
+
+def _load(p: Path, fname: str, gz: bool, stop_at_eos: bool, eos_ids) -> Capture:
+    """Fast reader, falling back to the line-by-line one (see the fast-path comment)."""
+    ids, prompts, comps, groups = [], [], [], []
+    removed = 0
+    magic = b"\x1f\x8b" if gz else b""
     try:
-        return _load_fast(p, fname, magic == b"\x1f\x8b", stop_at_eos, eos_ids)
+        return _load_fast(p, fname, gz, stop_at_eos, eos_ids)
     except (_SlowPath, gzip.BadGzipFile, EOFError, zlib.error, UnicodeDecodeError, OSError):
         pass  # the line-by-line reader below decides, with its exact error
     lineno = 0

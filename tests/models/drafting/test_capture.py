@@ -225,3 +225,39 @@ def test_token_parser_against_json():
     want = [_parse_ref(t) for t in texts]
     assert counts.tolist() == [len(w) if w is not None else -1 for w in want]
     assert out[:used].tolist() == [x for w in want if w is not None for x in w]
+
+
+def _rec(rid, p, c):
+    return json.dumps({"id": rid, "prompt_token_ids": p, "completion_token_ids": c}) + "\n"
+
+
+@pytest.mark.parametrize("slow", [False, True])
+def test_duplicate_record_id_refused_with_its_line(tmp_path, monkeypatch, slow):
+    """A doubled record would count a prompt twice and narrow every bootstrap interval."""
+    import models.drafting.capture as cm
+
+    if slow:
+        monkeypatch.setattr(cm, "_load_fast", lambda *a: (_ for _ in ()).throw(cm._SlowPath()))
+    f = tmp_path / "c.jsonl"
+    f.write_text(_rec("a-1", [2, 3], [4, 5]) + "\n" + _rec("a-2", [2, 9], [4])
+                 + _rec("a-1", [2, 3], [4, 6]))
+    with pytest.raises(ModelInputError) as e:
+        load_capture(f)
+    assert (e.value.file, e.value.line, e.value.field) == (str(f), 4, "id")
+    assert "'a-1'" in str(e.value) and "line 1" in str(e.value)
+
+
+def test_repeated_stream_under_another_id_refused(tmp_path):
+    f = tmp_path / "c.jsonl.gz"
+    import gzip
+
+    with gzip.open(f, "wt") as fh:
+        fh.write(_rec("a-1", [2, 3], [4, 5]) + _rec("a-2", [2, 3], [4]) + _rec("b-1", [2, 3], [4, 5]))
+    with pytest.raises(ModelInputError) as e:
+        load_capture(f)
+    assert (e.value.line, e.value.field) == (3, "prompt_token_ids")
+    assert "'b-1' repeats record 'a-1' (line 1)" in str(e.value)
+    # same prompt, different completion (another sampling setting): accepted
+    f2 = tmp_path / "ok.jsonl"
+    f2.write_text(_rec("a-1", [2, 3], [4, 5]) + _rec("a-2", [2, 3], [4]))
+    assert len(load_capture(f2)) == 2
