@@ -192,13 +192,23 @@ def recommendation(res: dict) -> list[str]:
     b = res.get("beyond_cap")
     if b:
         if b.get("runs_per_arm"):
-            out.append(f"Beyond the cap: {b['design']} needs ≈{b['runs_per_arm']} runs per arm "
-                       f"(assurance {b['assurance']:.3f} ±{b['assurance_se']:.3f}; "
-                       f"{b['gpu_hours']:.1f} GPU-h"
-                       + ("" if owned(res) else f", ${b['cost_usd']:.2f}") + ")")
+            # a Normal approximation with the noise taken as known (optimistic): two
+            # significant figures, no Monte Carlo SE (the approximation's error is larger)
+            out.append(f"Beyond the cap, by a Normal approximation (noise taken as known, so "
+                       f"optimistic): {b['design']} needs roughly {_sig2(b['runs_per_arm'])} "
+                       f"runs per arm (about {_sig2(b['gpu_hours'])} GPU-h"
+                       + ("" if owned(res) else f", ${_sig2(b['cost_usd'])}") + ")")
         else:
             out.append(f"Beyond the cap: {b['note']} (assurance {b['assurance']:.3f})")
     return out
+
+
+def _sig2(x: float) -> str:
+    """``x`` to two significant figures with thousands separators (3961 -> '4,000')."""
+    if not x:
+        return "0"
+    r = float(f"{float(x):.2g}")
+    return f"{r:,.0f}" if abs(r) >= 10 else f"{r:g}"
 
 
 def render_terminal(res: dict) -> None:
