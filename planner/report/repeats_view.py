@@ -183,7 +183,11 @@ def recommendation(res: dict) -> list[str]:
         what = _design_name(rec)
         n = rec["runs_per_arm"]
         nn = f"{n:.1f} expected" if rec["design"] == "sequential" else f"{n}"
-        out.append(f"Recommended: {what}, {nn} runs per arm — assurance {rec['assurance']:.3f}, "
+        ex = res.get("existing") or {}
+        lead = "Recommended" if ex.get("label", "undecided") == "undecided" else (
+            f"No more runs needed: the runs bought already give '{ex['label']}'. To check that "
+            f"it holds, the cheapest addition is")
+        out.append(f"{lead}: {what}, {nn} runs per arm — assurance {rec['assurance']:.3f}, "
                    f"false-claim {rec['false_claim_rate']:.3f}, {rec['gpu_hours']:.2f} GPU-h"
                    + ("" if owned(res) else f", ${rec['cost_usd']:.2f}")
                    + f" ({res['reason']})")
