@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Sequence
 
 import numpy as np
@@ -197,7 +198,8 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
     """
     from models.drafting import shift as sh
     from models.drafting.acceptance import default_model, per_prompt_counters, scale_curve
-    from models.drafting.acceptance_model import default_content_model, for_capture
+    from models.drafting.acceptance_model import (CALIBRATED_POSITIONS,
+                                                  default_content_model, for_capture)
     from models.drafting.capture import load_capture
     from models.drafting.cost import load_cost_model
 
@@ -240,28 +242,58 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
             [("private", str(private_capture), pcap)]
             + ([("public", str(public_capture), qcap)] if qcap is not None else []))
         m = default_content_model()
-        ppred = for_capture(pcap, base, k, level=level, n_draws=n_draws, seed=seed, model=m)
-        pub_src = None
-        if qcap is not None:
-            if qcap.prompt_set_hash() != CALIBRATION_HASH:
-                qpred = for_capture(qcap, base, k, level=level, n_draws=n_draws, seed=seed + 1,
-                                    model=m)
-                pub_tpf = qpred.draws
-                pub_src = f"content model on {public_capture}"
-        if pub_src is None:
-            rows = per_prompt_counters("A+B")
-            nd = sum(r["num_drafts"] for r in rows)
-            na = sum(r["num_accepted"] for r in rows)
-            # measured set tokens/forward at K=7, power-scaled shape for K < 7
-            cur = scale_curve(base, 1 + na / nd)[0, :k]
-            pub_tpf = np.full(n_draws, float(1 + cur.sum()))
-            pub_src = (f"measured counters runs A+B, calibration prompts (prompt_set_hash "
-                       f"{CALIBRATION_HASH})")
+        # measured set tokens/forward of the calibration prompts at K=7, power-scaled shape
+        # for K < 7 (planner draft also reads the measured counters on these prompts)
+        rows = per_prompt_counters("A+B")
+        nd = sum(r["num_drafts"] for r in rows)
+        na = sum(r["num_accepted"] for r in rows)
+        measured_tpf = float(1 + scale_curve(base, 1 + na / nd)[0, :k].sum())
+        measured_src = (f"measured counters runs A+B, calibration prompts (prompt_set_hash "
+                        f"{CALIBRATION_HASH})")
+        priv_cal = pcap.prompt_set_hash() == CALIBRATION_HASH
+        pub_cal = qcap is None or qcap.prompt_set_hash() == CALIBRATION_HASH
+        pair = None
+        ppred = None
+        if priv_cal:  # the private prompts are the calibration prompts: measured
+            priv_tpf = np.full(n_draws, measured_tpf)
+            priv_src = measured_src
+        elif pub_cal:  # unchanged: content model on the private capture only
+            ppred = for_capture(pcap, base, k, level=level, n_draws=n_draws, seed=seed,
+                                model=m)
+            priv_tpf = ppred.draws
+            priv_src = "content model"
+        if pub_cal:
+            pub_tpf = np.full(n_draws, measured_tpf)
+            pub_src = measured_src
+        elif priv_cal:
+            qpred = for_capture(qcap, base, k, level=level, n_draws=n_draws, seed=seed + 1,
+                                model=m)
+            pub_tpf = qpred.draws
+            pub_src = f"content model on {public_capture}"
+        else:  # both through the content model: shared terms drawn once
+            priv_tpf, pub_tpf, pair = sh.paired_capture_draws(pcap, qcap, base, k, n=n_draws,
+                                                              seed=seed, model=m)
+            priv_src = "content model"
+            pub_src = (f"content model on {public_capture}, "
+                       + ("same prompt set: coefficient error, prompt residuals and set "
+                          "effect shared" if pair["same_prompt_set"] else
+                          "another prompt set: coefficient error shared, set effects and "
+                          "prompt residuals independent"))
+            lp = np.array([len(c) for c in pcap.completions], float)
+            beyond_p = float(np.clip(lp - CALIBRATED_POSITIONS, 0, None).sum() / lp.sum())
+            ppred = SimpleNamespace(share_beyond=beyond_p, model={
+                **m.to_dict(), "calibrated_positions": CALIBRATED_POSITIONS,
+                "share_beyond_calibrated": round(beyond_p, 4)})
         # cost model: same K on both sets -> same step; TPS = eff x 1000 tpf / step
-        r_model = (cost.tps(ppred.draws / step, 1.0) / cost.tps(pub_tpf / step, 1.0))
+        r_model = (cost.tps(priv_tpf / step, 1.0) / cost.tps(pub_tpf / step, 1.0))
         ratio = r_model * sh.allocation_noise(n_draws, rng, ev["official_allocation_cv"])
-        private = {"mode": "capture", "tokens_per_forward": _summ(ppred.draws, level),
-                   "content_model": ppred.model, "n_prompts": len(pcap)}
+        private = {"mode": "capture", "tokens_per_forward": _summ(priv_tpf, level),
+                   "content_model": ppred.model if ppred is not None else None,
+                   "n_prompts": len(pcap)}
+        if priv_src != "content model":
+            private["source"] = priv_src
+        if pair is not None:
+            private["paired"] = pair
         public = {"tokens_per_forward": float(np.median(pub_tpf)), "source": pub_src,
                   "tps": anchor, "tps_se": se, "step_ms": step}
         validation = [{"check": "group as private set (leave-one-group-out)", **r}
@@ -270,9 +302,28 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
         cov = sum(r["covered"] for r in validation)
         miss = [f"{r['group']} {r['error_pct']:+.1f} %" for r in validation
                 if abs(r["error_pct"]) > 5]
-        beyond = ppred.share_beyond
+        beyond = ppred.share_beyond if ppred is not None else 0.0
         private["share_beyond_calibrated"] = beyond
-        trust = (f"capture mode: on left-out prompt groups (nothing of a group reached its "
+        if priv_cal and pub_cal:
+            lead = ("capture mode: both captures are of the calibration prompts (prompt_set_hash "
+                    f"{CALIBRATION_HASH}): the measured counters stand for both sides (as in "
+                    "planner draft), so no prompt-set shift is predicted and the ratio's "
+                    "spread is the run-to-run noise of two official allocations (0.79 % "
+                    "each); the captures' texts are not read. ")
+        elif pair is not None and pair["same_prompt_set"]:
+            d_pct = 100 * (pair["private_point"] / pair["public_point"] - 1)
+            lead = ("capture mode: both captures hold the same prompt set, so the "
+                    "prompt-set effect, the prompt residuals and the coefficient error are "
+                    "shared and cancel in the ratio; what is left is the difference the "
+                    f"content model reads between the two texts ({d_pct:+.1f} % "
+                    "tokens/forward) and run noise. ")
+        elif priv_cal:
+            lead = ("capture mode: the private capture is of the calibration prompts "
+                    f"(prompt_set_hash {CALIBRATION_HASH}), read through the measured "
+                    "counters; the public capture through the content model. ")
+        else:
+            lead = ""
+        trust = lead + (f"capture mode: on left-out prompt groups (nothing of a group reached its "
                  f"fit) the content model's set tokens/forward was within "
                  f"{min(errs):+.1f}..{max(errs):+.1f} % ({cov}/{len(validation)} inside the "
                  f"90 % interval"

@@ -37,7 +37,7 @@ import numpy as np
 from models.errors import ModelInputError
 
 __all__ = ["load_evidence", "evidence_log_ratios", "evidence_draws", "allocation_noise",
-           "validate_pairs", "EVIDENCE_MODES"]
+           "validate_pairs", "paired_capture_draws", "EVIDENCE_MODES"]
 
 EVIDENCE_MODES = ("official", "proxy")
 
@@ -134,3 +134,91 @@ def validate_pairs(*, level: float = 0.90, n: int = 20000, seed: int = 0) -> lis
                         "pi_high_pct": float(hi), "covered": bool(lo <= obs <= hi),
                         "in_sample": ins})
     return out
+
+
+def paired_capture_draws(private, public, base_curve: np.ndarray, k: int, *, n: int,
+                         seed: int = 0, model=None) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Joint predictive draws of the set tokens/forward of two captures, with the content
+    model's error terms shared where they are shared.
+
+    The content model's error on a set is three terms (:meth:`models.drafting.
+    acceptance_model.ContentModel.draw_prompts`): coefficient error, one prompt residual per
+    prompt and one prompt-set effect. In the private/public ratio they are drawn as follows:
+
+    * coefficient error: one draw for both sides (one fitted model predicts both), so only
+      its effect on the *difference* between the captures' states reaches the ratio;
+    * prompt residual: one draw per distinct prompt (prompts matched by their token ids),
+      shared by a prompt present in both captures, independent otherwise;
+    * set effect: shared when both captures hold the same prompt set (equal
+      ``prompt_set_hash``), independent (two draws) when the sets differ.
+
+    Two captures of the same prompts therefore differ only by what the model reads in their
+    texts (identical captures: ratio exactly 1); two different sets keep both set effects and
+    their own prompt residuals (the leave-one-group-out check of the model validates one such
+    side against measured counters).
+
+    Parameters
+    ----------
+    private, public : Capture
+    base_curve : array, shape (K0,)
+        Survival curve of the stack (see :func:`models.drafting.acceptance_model.for_capture`).
+    k : int
+        Chain depth (<= K0).
+    n : int
+        Draws.
+    seed : int
+    model : ContentModel, optional
+        Default :func:`models.drafting.acceptance_model.default_content_model`.
+
+    Returns
+    -------
+    private_draws, public_draws : numpy.ndarray, shape (n,)
+        Set tokens/forward at depth ``k`` (same draw index = same shared terms).
+    info : dict
+        ``same_prompt_set`` (bool), ``shared_prompts`` (int), ``private_point``,
+        ``public_point`` (set tokens/forward from the per-prompt point predictions).
+
+    Raises
+    ------
+    ModelInputError
+        A completion shorter than 2 tokens.
+    """
+    from models.drafting import acceptance_model as am
+    from models.drafting.acceptance import default_model
+
+    m = model or am.default_content_model()
+    rng = np.random.default_rng(seed)
+    same = private.prompt_set_hash() == public.prompt_set_hash()
+    keys = {}
+    sides = []
+    for cap in (private, public):
+        X, off = am.capture_states(cap)
+        idx = np.array([keys.setdefault(am._prompt_key(p), len(keys)) for p in cap.prompts])
+        sides.append((cap, X, off, idx))
+    n_coef = len(m.coef)
+    C = m.cov_unscaled * m.s2
+    L = np.linalg.cholesky(C + 1e-12 * max(np.trace(C), 1e-12) * np.eye(n_coef))
+    dc = rng.standard_normal((n, n_coef)) @ L.T               # shared coefficient error
+    resid = rng.standard_normal((n, len(keys))) * np.sqrt(m.s2)  # one per distinct prompt
+    n_set = 1 if same else 2
+    tset = (m.tau * rng.standard_t(m.nu, size=(n, n_set)) if m.tau > 0
+            else np.zeros((n, n_set)))
+    ref = default_model().curve
+    base = np.clip(np.asarray(base_curve, float), 1e-9, 1.0)
+    grid = np.linspace(1 + 1e-6, len(ref) + 1 - 1e-6, 4001)  # theta(tpf) is monotone
+    tgrid = am._theta(ref, grid)
+    out, points = [], []
+    for j, (cap, X, off, idx) in enumerate(sides):
+        z = m.predict_z(X, off)
+        G = am._jac(m.coef, X, off)
+        d = z + dc @ G.T + resid[:, idx] + tset[:, [0 if same else j]]
+        dr = np.minimum(1 + np.exp(d), am._TPF_MAX)
+        Ls = np.array([len(c) for c in cap.completions], float)
+        th = np.interp(dr, grid, tgrid)
+        out.append(am.set_tpf(1 + (base[None, None, :k] ** th[..., None]).sum(-1), Ls))
+        tp = m.predict_prompts(X, off)
+        points.append(float(am.set_tpf(1 + (base[None, :k] ** am._theta(ref, tp)[:, None])
+                                       .sum(1), Ls)))
+    shared = len(sides[0][3]) + len(sides[1][3]) - len(keys)
+    return out[0], out[1], {"same_prompt_set": bool(same), "shared_prompts": int(shared),
+                            "private_point": points[0], "public_point": points[1]}
