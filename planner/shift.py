@@ -18,7 +18,7 @@ import numpy as np
 
 from planner.errors import InputError
 
-__all__ = ["ShiftResult", "run_shift", "captures_evidence", "SCHEMA"]
+__all__ = ["ShiftResult", "run_shift", "captures_evidence", "precision_notes", "SCHEMA"]
 
 SCHEMA = "spec-planner/shift/1"
 CALIBRATION_HASH = "43df0c18b56abde3"
@@ -50,6 +50,11 @@ class ShiftResult:
     evidence : dict or None
         Capture mode: how far the captures support the projection (:func:`captures_evidence`);
         None in evidence mode (no capture) and in results saved before it existed.
+    p_drop_mc_se : float or None
+        Monte Carlo standard error of ``p_drop``, ``sqrt(p (1 - p) / draws)`` (the draws are
+        independent); 0 when no draw or every draw is below the threshold (the 95 % bound on
+        P is then ``3 / draws``); None when ``p_drop`` is withheld and in results saved
+        before it existed.
     """
 
     inputs: dict
@@ -61,12 +66,14 @@ class ShiftResult:
     validation: list
     trust: str
     evidence: dict | None = None
+    p_drop_mc_se: float | None = None
 
     def to_dict(self) -> dict:
         return {"schema": SCHEMA, "command": "shift", "inputs": self.inputs,
                 "public": self.public, "private": self.private, "ratio": self.ratio,
                 "private_tps": self.private_tps, "p_drop": self.p_drop,
-                "validation": self.validation, "trust": self.trust, "evidence": self.evidence}
+                "validation": self.validation, "trust": self.trust, "evidence": self.evidence,
+                "p_drop_mc_se": self.p_drop_mc_se}
 
     @classmethod
     def from_dict(cls, d: dict) -> "ShiftResult":
@@ -75,7 +82,8 @@ class ShiftResult:
                              field="schema")
         try:
             return cls(d["inputs"], d["public"], d["private"], d["ratio"], d["private_tps"],
-                       d["p_drop"], d["validation"], d["trust"], d.get("evidence"))
+                       d["p_drop"], d["validation"], d["trust"], d.get("evidence"),
+                       d.get("p_drop_mc_se"))
         except KeyError as exc:
             raise InputError(f"saved shift result lacks {exc.args[0]!r}",
                              field=str(exc.args[0])) from None
@@ -150,6 +158,42 @@ def captures_evidence(captures: Sequence[tuple[str, str, object]]) -> dict:
             "about the whole prompt set")
     return {"level": "limited" if low else "ok", "floors": dict(f), "captures": rows,
             "note": note}
+
+
+def precision_notes(p_drop: float | None, mc_se: float | None, n_draws: int,
+                    level: float) -> list[str]:
+    """What the printed headline rounds away, as sentences for the ``trust`` field (every
+    view prints it, ``planner report`` too): a Monte Carlo standard error of P(drop) of
+    0.005 or more (the headline prints two decimals), an interval level that is not a whole
+    percent (the headline prints ``int(round(100 level))``: 0.9999 read "100 %"), and
+    interval ends resting on fewer than 10 draws each. Empty at the defaults (20,000 draws,
+    level 0.90).
+
+    Parameters
+    ----------
+    p_drop, mc_se : float or None
+        P(drop) and its Monte Carlo standard error (None: withheld).
+    n_draws : int
+    level : float
+
+    Returns
+    -------
+    list of str
+    """
+    out = []
+    if mc_se is not None and p_drop is not None and mc_se >= 0.005:
+        out.append(f"P(drop) = {p_drop:.4f} has a Monte Carlo standard error of {mc_se:.4f} "
+                   f"at {n_draws:,} draws: its second decimal is not supported (use more "
+                   "--draws)")
+    lvl = 100 * float(level)
+    if abs(lvl - round(lvl)) > 1e-9:
+        out.append(f"the interval level is {lvl:.10g} % (the headline rounds it to "
+                   f"{int(round(lvl))} %)")
+    tail = int(round(n_draws * (1 - float(level)) / 2, 6))
+    if tail < 10:
+        out.append(f"each end of the {lvl:.10g} % interval rests on {tail} of {n_draws:,} "
+                   "draws (Monte Carlo noise; use more --draws)")
+    return out
 
 
 def _summ(x: np.ndarray, level: float) -> dict:
@@ -354,8 +398,13 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
     priv = pub_tps * ratio
     thr = 1 - x_pct / 100
     p_drop = float(np.mean(priv < pub_tps * thr))
+    mc_se = float(np.sqrt(p_drop * (1 - p_drop) / n_draws))  # binomial, independent draws
     if ev_caps is not None and ev_caps["level"] != "ok":
-        p_drop = None  # withheld: too little capture (see ev_caps["note"])
+        p_drop = mc_se = None  # withheld: too little capture (see ev_caps["note"])
+    notes = precision_notes(p_drop, mc_se, n_draws, level)
+    if notes:
+        trust += ". Precision: " + "; ".join(notes)
     return ShiftResult(inputs=inputs, public=public, private=private,
                        ratio=_summ(ratio, level), private_tps=_summ(priv, level),
-                       p_drop=p_drop, validation=validation, trust=trust, evidence=ev_caps)
+                       p_drop=p_drop, validation=validation, trust=trust, evidence=ev_caps,
+                       p_drop_mc_se=mc_se)
