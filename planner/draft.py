@@ -155,7 +155,8 @@ def _as_dict(res) -> dict:
 def worth_a_run(gain: np.ndarray, sigma: float, *, baseline_tps: float, prior,
                 cost, point: float | None = None, target: float = DEFAULT_ASSURANCE,
                 cap: int = 40, sims: int = SIZING_SIMS, seed: int = 0,
-                rope: str = DEFAULT_ROPE, rule: str = DEFAULT_RULE) -> dict:
+                rope: str = DEFAULT_ROPE, rule: str = DEFAULT_RULE,
+                model_spread: dict | None = None) -> dict:
     """Worth-a-run decision from a projected TPS gain distribution, sized by the assurance
     planner (:func:`planner.repeats.plan_repeats`), the one sizing rule of every command.
 
@@ -184,6 +185,14 @@ def worth_a_run(gain: np.ndarray, sigma: float, *, baseline_tps: float, prior,
     seed : int
     rope, rule : str
         Decision rule of the planned experiment (default the verdict's HDI + ROPE labels).
+    model_spread : dict, optional
+        For a row projected by the content acceptance model on prompts it was not calibrated
+        on: ``tps_pi_low``, ``tps_pi_high`` (its 90 % TPS prediction interval),
+        ``gain_pi_low``, ``gain_pi_high`` (the same less the baseline's TPS) and ``sd_tps``
+        (the model's predictive sd of the row's TPS). ``gain`` must then already carry that
+        spread (:func:`model_spread_draws`); it only words the verdict, and says when the
+        model's uncertainty, not run noise, dominates (``sd_tps`` > the run-noise sd of a
+        one-run-per-arm difference, ``sigma * sqrt(2)``). Stored as ``model_uncertainty``.
 
     Returns
     -------
@@ -232,9 +241,24 @@ def worth_a_run(gain: np.ndarray, sigma: float, *, baseline_tps: float, prior,
                    f"arm (P(gain > 0) = {p_pos:.2f})")
     else:
         code = "worth"
-        verdict = (f"worth a run: {pt:+.1f} TPS projected, P(one run beats baseline) = "
-                   f"{p_one:.2f}; {n_needed} run(s) per arm confirm it with assurance "
-                   f"{assurance:.2f} (${cost_usd:.2f})")
+        if model_spread is None:
+            verdict = (f"worth a run: {pt:+.1f} TPS projected, P(one run beats baseline) = "
+                       f"{p_one:.2f}; {n_needed} run(s) per arm confirm it with assurance "
+                       f"{assurance:.2f} (${cost_usd:.2f})")
+        else:
+            verdict = (f"worth a run: {pt:+.1f} TPS projected (90 % PI "
+                       f"[{model_spread['gain_pi_low']:+.1f}, {model_spread['gain_pi_high']:+.1f}]"
+                       " on a new prompt set), "
+                       f"P(the run beats the baseline, over that PI) = {p_one:.2f}; "
+                       f"{n_needed} run(s) per arm confirm it with assurance {assurance:.2f} "
+                       f"(${cost_usd:.2f})")
+    if model_spread is not None:
+        model_spread = {**model_spread,
+                        "dominates_run_noise": bool(model_spread["sd_tps"]
+                                                    > sigma * math.sqrt(2))}
+        if model_spread["dominates_run_noise"] and code != "no_gain":
+            verdict += ("; the acceptance model's uncertainty on these prompts, not run "
+                        "noise, dominates")
     lo, hi = np.quantile(g, [0.025, 0.975]) if g.size > 1 else (pt, pt)
     return {"gain_tps": {"point": pt, "mean": float(g.mean()), "ci_low": float(lo),
                          "ci_high": float(hi)},
@@ -244,7 +268,59 @@ def worth_a_run(gain: np.ndarray, sigma: float, *, baseline_tps: float, prior,
             "over_run_cap": n_needed is None and pt > 0,
             "minutes_per_run": cost.minutes_per_run, "startup_minutes": cost.startup_minutes,
             "price_per_hour": cost.price_per_hour, "cost_usd": cost_usd, "worth": bool(worth),
-            "code": code, "verdict": verdict}
+            "code": code, "verdict": verdict,
+            **({} if model_spread is None else {"model_uncertainty": model_spread})}
+
+
+#: Two-sided 90 % Normal quantile (the level of the content model's prediction interval,
+#: :func:`models.drafting.acceptance_model.for_capture`'s default ``level``).
+_Z90 = 1.6448536269514722
+
+
+def model_spread_draws(prediction, tps_draws: np.ndarray, tps_point: float, tpf: dict,
+                       rng: np.random.Generator) -> tuple:
+    """TPS prediction interval of a content-model row, and its bootstrap TPS draws widened by
+    the model's own uncertainty.
+
+    The row's tokens/forward 90 % prediction interval (``tpf['pi_low']``, ``tpf['pi_high']``,
+    :func:`models.drafting.acceptance_model.interval_fields`: model and bootstrap error
+    combined) is mapped through the same cost model as the point value: at the row's step
+    time TPS is proportional to tokens/forward (``ForwardCostModel.tps`` and the
+    ``--baseline-tps`` scaling both are), so ``tps_pi = tps_point * pi / tpf_point``. For the
+    draws, the model-only part (``prediction.ratio_low``, ``ratio_high``: coefficient error,
+    prompt residuals, set effect) is taken as Normal on the log scale with sd
+    ``-log(ratio_low) / z90`` below the point and ``log(ratio_high) / z90`` above (a split
+    Normal that reproduces the 90 % bounds), and one independent factor multiplies each
+    bootstrap draw, so sampling and model error both spread the gain.
+
+    Parameters
+    ----------
+    prediction : models.drafting.acceptance_model.CapturePrediction
+    tps_draws : array, shape (B,)
+        Bootstrap draws of the row's projected TPS.
+    tps_point : float
+        Point projection (TPS).
+    tpf : dict
+        The row's tokens/forward summary (``point``, ``pi_low``, ``pi_high``).
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    tuple
+        (draws, shape (B,), TPS; ``{"tps_pi_low", "tps_pi_high", "sd_tps", "log_sd_low",
+        "log_sd_high", "note"}``).
+    """
+    s_lo = max(-math.log(prediction.ratio_low), 0.0) / _Z90
+    s_hi = max(math.log(prediction.ratio_high), 0.0) / _Z90
+    z = rng.standard_normal(np.shape(tps_draws))
+    draws = np.asarray(tps_draws, float) * np.exp(np.where(z < 0, s_lo, s_hi) * z)
+    scale = tps_point / tpf["point"]
+    return draws, {
+        "tps_pi_low": float(tpf["pi_low"] * scale), "tps_pi_high": float(tpf["pi_high"] * scale),
+        "sd_tps": float(tps_point * 0.5 * (s_lo + s_hi)), "log_sd_low": s_lo,
+        "log_sd_high": s_hi,
+        "note": ("P(the run beats the baseline) and the assurance integrate over the content "
+                 "model's prediction interval (Normal on the log scale, split at the point)")}
 
 
 # ----------------------------------------------------------------------------- cost model
@@ -1017,12 +1093,28 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
             tps_s, tps_pt = baseline_tps * ratio, baseline_tps * ratio_pt
         else:
             tps_s, tps_pt = cost.tps(boot[f"rate{i}"], 1.0), float(cost.tps(rate_pt, 1.0))
-        gain_s = tps_s - (baseline_tps if baseline_tps is not None else cost.tps(base_rate, 1.0))
+        base_s = baseline_tps if baseline_tps is not None else cost.tps(base_rate, 1.0)
+        gain_s = tps_s - base_s
         gain_pt = tps_pt - anchor
         is_base = i == 0
+        tps_sum = summarize_samples(tps_s, float(tps_pt))
+        spread = None
+        pred = model.meta.get("content") if r.spec.name in STOCHASTIC else None
+        if pred is not None and not is_base:
+            # projected on prompts the content model was not calibrated on: the TPS row and
+            # the worth-a-run statement carry the model's prediction interval too
+            wide, spread = model_spread_draws(pred, tps_s, float(tps_pt), tpf,
+                                              np.random.default_rng(child[i].spawn(1)[0]))
+            tps_sum.update(pi_low=spread["tps_pi_low"], pi_high=spread["tps_pi_high"])
+            if baseline.name in STOCHASTIC:
+                spread = None  # the baseline shares the model's error: the gain does not
+            else:
+                gain_s = wide - base_s
+                spread.update(gain_pi_low=spread["tps_pi_low"] - anchor,
+                              gain_pi_high=spread["tps_pi_high"] - anchor)
         war = None if is_base else worth_a_run(
             gain_s, sigma, point=gain_pt, baseline_tps=anchor, prior=run_prior, cost=run_cost,
-            cap=run_cap, seed=seed)
+            cap=run_cap, seed=seed, model_spread=spread)
         if war is not None and evidence["level"] != "ok":
             war = _withhold(war, evidence)
         if war is not None and r.spec.name == "hybrid-max":
@@ -1045,7 +1137,7 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
             "step_ms": float(res.time_ms.sum() / res.forwards.sum()),
             "mean_verify_rows": float(res.rows.sum() / res.forwards.sum()),
             "speedup_vs_baseline": summarize_samples(ratio, float(ratio_pt)),
-            "projected_tps": summarize_samples(tps_s, float(tps_pt)),
+            "projected_tps": tps_sum,
             "worth_a_run": war,
             "vllm_counters": _vllm_counters(res),
             **r.extra,
@@ -1109,8 +1201,9 @@ def _headline_row(cands: list, runnable_form: bool = False) -> tuple:
     the MTP acceptance curve (a dagger row) never leads while a capture row exists: the best of
     those is named after it with its dagger, its projected gain and its new-prompt-set 90 %
     prediction interval of tokens/forward, as projected, not measured. Without capture rows the
-    best model row leads, labelled so in the same sentence (its assurance treats the projected
-    gain as exact, which the line says).
+    best model row leads, labelled so in the same sentence (its assurance integrates over the
+    content model's prediction interval when the row has one, ``model_uncertainty``, else treats
+    the projected gain as exact; the line says which).
 
     Parameters
     ----------
@@ -1146,7 +1239,10 @@ def _headline_row(cands: list, runnable_form: bool = False) -> tuple:
                      f"{_projection_note(best_m)}")
         return head, "capture", line
     head = max(modelled, key=gain)
-    note = f"{_projection_note(head)}; its assurance treats that projection as exact"
+    note = _projection_note(head) + (
+        "; its assurance integrates over that prediction interval"
+        if (head["worth_a_run"] or {}).get("model_uncertainty") else
+        "; its assurance treats that projection as exact")
     if runnable_form:
         return head, "model", (f"best runnable: {head['label']} {mark}: "
                                f"{head['worth_a_run']['verdict']} ({note})")
@@ -1161,6 +1257,9 @@ def _projection_note(p: dict) -> str:
     pi = ("" if tpf.get("pi_low") is None or tpf.get("pi_high") is None else
           f", tokens/forward {tpf['point']:.3f}, new prompt set 90 % PI "
           f"[{tpf['pi_low']:.3f}, {tpf['pi_high']:.3f}]")
+    mu = (p.get("worth_a_run") or {}).get("model_uncertainty")
+    if mu:
+        pi += f", TPS 90 % PI [{mu['tps_pi_low']:.1f}, {mu['tps_pi_high']:.1f}]"
     return ("projected from the MTP acceptance curve (see \N{DAGGER}), not measured on this "
             f"capture{pi}")
 

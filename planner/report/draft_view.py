@@ -53,6 +53,14 @@ def _not_from_capture(p: dict) -> bool:
     return not p.get("from_capture", not p.get("stochastic", False))
 
 
+def _tps(d: dict) -> str:
+    """Projected TPS with its bootstrap interval, and the 90 % prediction interval of a row
+    projected by the content model on new prompts (``pi_low``/``pi_high``) when it has one."""
+    pi = ("" if d.get("pi_low") is None or d.get("pi_high") is None else
+          f" PI [{d['pi_low']:.1f}, {d['pi_high']:.1f}]")
+    return _ci(d, 1) + pi
+
+
 def _pi(d: dict) -> str:
     if d.get("pi_low") is None or d.get("pi_high") is None:
         return "-"
@@ -96,6 +104,11 @@ def footnotes(r: dict) -> list[str]:
                    "prompt set of this kind (content model; the bootstrap interval when no "
                    "set shift is predicted); the 95 % interval is the bootstrap over these "
                    "prompts.")
+    if any(p["projected_tps"].get("pi_low") is not None for p in r["policies"]):
+        out.append("projected TPS ... PI [..]: the 90 % prediction interval of tokens/forward on "
+                   "a new prompt set mapped through the same cost model; it, not the bootstrap "
+                   "interval, is what a run on new prompts can show, and the worth-a-run "
+                   "figures integrate over it.")
     return out
 
 
@@ -119,7 +132,7 @@ def policy_rows(r: dict) -> list[list[str]]:
         label = p["label"] + (f" {NOT_FROM_CAPTURE}" if _not_from_capture(p) else "")
         out.append([label, _ci(p["tokens_per_forward"]), _pi(p["tokens_per_forward"]),
                     f"{p['mean_acceptance_length']:.3f}", f"{p['frac_tokens_from_lookup']:.3f}",
-                    f"{p['step_ms']:.2f}", _ci(p["projected_tps"], 1), *tail])
+                    f"{p['step_ms']:.2f}", _tps(p["projected_tps"]), *tail])
     return out
 
 

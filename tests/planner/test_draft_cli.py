@@ -416,7 +416,8 @@ def test_default_headline_is_led_by_a_capture_row_and_names_the_model_row():
 
 def test_headline_of_model_rows_only_says_so():
     """Without a capture-based row the model row leads, labelled † and projected in the same
-    sentence, and the line says its assurance takes the projection as exact."""
+    sentence, and the line says its assurance integrates over the content model's prediction
+    interval (this capture is not the calibration prompts)."""
     p = run("draft", str(SMALL), "-p", "mtp", "--bootstrap", "200", "--mc-reps", "20",
             "--json", "--baseline-tps", "150")
     assert p.returncode == 0, p.stderr
@@ -424,4 +425,53 @@ def test_headline_of_model_rows_only_says_so():
     assert w["basis"] == "model" and w["headline_policy"] == "mtp(k=7)"
     assert ("(best: mtp(k=7) †, projected from the MTP acceptance curve (see †), not measured "
             "on this capture") in w["verdict"]
-    assert w["verdict"].endswith("its assurance treats that projection as exact)")
+    assert w["verdict"].endswith("its assurance integrates over that prediction interval)")
+
+
+AIME = ROOT / "examples" / "captures" / "ar_longform_aime_int4.jsonl.gz"
+
+
+@pytest.mark.slow
+def test_model_row_tps_carries_the_prediction_interval():
+    """A content-model row on new prompts: the TPS row has the tokens/forward PI mapped through
+    the cost model, worth-a-run integrates over it and says the model's uncertainty dominates;
+    capture rows keep the bootstrap only (new-user report: mtp at 662 TPS [645, 679] with a
+    tokens/forward PI of about +-17 %)."""
+    p = run("draft", str(AIME), "-p", "mtp", "-p", "suffix", "--seed", "1", "--json")
+    assert p.returncode == 0, p.stderr
+    rows = {r["label"]: r for r in json.loads(p.stdout)["policies"]}
+    m, tpf = rows["mtp(k=7)"]["projected_tps"], rows["mtp(k=7)"]["tokens_per_forward"]
+    for side in ("pi_low", "pi_high"):  # TPS proportional to tokens/forward at one step time
+        assert m[side] == pytest.approx(m["point"] * tpf[side] / tpf["point"], rel=1e-12)
+    assert m["pi_low"] < m["ci_low"] - 50 and m["pi_high"] > m["ci_high"] + 50
+    w = rows["mtp(k=7)"]["worth_a_run"]
+    mu = w["model_uncertainty"]
+    assert mu["dominates_run_noise"] and mu["sd_tps"] > 10 * w["sigma_tps"]
+    # the gain draws carry the model's spread: their 95 % interval is wider than the PI's 90 %
+    assert w["gain_tps"]["ci_low"] < mu["gain_pi_low"] < mu["gain_pi_high"] < \
+        w["gain_tps"]["ci_high"]
+    assert "not run noise, dominates" in w["verdict"]
+    for lab in ("ar", "suffix"):
+        assert "pi_low" not in rows[lab]["projected_tps"]
+        assert "model_uncertainty" not in (rows[lab]["worth_a_run"] or {})
+
+
+def test_model_spread_lowers_p_run_beats_baseline():
+    """Integrating over a wide prediction interval pulls P(the run beats the baseline) of a
+    small projected gain towards 1/2; without it the bootstrap alone says near certain."""
+    from types import SimpleNamespace
+    from planner.draft import model_spread_draws
+
+    rng = np.random.default_rng(0)
+    tps = 160.0 + rng.normal(0, 1.0, 4000)          # bootstrap: 160 +- 1 TPS, baseline 150
+    tpf = {"point": 2.0, "pi_low": 1.6, "pi_high": 2.4}
+    pred = SimpleNamespace(ratio_low=0.8, ratio_high=1.2)
+    wide, spread = model_spread_draws(pred, tps, 160.0, tpf, np.random.default_rng(1))
+    assert (spread["tps_pi_low"], spread["tps_pi_high"]) == pytest.approx((128.0, 192.0))
+    # the split Normal reproduces the 90 % bounds
+    q = np.quantile(wide / tps, [0.05, 0.95])
+    assert q == pytest.approx([0.8, 1.2], abs=0.02)
+    from scipy.special import ndtr
+    narrow = float(ndtr((tps - 150) / (0.6 * np.sqrt(2))).mean())
+    widened = float(ndtr((wide - 150) / (0.6 * np.sqrt(2))).mean())
+    assert narrow > 0.999 and 0.6 < widened < 0.8
