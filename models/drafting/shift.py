@@ -11,9 +11,11 @@ Two sources for the private tokens/forward:
 ``capture``
     A capture of the private-proxy prompts: the content model
     (:mod:`models.drafting.acceptance_model`) predicts its set tokens/forward with a
-    prediction interval (coefficient error, prompt residuals, prompt-set effect). The public
-    side is the measured calibration figure when the public capture is the calibration set,
-    else a content-model prediction as well.
+    prediction interval (coefficient error, prompt residuals, prompt-set effect). A side
+    whose capture holds the calibration prompts reads the measured calibration figure
+    instead; when both sides are predicted, :func:`paired_capture_draws` draws the terms
+    they share once (coefficient error always, a prompt's residual when both hold it, the
+    set effect when both hold the same prompt set).
 ``evidence``
     No private capture: the shipped public/private pairs (``models/data/
     private_shift_evidence.json``). ``official``: centred on the one official pair
