@@ -45,4 +45,4 @@ def test_cli_terminal_shows_the_standard_error():
                         "--draws", "100"], capture_output=True, text=True,
                        env={**os.environ, "COLUMNS": "300"})
     assert p.returncode == 0, p.stderr
-    assert "Monte Carlo standard error of 0.0496 at 100 draws" in p.stdout
+    assert "Monte Carlo standard error of 0.0496 at 100 draws" in " ".join(p.stdout.split())
