@@ -14,10 +14,13 @@ Pipeline (no statistics live in the CLI; this module makes the decision from the
    platform's noise prior and cost model, the verdict's rule), the runs per arm that confirm
    the gain and their cost.
 
-Noise of one run (for P(one run beats the baseline)): the published N = 4 repeat spread of
-one submission on HF a10g-small (``planner.defaults.ZTEST_SIGMA_TPS`` at
-``BASELINE_TPS``), used as a coefficient of variation (``ZTEST_CV``, 0.378 %) of the
-baseline TPS. Pass ``sigma_tps`` (or a :class:`NoiseSpec`) to change it.
+Noise of one run (for P(one run beats the baseline) and the "noise sigma" shown): the
+platform's noise prior (:func:`models.noise.platform_prior`), the same one the runs/arm
+sizing simulates: one run on a new allocation has sd ``sqrt(tau^2 + sigma^2)`` (between- and
+within-allocation scales), integrated over the prior; the figure shown is its prior median
+times the baseline TPS (hf-a10g-small: 0.863 %). Pass ``sigma_tps`` (or a :class:`NoiseSpec`
+with a ``cv``, e.g. :data:`planner.defaults.ZTEST_CV`, the published N = 4 repeats' 0.378 %)
+to fix it instead.
 """
 
 from __future__ import annotations
@@ -31,8 +34,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from planner.defaults import (BASELINE_TPS, DEFAULT_ASSURANCE, DEFAULT_PLATFORM, DEFAULT_ROPE,
-                              DEFAULT_RULE, ZTEST_CV, ZTEST_SIGMA_TPS)
+from planner.defaults import (DEFAULT_ASSURANCE, DEFAULT_PLATFORM, DEFAULT_ROPE,
+                              DEFAULT_RULE)
 from planner.errors import InputError
 from planner._parse import LIST_GRAMMAR, split_items  # the one list grammar (shared)
 from planner import limits
@@ -122,23 +125,68 @@ class NoiseSpec:
     ----------
     sigma_tps : float or None
         Absolute sd (TPS) of one run; when None, ``cv * baseline TPS``.
-    cv : float
-        Coefficient of variation (default :data:`planner.defaults.ZTEST_CV`, 1.16 / 307.08 =
-        0.378 %).
-    source : str
+    cv : float or None
+        Coefficient of variation; None (default) with ``sigma_tps`` None: the platform noise
+        prior's predictive noise of one run on a new allocation (:func:`predictive_run_sd`),
+        the noise the runs/arm sizing uses. :data:`planner.defaults.ZTEST_CV` (1.16 / 307.08 =
+        0.378 %, the published N = 4 repeats) was the default before.
+    source : str or None
+        Where the figure comes from (None: worded by :func:`run_draft`).
     """
 
     sigma_tps: float | None = None
-    cv: float = ZTEST_CV
-    source: str = (f"N = 4 repeats of one submission on HF a10g-small: mean {BASELINE_TPS:g}, "
-                   f"sd {ZTEST_SIGMA_TPS:g}, range 2.48 TPS (CV {100 * ZTEST_CV:.3f} %); "
-                   "examples/runs/tps_runs.md")
+    cv: float | None = None
+    source: str | None = None
+
+    @property
+    def from_prior(self) -> bool:
+        """True when neither ``sigma_tps`` nor ``cv`` is given: the platform prior decides."""
+        return self.sigma_tps is None and self.cv is None
 
     def sigma_at(self, tps: float) -> float:
-        """Sigma (TPS) of one run at the given TPS level."""
+        """Sigma (TPS) of one run at the given TPS level (``sigma_tps``, else ``cv * tps``).
+
+        Raises
+        ------
+        ValueError
+            Neither is set (:attr:`from_prior`: use :func:`predictive_run_sd`).
+        """
         if self.sigma_tps is not None:
             return float(self.sigma_tps)
+        if self.cv is None:
+            raise ValueError("no cv: the noise comes from the platform prior")
         return float(self.cv * tps)
+
+
+#: Draws of the platform prior's scales behind P(one run beats the baseline) (seeded, 0).
+NOISE_PRIOR_DRAWS = 256
+
+
+def predictive_run_sd(prior, n: int = NOISE_PRIOR_DRAWS) -> np.ndarray:
+    """Relative sd of one run on a new allocation, drawn from a platform noise prior.
+
+    ``sqrt(tau^2 + sigma^2)`` with ``tau`` (between allocations) and ``sigma`` (within one)
+    drawn independently from ``prior`` (:class:`models.noise.NoisePrior`): the 20,000 seeded
+    draws of :meth:`~models.noise.NoisePrior.total_sd_median` (whose median is the figure
+    shown), summarised by their ``n`` quantiles at ``(j + 0.5) / n`` so few points integrate
+    over the whole distribution, tails included. Each arm of a one-run-per-arm comparison is its own allocation,
+    so the difference has sd ``sqrt(2)`` times this, given the scales.
+
+    Parameters
+    ----------
+    prior : models.noise.NoisePrior
+    n : int
+        Number of draws (:data:`NOISE_PRIOR_DRAWS`).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        Relative sds (fractions of the TPS level), > 0.
+    """
+    rng = np.random.default_rng(0)  # the draws of NoisePrior.total_sd_median
+    t = prior.tau.rvs(20000, rng)
+    s = prior.sigma.rvs(20000, rng)
+    return np.quantile(np.sqrt(t**2 + s**2), (np.arange(n) + 0.5) / n)
 
 
 #: Simulated experiments per design when ``draft`` sizes a run (the assurance planner's
@@ -156,7 +204,8 @@ def worth_a_run(gain: np.ndarray, sigma: float, *, baseline_tps: float, prior,
                 cost, point: float | None = None, target: float = DEFAULT_ASSURANCE,
                 cap: int = 40, sims: int = SIZING_SIMS, seed: int = 0,
                 rope: str = DEFAULT_ROPE, rule: str = DEFAULT_RULE,
-                model_spread: dict | None = None) -> dict:
+                model_spread: dict | None = None,
+                noise_draws: np.ndarray | None = None) -> dict:
     """Worth-a-run decision from a projected TPS gain distribution, sized by the assurance
     planner (:func:`planner.repeats.plan_repeats`), the one sizing rule of every command.
 
@@ -166,7 +215,8 @@ def worth_a_run(gain: np.ndarray, sigma: float, *, baseline_tps: float, prior,
         Bootstrap draws of the projected TPS gain (policy - baseline, TPS); the effect the
         planner simulates from (resampled).
     sigma : float
-        Run-to-run sd of one run's TPS (TPS), for P(one run beats the baseline) only.
+        Run-to-run sd of one run's TPS (TPS), for P(one run beats the baseline) only (with
+        ``noise_draws``: the figure shown, their median times ``baseline_tps``).
     baseline_tps : float
         TPS level of the baseline (converts TPS to the log scale).
     prior : models.noise.NoisePrior
@@ -194,6 +244,10 @@ def worth_a_run(gain: np.ndarray, sigma: float, *, baseline_tps: float, prior,
         model's uncertainty, not run noise, dominates (``sd_tps`` > the run-noise sd of a
         one-run-per-arm difference, ``sigma * sqrt(2)``). Stored as ``model_uncertainty``.
 
+    noise_draws : array, optional
+        Relative sds of one run drawn from the platform prior (:func:`predictive_run_sd`):
+        P(one run beats the baseline) then integrates over them instead of using ``sigma``.
+
     Returns
     -------
     dict
@@ -217,7 +271,11 @@ def worth_a_run(gain: np.ndarray, sigma: float, *, baseline_tps: float, prior,
     p_pos = float((g > 0).mean())
     from scipy.special import ndtr  # = scipy.stats.norm.cdf, without importing scipy.stats
 
-    p_one = float(ndtr(g / (sigma * math.sqrt(2))).mean())
+    if noise_draws is None:
+        p_one = float(ndtr(g / (sigma * math.sqrt(2))).mean())
+    else:
+        sd = baseline_tps * math.sqrt(2) * np.asarray(noise_draws, float)
+        p_one = float(np.mean([ndtr(g / s).mean() for s in sd]))
     n_needed = assurance = cost_usd = None
     if pt > 0:
         from planner.repeats import plan_repeats
@@ -924,7 +982,8 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     cost_profile, cost_file, cost_overrides
         Cost model (:func:`models.drafting.cost.load_cost_model`).
     noise : NoiseSpec, optional
-        TPS noise of one run (default CV 0.378 %).
+        TPS noise of one run (default: the platform noise prior's predictive sd of one run on
+        a new allocation, :func:`predictive_run_sd`, the noise the runs/arm sizing uses).
     platform : str
         Platform the real runs would go to: its noise prior and its cost model
         (:func:`planner.costs.cost_model`) size the worth-a-run experiment.
@@ -1075,7 +1134,23 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     base_rate_pt = runs[0].res.tokens.sum() / runs[0].res.time_ms.sum()
     base_model_tps = float(cost.tps(base_rate_pt, 1.0))
     anchor = baseline_tps if baseline_tps is not None else base_model_tps
-    sigma = noise.sigma_at(anchor)
+    if noise.from_prior:
+        # one noise model: the platform prior the runs/arm sizing simulates from
+        noise_draws = predictive_run_sd(run_prior)
+        noise_cv = run_prior.total_sd_median()
+        noise_source = (f"platform noise prior {run_prior.name}: one run on a new allocation, "
+                        f"sqrt(tau^2 + sigma^2) with tau {run_prior.tau.describe()}, sigma "
+                        f"{run_prior.sigma.describe()}; median {100 * noise_cv:.3f} % shown, "
+                        "P(one run beats) integrates over the prior (the runs/arm sizing's "
+                        "noise)")
+        sigma = noise_cv * anchor
+        noise_label = f"{run_prior.name} prior, one run on a new allocation"
+    else:
+        noise_draws, noise_cv = None, noise.cv
+        noise_source = noise.source or ("--sigma-tps" if noise.sigma_tps is not None else
+                                        f"CV {100 * noise.cv:.3f} %")
+        sigma = noise.sigma_at(anchor)
+        noise_label = "--sigma-tps" if noise.sigma_tps is not None else f"CV {100 * noise_cv:.3f} %"
     out_pols = []
     samples = {}
     for i, r in enumerate(runs):
@@ -1114,7 +1189,7 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
                               gain_pi_high=spread["tps_pi_high"] - anchor)
         war = None if is_base else worth_a_run(
             gain_s, sigma, point=gain_pt, baseline_tps=anchor, prior=run_prior, cost=run_cost,
-            cap=run_cap, seed=seed, model_spread=spread)
+            cap=run_cap, seed=seed, model_spread=spread, noise_draws=noise_draws)
         if war is not None and evidence["level"] != "ok":
             war = _withhold(war, evidence)
         if war is not None and r.spec.name == "hybrid-max":
@@ -1169,7 +1244,8 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
                   "baseline": baseline.label, "baseline_tps": baseline_tps,
                   "baseline_tps_model": base_model_tps,
                   "tps_anchor": "baseline_tps" if baseline_tps is not None else "cost model",
-                  "noise": {"sigma_tps": sigma, "cv": noise.cv, "source": noise.source},
+                  "noise": {"sigma_tps": sigma, "cv": noise_cv, "source": noise_source,
+                            "label": noise_label},
                   "platform": platform, "run_cap": run_cap, "assurance": DEFAULT_ASSURANCE,
                   "sizing_sims": SIZING_SIMS, "run_cost_model": run_cost.to_dict(),
                   "cost_model": cost.to_dict()},

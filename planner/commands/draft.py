@@ -259,8 +259,9 @@ def register(app: typer.Typer) -> None:
                                                    help="drafter time per draft token, "
                                                    f"{L.STEP_MS.describe()}"),
         sigma_tps: Optional[float] = typer.Option(None, "--sigma-tps", help="TPS sd of one "
-                                                  f"run, {L.SIGMA_TPS.describe()} (default "
-                                                  "0.378 % of the baseline TPS)"),
+                                                  f"run, {L.SIGMA_TPS.describe()} (default: the "
+                                                  "--platform noise prior, one run on a new "
+                                                  "allocation, as the runs/arm sizing)"),
         platform: str = typer.Option(DEFAULT_PLATFORM, "--platform", help="platform of the "
                                      "real runs: its noise prior and cost model size the "
                                      "worth-a-run experiment"),

@@ -41,7 +41,8 @@ def headline(r: dict) -> str:
     return (f"{cap['n_prompts']} prompts, {cap['n_tokens']} completion tokens; bootstrap "
             f"{st['bootstrap']} replicates, seed {st['seed']}; baseline {st['baseline']} "
             f"({anchor} TPS); cost model {st['cost_model']['name']}; TPS noise sigma "
-            f"{st['noise']['sigma_tps']:.2f} per run")
+            f"{st['noise']['sigma_tps']:.2f} per run"
+            + (f" ({st['noise']['label']})" if st["noise"].get("label") else ""))
 
 
 #: Marker of a row whose numbers do not come from the capture's own tokens.

@@ -475,3 +475,34 @@ def test_model_spread_lowers_p_run_beats_baseline():
     narrow = float(ndtr((tps - 150) / (0.6 * np.sqrt(2))).mean())
     widened = float(ndtr((wide - 150) / (0.6 * np.sqrt(2))).mean())
     assert narrow > 0.999 and 0.6 < widened < 0.8
+
+
+def test_one_noise_model_for_p_one_run_and_the_sizing():
+    """P(one run beats) and the sigma shown use the platform prior the runs/arm sizing uses
+    (new-user report: 'noise sigma 0.63', from the N = 4 repeats' 0.378 %, beside a sizing on
+    the hf-a10g-small prior of ~0.8 % between allocations); --sigma-tps still fixes it."""
+    from models.noise import platform_prior
+    from scipy.special import ndtr
+    from planner.draft import predictive_run_sd
+
+    prior = platform_prior("hf-a10g-small")
+    rel = predictive_run_sd(prior)
+    assert np.median(rel) == pytest.approx(prior.total_sd_median(), rel=0.02)
+    assert 0.0080 < prior.total_sd_median() < 0.0095       # tau 0.802 % dominates
+    args = ("draft", str(SMALL), "-p", "pld", "-p", "suffix", "--baseline", "pld",
+            "--bootstrap", "200", "--seed", "2", "--json", "--baseline-tps", "150")
+    d = json.loads(run(*args).stdout)
+    st = d["settings"]["noise"]
+    assert st["sigma_tps"] == pytest.approx(150 * prior.total_sd_median(), rel=1e-9)
+    assert "hf-a10g-small" in st["label"] and "new allocation" in st["label"]
+    w = d["policies"][1]["worth_a_run"]
+    g = w["gain_tps"]
+    # integrating over the prior's spread: between the fixed-sigma values at its 5 % and 95 %
+    lo, hi = np.quantile(rel, [0.05, 0.95]) * 150 * np.sqrt(2)
+    p_at = [ndtr(g["mean"] / s) for s in (hi, lo)]
+    assert min(p_at) - 0.05 < w["p_run_beats_baseline"] < max(p_at) + 0.05
+    d2 = json.loads(run(*args, "--sigma-tps", "0.5").stdout)
+    assert d2["settings"]["noise"]["sigma_tps"] == 0.5
+    assert d2["settings"]["noise"]["label"] == "--sigma-tps"
+    # the sizing does not depend on the shown sigma: same runs/arm either way
+    assert d2["policies"][1]["worth_a_run"]["runs_per_arm"] == w["runs_per_arm"]
