@@ -18,7 +18,7 @@ def evidence_line(r: dict) -> str | None:
 def headline(r: dict) -> str:
     """One-line answer; the probability says "withheld" when the result withholds it."""
     i, t = r["inputs"], r["private_tps"]
-    lvl = int(round(100 * i["level"]))
+    lvl = f"{100 * i['level']:.4g}"  # 0.9999 is a 99.99 % interval, not "100 %"
     ask = f"P(private more than {i['x_pct']:g} % below public)"
     if r["p_drop"] is None:
         caps = [c for c in (r.get("evidence") or {}).get("captures", [])
@@ -27,9 +27,11 @@ def headline(r: dict) -> str:
         return (f"public {r['public']['tps']:.1f} TPS -> private {t['point']:.1f} TPS "
                 f"[{t['pi_low']:.1f}, {t['pi_high']:.1f}] ({lvl} % interval, not a basis "
                 f"for a decision); {ask} withheld: too little evidence ({size})")
+    se = r.get("p_drop_mc_se")
     return (f"public {r['public']['tps']:.1f} TPS -> private {t['point']:.1f} TPS "
             f"[{t['pi_low']:.1f}, {t['pi_high']:.1f}] ({lvl} % interval); "
-            f"{ask} = {r['p_drop']:.2f}")
+            f"{ask} = {r['p_drop']:.2f}" + (f" ± {se:.2f} (Monte Carlo)" if se and se >= 0.005
+                                             else ""))
 
 
 def _source(r: dict) -> str:
@@ -38,7 +40,8 @@ def _source(r: dict) -> str:
         tp = p["tokens_per_forward"]
         return (f"private capture {r['inputs']['private_capture']} ({p['n_prompts']} prompts): "
                 f"tokens/forward {tp['point']:.3f} [{tp['pi_low']:.3f}, {tp['pi_high']:.3f}] "
-                f"(content model); public {r['public']['tokens_per_forward']:.3f} "
+                f"({p.get('source') or 'content model'}); public "
+                f"{r['public']['tokens_per_forward']:.3f} "
                 f"({r['public']['source']})")
     return f"no private capture: shipped public/private pairs, evidence '{p['evidence']}'"
 
