@@ -942,6 +942,35 @@ def _acceptance_for(capture, k: int, curve: Sequence[float] | None, acceptance: 
     return model, cur[:, :k], note
 
 
+def _by_prompt(stats: dict, groups, cluster: np.ndarray) -> tuple[dict, list | None]:
+    """Each statistic's per-record columns summed per distinct prompt (``cluster``, shape
+    (P,), values 0..C-1 by first appearance); the group of each distinct prompt is its
+    first record's. Returns (stats with shape (R, C) / (C,), groups of length C or None)."""
+    order = np.argsort(cluster, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(cluster[order]) != 0])
+    first = order[starts]
+
+    def agg(a):
+        a = np.asarray(a, float)
+        return np.add.reduceat(a[..., order], starts, axis=-1)
+
+    out = {k: (agg(n), agg(d)) for k, (n, d) in stats.items()}
+    return out, ([groups[i] for i in first] if groups else None)
+
+
+def _duplicates_entry(cap) -> dict:
+    """The capture JSON's ``duplicates`` entry when records repeat, else nothing."""
+    if cap.prompt_cluster is None:
+        return {}
+    distinct = int(cap.prompt_cluster.max()) + 1
+    return {"duplicates": {
+        "records": len(cap) - distinct, "distinct_prompts": distinct,
+        "note": (f"{len(cap) - distinct} records repeat earlier ones (same id, or the same "
+                 f"prompt and completion): every replay reads them all, and the bootstrap "
+                 f"resamples the {distinct} distinct prompts with their copies, so the "
+                 "intervals are those of the distinct prompts")}}
+
+
 def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicySpec] | None = None,
               *, baseline: PolicySpec | None = None, baseline_tps: float | None = None,
               n_boot: int = 2000, seed: int = 0, mc_reps: int = 200, stop_at_eos: bool = False,
@@ -1128,8 +1157,13 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     for i, r in enumerate(runs):
         stats[f"tpf{i}"] = (r.res.tokens, r.res.forwards)
         stats[f"rate{i}"] = (r.res.tokens, r.res.time_ms)
+    boot_groups = groups
+    if cap.prompt_cluster is not None:
+        # repeated records: resample distinct prompts with all their copies (a cluster
+        # bootstrap), so a capture repeated k times keeps the intervals of its prompts
+        stats, boot_groups = _by_prompt(stats, groups, cap.prompt_cluster)
     boot = bootstrap_ratios(stats, n_boot=n_boot, seed=np.random.default_rng(child[-1]),
-                            groups=groups)
+                            groups=boot_groups)
     base_rate = boot["rate0"]
     base_rate_pt = runs[0].res.tokens.sum() / runs[0].res.time_ms.sum()
     base_model_tps = float(cost.tps(base_rate_pt, 1.0))
@@ -1238,7 +1272,7 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
         capture={"path": capture_name(capture_path), "n_prompts": len(cap), "n_tokens": int(lengths.sum()),
                  "stop_at_eos": stop_at_eos, "eos_tokens_removed": cap.eos_tokens_removed,
                  "stratified_groups": sorted(set(groups)) if groups else None,
-                 "walk_start": start},
+                 "walk_start": start, **_duplicates_entry(cap)},
         evidence=evidence,
         settings={"bootstrap": n_boot, "seed": seed, "mc_replicates": mc_reps,
                   "baseline": baseline.label, "baseline_tps": baseline_tps,

@@ -51,6 +51,10 @@ class Capture:
         The file read.
     eos_tokens_removed : int
         Completion tokens dropped by ``stop_at_eos`` (0 when not requested).
+    prompt_cluster : numpy.ndarray of int or None
+        When records repeat (same id, or the same prompt and completion under another id):
+        the distinct prompt of each record, 0.. in order of first appearance; None when
+        every record is distinct.
     """
 
     ids: list
@@ -59,6 +63,7 @@ class Capture:
     groups: list | None = None
     path: str | None = None
     eos_tokens_removed: int = 0
+    prompt_cluster: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -421,61 +426,45 @@ def load_capture(path, *, stop_at_eos: bool = False, eos_ids=DEFAULT_EOS_IDS) ->
         raise ModelInputError(f"cannot read capture: {e.strerror or e}", file=fname) from None
     gz = magic == b"\x1f\x8b"
     cap = _load(p, fname, gz, stop_at_eos, eos_ids)
-    _refuse_duplicates(cap, p, fname, gz)
+    _mark_duplicates(cap)
     return cap
 
 
-def _record_lines(p: Path, gz: bool, wanted) -> dict:
-    """1-based file line of each record index in ``wanted`` (blank lines hold no record).
-    Used only to word a duplicate error, so it re-reads the file."""
-    wanted, found, k = set(wanted), {}, -1
-    with (gzip.open(p, "rb") if gz else open(p, "rb")) as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if line.strip():
-                k += 1
-                if k in wanted:
-                    found[k] = lineno
-                    if len(found) == len(wanted):
-                        break
-    return found
+def _mark_duplicates(cap: Capture) -> None:
+    """Set ``cap.prompt_cluster`` when records repeat: a repeated record id, or the same
+    prompt and completion token ids under another id (a greedy stream repeated).
 
-
-def _refuse_duplicates(cap: Capture, p: Path, fname: str, gz: bool) -> None:
-    """Raise :class:`ModelInputError` on a repeated record id, or on two records with the
-    same prompt and completion token ids under different ids (a greedy stream repeated).
-
-    A repeated record counts one prompt twice: every bootstrap over prompts then narrows
-    (about sqrt(2) for a capture doubled), so it is refused, not deduplicated silently.
+    A repeated record counts one prompt twice, so a bootstrap over records would narrow
+    (about sqrt(2) for a capture doubled). The records are kept (every replay reads them:
+    a capture repeated to time the replay is a real workload), and the bootstrap resamples
+    distinct prompts with all their copies (a cluster bootstrap, :mod:`planner.draft`).
     The check is a set over ids and over 16-byte blake2b digests of each record's token
-    arrays (hashed in place, no copy); the offending lines are looked up only on failure.
+    arrays (hashed in place, no copy); equal digests are confirmed token by token.
     """
     ids = cap.ids
-    if len(set(ids)) < len(ids):
-        first: dict = {}
-        for k, rid in enumerate(ids):
-            if rid in first:
-                lines = _record_lines(p, gz, (first[rid], k))
-                raise ModelInputError(
-                    f"duplicate record id {rid!r} (first on line {lines.get(first[rid])}); "
-                    "each prompt must appear once, a repeated record narrows every interval",
-                    file=fname, line=lines.get(k), field="id")
-            first[rid] = k
     keys = [hashlib.blake2b(np.ascontiguousarray(pr), digest_size=16).digest()
             + hashlib.blake2b(np.ascontiguousarray(co), digest_size=16).digest()
             for pr, co in zip(cap.prompts, cap.completions)]
-    if len(set(keys)) < len(keys):
-        first = {}
-        for k, key in enumerate(keys):
-            j = first.get(key)
+    if len(set(ids)) == len(ids) and len(set(keys)) == len(keys):
+        return
+    by_id: dict = {}
+    by_key: dict = {}
+    cluster = np.empty(len(ids), np.int64)
+    n_clusters = 0
+    for k, (rid, key) in enumerate(zip(ids, keys)):
+        c = by_id.get(rid)
+        if c is None:
+            j = by_key.get(key)
             if j is not None and np.array_equal(cap.prompts[j], cap.prompts[k]) \
                     and np.array_equal(cap.completions[j], cap.completions[k]):
-                lines = _record_lines(p, gz, (j, k))
-                raise ModelInputError(
-                    f"record {ids[k]!r} repeats record {ids[j]!r} (line {lines.get(j)}): same "
-                    "prompt and completion token ids; each prompt must appear once, a "
-                    "repeated record narrows every interval",
-                    file=fname, line=lines.get(k), field="prompt_token_ids")
-            first.setdefault(key, k)
+                c = cluster[j]
+        if c is None:
+            c = n_clusters
+            n_clusters += 1
+        cluster[k] = c
+        by_id.setdefault(rid, c)
+        by_key.setdefault(key, k)
+    cap.prompt_cluster = cluster
 
 
 def _load(p: Path, fname: str, gz: bool, stop_at_eos: bool, eos_ids) -> Capture:

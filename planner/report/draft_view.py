@@ -91,6 +91,9 @@ def footnotes(r: dict) -> list[str]:
     """Footnotes of the policies table: which rows are not from the capture's tokens, and
     what the new-prompt-set interval is."""
     out = []
+    dup = (r.get("capture") or {}).get("duplicates")
+    if dup:
+        out.append(f"note: {dup['note']}.")
     seen = set()
     for p in r["policies"]:
         if _not_from_capture(p):

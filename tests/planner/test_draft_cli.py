@@ -506,3 +506,32 @@ def test_one_noise_model_for_p_one_run_and_the_sizing():
     assert d2["settings"]["noise"]["label"] == "--sigma-tps"
     # the sizing does not depend on the shown sigma: same runs/arm either way
     assert d2["policies"][1]["worth_a_run"]["runs_per_arm"] == w["runs_per_arm"]
+
+
+def test_a_repeated_capture_keeps_the_intervals_of_its_prompts(cli, tmp_path):
+    """New-user report: a capture with every record doubled narrowed the bootstrap interval by
+    about sqrt(2). Repeated records are resampled with their prompt (cluster bootstrap): a
+    capture repeated 3 times gives the point and interval of the original (the issue's
+    draft-big benchmark is such a file)."""
+    import gzip
+    import json
+
+    src = Path(__file__).resolve().parents[1] / "fixtures" / "draft_small_capture.jsonl.gz"
+    lines = [ln for ln in gzip.open(src, "rt") if ln.strip()]
+    once, thrice = tmp_path / "once.jsonl", tmp_path / "thrice.jsonl"
+    once.write_text("".join(lines))
+    thrice.write_text("".join(lines * 3))
+    out = {}
+    for f in (once, thrice):
+        code, txt, err = cli("draft", f, "-p", "pld", "--json")
+        assert code == 0, err
+        out[f.name] = json.loads(txt)
+    a, b = out["once.jsonl"], out["thrice.jsonl"]
+    pa, pb = a["policies"][1]["tokens_per_forward"], b["policies"][1]["tokens_per_forward"]
+    assert pa["point"] == pytest.approx(pb["point"], rel=1e-12)
+    wa, wb = pa["ci_high"] - pa["ci_low"], pb["ci_high"] - pb["ci_low"]
+    assert wb == pytest.approx(wa, rel=0.15)      # not narrowed by sqrt(3)
+    assert "duplicates" not in a["capture"]
+    assert b["capture"]["duplicates"]["distinct_prompts"] == len(lines)
+    code, txt, _ = cli("draft", thrice, "-p", "pld")
+    assert "records repeat earlier ones" in txt

@@ -232,32 +232,21 @@ def _rec(rid, p, c):
 
 
 @pytest.mark.parametrize("slow", [False, True])
-def test_duplicate_record_id_refused_with_its_line(tmp_path, monkeypatch, slow):
-    """A doubled record would count a prompt twice and narrow every bootstrap interval."""
+def test_repeated_records_are_marked_as_one_prompt(tmp_path, monkeypatch, slow):
+    """A repeated id, or the same stream under another id, is one prompt (its cluster); a
+    prompt with another completion is another record."""
+    import gzip
+
     import models.drafting.capture as cm
 
     if slow:
         monkeypatch.setattr(cm, "_load_fast", lambda *a: (_ for _ in ()).throw(cm._SlowPath()))
-    f = tmp_path / "c.jsonl"
-    f.write_text(_rec("a-1", [2, 3], [4, 5]) + "\n" + _rec("a-2", [2, 9], [4])
-                 + _rec("a-1", [2, 3], [4, 6]))
-    with pytest.raises(ModelInputError) as e:
-        load_capture(f)
-    assert (e.value.file, e.value.line, e.value.field) == (str(f), 4, "id")
-    assert "'a-1'" in str(e.value) and "line 1" in str(e.value)
-
-
-def test_repeated_stream_under_another_id_refused(tmp_path):
     f = tmp_path / "c.jsonl.gz"
-    import gzip
-
     with gzip.open(f, "wt") as fh:
-        fh.write(_rec("a-1", [2, 3], [4, 5]) + _rec("a-2", [2, 3], [4]) + _rec("b-1", [2, 3], [4, 5]))
-    with pytest.raises(ModelInputError) as e:
-        load_capture(f)
-    assert (e.value.line, e.value.field) == (3, "prompt_token_ids")
-    assert "'b-1' repeats record 'a-1' (line 1)" in str(e.value)
-    # same prompt, different completion (another sampling setting): accepted
+        fh.write(_rec("a-1", [2, 3], [4, 5]) + _rec("a-2", [2, 9], [4])
+                 + _rec("a-1", [2, 3], [4, 6]) + _rec("b-1", [2, 3], [4, 5]))
+    cap = load_capture(f)
+    assert len(cap) == 4 and cap.prompt_cluster.tolist() == [0, 1, 0, 0]
     f2 = tmp_path / "ok.jsonl"
     f2.write_text(_rec("a-1", [2, 3], [4, 5]) + _rec("a-2", [2, 3], [4]))
-    assert len(load_capture(f2)) == 2
+    assert load_capture(f2).prompt_cluster is None
