@@ -280,8 +280,13 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
     validation: list = []
     ev_caps = None
     if private_capture is not None:
-        pcap = load_capture(private_capture)
-        qcap = load_capture(public_capture) if public_capture is not None else None
+        pcap_all = load_capture(private_capture)
+        qcap_all = load_capture(public_capture) if public_capture is not None else None
+        # a prompt set counts each prompt once: repeated records (same id, or the same
+        # prompt and completion) are read once
+        pcap = pcap_all.distinct()
+        qcap = qcap_all.distinct() if qcap_all is not None else None
+        dropped = len(pcap_all) - len(pcap) + (len(qcap_all) - len(qcap) if qcap_all else 0)
         ev_caps = captures_evidence(
             [("private", str(private_capture), pcap)]
             + ([("public", str(public_capture), qcap)] if qcap is not None else []))
@@ -367,6 +372,9 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
                     "counters; the public capture through the content model. ")
         else:
             lead = ""
+        if dropped:
+            lead += (f"{dropped} repeated capture record(s) read once (a prompt set counts "
+                     "each prompt once). ")
         trust = lead + (f"capture mode: on left-out prompt groups (nothing of a group reached its "
                  f"fit) the content model's set tokens/forward was within "
                  f"{min(errs):+.1f}..{max(errs):+.1f} % ({cov}/{len(validation)} inside the "

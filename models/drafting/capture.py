@@ -65,6 +65,19 @@ class Capture:
     eos_tokens_removed: int = 0
     prompt_cluster: np.ndarray | None = None
 
+    def distinct(self) -> "Capture":
+        """The first record of each distinct prompt (:attr:`prompt_cluster`); ``self`` when
+        no record repeats. For per-prompt statistics of a prompt *set* (``planner shift``),
+        where a copy would count a prompt twice."""
+        if self.prompt_cluster is None:
+            return self
+        _, first = np.unique(self.prompt_cluster, return_index=True)
+        keep = sorted(first.tolist())
+        return Capture([self.ids[i] for i in keep], [self.prompts[i] for i in keep],
+                       [self.completions[i] for i in keep],
+                       None if self.groups is None else [self.groups[i] for i in keep],
+                       self.path, self.eos_tokens_removed)
+
     def __len__(self) -> int:
         return len(self.ids)
 

@@ -100,3 +100,27 @@ def test_group_pairs_cover_the_measured_ratio():
             pv, pb, _ = paired_capture_draws(g[priv], g[pub], base, 7, n=4000, seed=0)
             lo, hi = np.quantile(pv / pb, [0.05, 0.95])
             assert lo < meas[priv] / meas[pub] < hi, (pub, priv)
+
+
+def test_a_doubled_private_capture_is_the_same_prompt_set(cli, tmp_path):
+    """Repeated records are read once: the same prediction and P(drop) as the original, and
+    the trust text says so."""
+    import gzip
+    import json
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[2] / "examples" / "captures" / \
+        "ar_longform_aime_int4.jsonl.gz"
+    lines = [ln for ln in gzip.open(src, "rt") if ln.strip()]
+    dbl = tmp_path / "dbl.jsonl"
+    dbl.write_text("".join(lines * 2))
+    out = []
+    for f in (src, dbl):
+        code, txt, err = cli("shift", "--public-tps", "481.53", "--private-capture", f,
+                             "--draws", "2000", "--json")
+        assert code == 0, err
+        out.append(json.loads(txt))
+    assert out[0]["private_tps"] == out[1]["private_tps"]
+    assert out[0]["p_drop"] == out[1]["p_drop"]
+    assert "repeated capture record" in out[1]["trust"]
+    assert "repeated capture record" not in out[0]["trust"]
