@@ -244,6 +244,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     except _CLICK_ERRORS as exc:  # usage errors: one line, exit 2 (click's own code)
         msg = " ".join(exc.format_message().split())
+        if "'--delta'" in msg and any(t.endswith("%") for t in args):
+            msg += "; for a relative effect give the number with --relative (--delta 0.3 --relative)"
         cmd = getattr(getattr(exc, "ctx", None), "command_path", "planner")
         print(f"{cmd}: error: {msg} (see '{cmd} --help')", file=sys.stderr)
         sys.exit(getattr(exc, "exit_code", 2) or 2)

@@ -770,6 +770,11 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
                      "sqrt(sigma_instance^2 + sigma_run^2); the split comes from the prior")
     if dir_note:
         notes.append(dir_note)
+    if not rope.relative and 0 < rope.value < 1e-3 * level_a:
+        # a bare number is read in the metric's unit: '--rope 0.1' on ~300 TPS is 0.03 %
+        notes.append(f"the ROPE {rope.value:g} (no %) is read in {vunit}: "
+                     f"{100 * rope.value / level_a:.3g} % of A's level; for a relative "
+                     f"margin give --rope {rope.value:g}%")
     shared = set(data.instance[data.config == 0]) & set(data.instance[data.config == 1])
     sp = prior.sigma
     # runs beyond one per (instance, config) cell: the data's own evidence on sigma

@@ -255,3 +255,18 @@ def test_an_open_sign_leads_with_the_interval_not_the_point_estimate(cli):
                        "300.6,302.0,299.8", "--paired", "--platform", "hf-a10g-small")
     lead = " ".join(out.split("verdict:")[0].split())
     assert lead.startswith("B is 0.18 % faster than A") and "in A/B pairs" in lead
+
+
+def test_a_tiny_absolute_rope_says_how_it_was_read(cli):
+    """New-user report: '--rope 0.1' (no %) is 0.1 TPS, 0.03 % of ~300 TPS, silently."""
+    code, out, _ = cli("verdict", "--a-runs", "300.1,300.5", "--b-runs", "300.9,301.4",
+                       "--rope", "0.1")
+    assert code == 0 and "--rope 0.1%" in " ".join(out.split())
+    code, out, _ = cli("verdict", "--a-runs", "300.1,300.5", "--b-runs", "300.9,301.4",
+                       "--rope", "1.5")
+    assert code == 0 and "(no %) is read" not in " ".join(out.split())
+
+
+def test_a_percent_delta_gets_the_relative_hint(cli):
+    code, _, err = cli("repeats", "--delta", "0.3%", "--platform", "hf-a10g-small")
+    assert code == 2 and "--relative" in err
