@@ -175,17 +175,22 @@ def _track(v, path: tuple, log: list):
     return v
 
 
-class _SeenDict(dict):
-    """A dict of a saved result that records the fields read (:func:`_culprit`)."""
+class _Seen:
+    """Mixin of :class:`_SeenDict` / :class:`_SeenList`: the container's path in the result
+    and the shared log of what was read."""
 
-    def __init__(self, d: dict, path: tuple, log: list):
-        super().__init__(d)
+    def __init__(self, data, path: tuple, log: list):
+        super().__init__(data)
         self._path, self._log = path, log
 
     def _seen(self, k, v):
         p = self._path + (k,)
         self._log.append(("read", p, v))
         return _track(v, p, self._log)
+
+
+class _SeenDict(_Seen, dict):
+    """A dict of a saved result that records the fields read (:func:`_culprit`)."""
 
     def __getitem__(self, k):
         return self._seen(k, super().__getitem__(k))
@@ -200,17 +205,8 @@ class _SeenDict(dict):
         return [self[k] for k in self]
 
 
-class _SeenList(list):
+class _SeenList(_Seen, list):
     """A list of a saved result that records the items read (:func:`_culprit`)."""
-
-    def __init__(self, items: list, path: tuple, log: list):
-        super().__init__(items)
-        self._path, self._log = path, log
-
-    def _seen(self, i, v):
-        p = self._path + (i,)
-        self._log.append(("read", p, v))
-        return _track(v, p, self._log)
 
     def __getitem__(self, i):
         v = super().__getitem__(i)
