@@ -449,13 +449,23 @@ def classical_tests(tps_a: np.ndarray, tps_b: np.ndarray, sigma: float | None = 
         pz = float(2 * ndtr(-abs(z)))  # scipy.stats.norm.sf(|z|) within 1e-14 relative
         zt = {"sigma_tps": sigma, "z": z, "p": pz, "significant": pz < 0.05}
     out = {"delta_tps": d, "z_test": zt}
-    if len(tps_a) >= 2 and len(tps_b) >= 2 and (np.var(tps_a) > 0 or np.var(tps_b) > 0):
+    if len(tps_a) >= 2 and len(tps_b) >= 2 and (_spread(tps_a) or _spread(tps_b)):
         t, df, p = welch_t(tps_b, tps_a)
         out["welch"] = {"t": t, "df": df, "p": p, "significant": bool(p < 0.05)}
     else:
         out["welch"] = {"t": None, "df": None, "p": None, "significant": None,
                         "note": "needs >= 2 runs per arm with some spread"}
     return out
+
+
+def _spread(x, scale: float | None = None) -> bool:
+    """True when the values ``x`` vary by more than rounding: their SD above 1e-9 of
+    ``scale`` (default their largest magnitude). The values reach the tests through
+    ``exp(log(tps))``, so equal inputs can differ in the last bits (an SD of 1e-14 read as a
+    spread gave t = 1e13 where SciPy gives inf)."""
+    x = np.asarray(x, float)
+    ref = float(np.max(np.abs(x))) if scale is None else scale
+    return bool(x.size >= 2 and np.std(x, ddof=1) > 1e-9 * max(ref, 1e-300))
 
 
 def _paired_t(data: TPSData) -> dict:
@@ -481,7 +491,7 @@ def _paired_t(data: TPSData) -> dict:
     xb[data.instance[data.config == 1]] = v[data.config == 1]
     d = xb - xa
     sd = float(np.std(d, ddof=1))
-    if not sd > 0:
+    if not _spread(d, scale=float(np.max(np.abs(v)))):
         return {"paired_t": {"n_pairs": n_inst, "t": None, "df": None, "p": None,
                              "significant": None, "note": "the differences have no spread"}}
     t = float(np.mean(d)) / (sd / math.sqrt(n_inst))

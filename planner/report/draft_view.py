@@ -38,7 +38,10 @@ def headline(r: dict) -> str:
     cap, st = r["capture"], r["settings"]
     anchor = (f"measured {st['baseline_tps']:.1f}" if st.get("baseline_tps")
               else f"model {st['baseline_tps_model']:.1f}")
-    return (f"{cap['n_prompts']} prompts, {cap['n_tokens']} completion tokens; bootstrap "
+    dup = cap.get("duplicates")
+    n = (f"{cap['n_prompts']} records ({dup['distinct_prompts']} distinct prompts)" if dup
+         else f"{cap['n_prompts']} prompts")
+    return (f"{n}, {cap['n_tokens']} completion tokens; bootstrap "
             f"{st['bootstrap']} replicates, seed {st['seed']}; baseline {st['baseline']} "
             f"({anchor} TPS); cost model {st['cost_model']['name']}; TPS noise sigma "
             f"{st['noise']['sigma_tps']:.2f} per run"

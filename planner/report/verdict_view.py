@@ -109,7 +109,7 @@ def _rows(r: dict) -> list[tuple[str, str]]:
         _direction_row(r),
         (f"Δ = B − A, {u or 'value'} (mean, {hp}% HDI)", _fmt_iv(r["delta_tps"], "")),
         (f"Δ = B − A, % (mean, {hp}% HDI)", _fmt_iv(r["delta_pct"], "%", 3)),
-        ("ROPE", f"±{r['rope']['pct']:.3f}% = ±{_with_unit(r['rope']['tps'], u)}"),
+        ("ROPE", f"±{_rope_pct(r['rope']['pct'])}% = ±{_with_unit(r['rope']['tps'], u)}"),
         ("P(B > A)" + (" (B slower)" if lower else ""), f"{r['p_b_gt_a']:.3f}"),
         ("P(Δ > +ROPE) / P(Δ < −ROPE)",
          f"{r['p_b_gt_a_beyond_rope']:.3f} / {r['p_a_gt_b_beyond_rope']:.3f}"),

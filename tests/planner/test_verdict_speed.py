@@ -236,3 +236,14 @@ def test_a_paired_design_gets_the_paired_t_test(cli):
     code, out, _ = cli("verdict", "--a-runs", "300.1,301.5", "--b-runs", "300.6,302.0",
                        "--json")
     assert "paired_t" not in json.loads(out)["classical"]
+
+
+def test_equal_differences_are_no_spread_not_a_huge_t(cli):
+    """Differences of exactly 1 reach the tests through exp(log(tps)) with an SD of ~1e-14:
+    no spread (SciPy's t would be inf), not t = 2.7e13 'significant'."""
+    code, out, _ = cli("verdict", "--a-runs", "100,101,102", "--b-runs", "101,102,103",
+                       "--paired", "--json")
+    assert json.loads(out)["classical"]["paired_t"]["p"] is None
+    code, out, _ = cli("verdict", "--a-runs", "100,100,100", "--b-runs", "101,101,101",
+                       "--json")
+    assert json.loads(out)["classical"]["welch"]["p"] is None
