@@ -121,6 +121,14 @@ def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
         # value, a rounded export), and a prior fitted to them would claim near-zero noise
         raise InputError("each config's runs are all equal: no spread to learn the noise from",
                          file=table.path, field="tps")
+    by_cell: dict = {}
+    for r in runs:
+        by_cell.setdefault((r.config, r.instance), []).append(r.tps)
+    repeated = [v for v in by_cell.values() if len(v) >= 2]
+    if repeated and all(len(set(v)) == 1 for v in repeated):
+        raise InputError("the runs of each config on each instance are all equal: no "
+                         "run-to-run spread to learn sigma_run from (a copied or rounded "
+                         "value?)", file=table.path, field="tps")
     shared = any(np.bincount(d.instance).max() >= 2 for d in datasets)
     split_note = None if shared else (
         "no instance holds two runs, so only the total noise sqrt(sigma_instance^2 + "

@@ -392,6 +392,9 @@ def check_noise_prior(d: Any, *, file: str | None = None) -> dict:
         if kind not in _SCALE_KINDS:
             raise InputError(f"unknown kind {kind!r} (known: {', '.join(_SCALE_KINDS)})",
                              file=file, field=f"{part}.kind")
+        if kind == "half_normal" and "df" in sp:
+            raise InputError("a half_normal scale takes no df (only inv_chi2 has one)",
+                             file=file, field=f"{part}.df")
         NOISE_SCALE.check(sp.get("scale"), field=f"{part}.scale", file=file)
         if kind == "inv_chi2":
             PRIOR_DF.check(sp.get("df"), field=f"{part}.df", file=file)
