@@ -180,12 +180,17 @@ class NoisePrior:
                    name=d.get("name", "custom"), source=d.get("source", ""),
                    extra=d.get("extra", {}))
 
-    def total_sd_median(self) -> float:
-        """Median of sqrt(tau^2 + sigma^2) by Monte Carlo (seeded), relative."""
+    def total_sd_draws(self, n: int = 20000) -> np.ndarray:
+        """Seeded draws of sqrt(tau^2 + sigma^2), relative: the noise of one run on a new
+        instance, tau and sigma drawn independently from their priors. Shape (n,)."""
         rng = np.random.default_rng(0)
-        t = self.tau.rvs(20000, rng)
-        s = self.sigma.rvs(20000, rng)
-        return float(np.median(np.sqrt(t**2 + s**2)))
+        t = self.tau.rvs(n, rng)
+        s = self.sigma.rvs(n, rng)
+        return np.sqrt(t**2 + s**2)
+
+    def total_sd_median(self) -> float:
+        """Median of :meth:`total_sd_draws` (sqrt(tau^2 + sigma^2) by Monte Carlo), relative."""
+        return float(np.median(self.total_sd_draws()))
 
 
 #: Weakly informative default when neither a platform nor a fitted prior is known: scales of

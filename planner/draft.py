@@ -162,7 +162,8 @@ class NoiseSpec:
 NOISE_PRIOR_DRAWS = 256
 
 
-def predictive_run_sd(prior, n: int = NOISE_PRIOR_DRAWS) -> np.ndarray:
+def predictive_run_sd(prior, n: int = NOISE_PRIOR_DRAWS,
+                      total: np.ndarray | None = None) -> np.ndarray:
     """Relative sd of one run on a new allocation, drawn from a platform noise prior.
 
     ``sqrt(tau^2 + sigma^2)`` with ``tau`` (between allocations) and ``sigma`` (within one)
@@ -177,16 +178,16 @@ def predictive_run_sd(prior, n: int = NOISE_PRIOR_DRAWS) -> np.ndarray:
     prior : models.noise.NoisePrior
     n : int
         Number of draws (:data:`NOISE_PRIOR_DRAWS`).
+    total : ndarray, optional
+        ``prior.total_sd_draws()`` when the caller already holds them.
 
     Returns
     -------
     numpy.ndarray, shape (n,)
         Relative sds (fractions of the TPS level), > 0.
     """
-    rng = np.random.default_rng(0)  # the draws of NoisePrior.total_sd_median
-    t = prior.tau.rvs(20000, rng)
-    s = prior.sigma.rvs(20000, rng)
-    return np.quantile(np.sqrt(t**2 + s**2), (np.arange(n) + 0.5) / n)
+    total = prior.total_sd_draws() if total is None else total
+    return np.quantile(total, (np.arange(n) + 0.5) / n)
 
 
 #: Simulated experiments per design when ``draft`` sizes a run (the assurance planner's
@@ -1170,8 +1171,9 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     anchor = baseline_tps if baseline_tps is not None else base_model_tps
     if noise.from_prior:
         # one noise model: the platform prior the runs/arm sizing simulates from
-        noise_draws = predictive_run_sd(run_prior)
-        noise_cv = run_prior.total_sd_median()
+        total = run_prior.total_sd_draws()   # the draws of total_sd_median
+        noise_draws = predictive_run_sd(run_prior, total=total)
+        noise_cv = float(np.median(total))
         noise_source = (f"platform noise prior {run_prior.name}: one run on a new allocation, "
                         f"sqrt(tau^2 + sigma^2) with tau {run_prior.tau.describe()}, sigma "
                         f"{run_prior.sigma.describe()}; median {100 * noise_cv:.3f} % shown, "
