@@ -30,7 +30,7 @@ from planner.defaults import DEFAULT_ROPE, ZTEST_SIGMA_TPS
 from planner.errors import InputError
 from planner.runs import RunsTable, instance_key
 
-__all__ = ["one_session_per_arm", "SESSION_NOTE", "SCHEMA", "DEFAULT_ROPE", "ZTEST_SIGMA", "LABELS", "Rope", "Verdict", "label_from",
+__all__ = ["machines_unknown", "one_session_per_arm", "SESSION_NOTE", "SCHEMA", "DEFAULT_ROPE", "ZTEST_SIGMA", "LABELS", "Rope", "Verdict", "label_from",
            "build_data", "check_identifiable", "fit", "classical_tests", "verdict",
            "SETTLE_SIMS", "SETTLE_MAX_RUNS", "SETTLE_SCREEN_MARGIN", "settle_screen",
            "DIRECTIONS", "shown_label", "cold_runs", "cold_only_notes", "welch_t"]
@@ -141,6 +141,13 @@ _LOWER_LABELS = {"B better": "B slower", "A better": "B faster"}
 #: noise_priors.json). A paired verdict with fewer than 3 runs beyond one per (instance,
 #: config) leans on it for its interval's width, and says so.
 WEAK_SIGMA_DF = 3.0
+
+
+def machines_unknown(sub: RunsTable, platform: str | None) -> bool:
+    """True when the runs of ``sub`` (A's and B's) name no platform and no instance: their
+    machines are as unknown as a quick form's, so they are read by
+    :func:`one_session_per_arm` (``planner verdict`` and ``repeats --runs`` alike)."""
+    return platform is None and not any(r.instance for r in sub.runs)
 
 
 def one_session_per_arm(table: RunsTable) -> RunsTable:
@@ -490,11 +497,10 @@ def _paired_t(data: TPSData) -> dict:
     xa[data.instance[data.config == 0]] = v[data.config == 0]
     xb[data.instance[data.config == 1]] = v[data.config == 1]
     d = xb - xa
-    sd = float(np.std(d, ddof=1))
     if not _spread(d, scale=float(np.max(np.abs(v)))):
         return {"paired_t": {"n_pairs": n_inst, "t": None, "df": None, "p": None,
                              "significant": None, "note": "the differences have no spread"}}
-    t = float(np.mean(d)) / (sd / math.sqrt(n_inst))
+    t = float(np.mean(d)) / (float(np.std(d, ddof=1)) / math.sqrt(n_inst))
     p = 2 * t_sf(abs(t), n_inst - 1)
     return {"paired_t": {"n_pairs": n_inst, "t": t, "df": float(n_inst - 1), "p": p,
                          "significant": bool(p < 0.05)}}
@@ -729,7 +735,8 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         Missing configs, mixed metrics/workloads, one run per config without a prior, bad ROPE.
     """
     rope = Rope.parse(rope) if not isinstance(rope, Rope) else rope
-    direction, dir_source, dir_note = _direction(table.select([a, b]), lower_is_better,
+    sub = table.select([a, b])
+    direction, dir_source, dir_note = _direction(sub, lower_is_better,
                                                  plain=table.path == "<command line>")
     lower = direction == "lower_is_better"
     data = build_data(table, a, b, use_cold=use_cold, lower_is_better=lower)
@@ -741,7 +748,7 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
     level_a = post.level(0)
     from planner.limits import metric_unit
 
-    metric_name = next(iter(sorted({r.metric for r in table.select([a, b]).runs if r.metric})),
+    metric_name = next(iter(sorted({r.metric for r in sub.runs if r.metric})),
                        None) or metric or None
     vunit = metric_unit(metric_name, lower)
     rope.check_level(level_a, vunit)
@@ -751,6 +758,7 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
     label = shown_label(rule_label, direction)
     tau = post.scale_summary("tau")
     sig = post.scale_summary("sigma")
+    paired_t = _paired_t(data)
     more, more_code, more_note = None, None, None
     if not diag.get("ok", True):
         # a failed fit (an outlier, a wrong unit, a prior too wide for the data) is no basis
@@ -759,7 +767,7 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         more_note = ("the fit failed its diagnostics: check the runs for an outlier or a "
                      "wrong unit, or state your noise (--cv), before buying more runs")
     elif rule_label == "undecided":
-        plat = platform or table.select([a, b]).platform() or None
+        plat = platform or sub.platform() or None
         if engine == "exact" and not data.use_cold:
             post0 = post
         else:
@@ -768,7 +776,7 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
             post0 = fit_exact(build_data(table, a, b, use_cold=False, lower_is_better=lower),
                               prior)
         more, more_code, more_note = _to_settle(table, a, b, prior, rope, plat, seed, post0,
-                                                paired=bool(_paired_t(data)))
+                                                paired=bool(paired_t))
 
     def scale_out(s):
         return {"pct": {k: 100 * v for k, v in s.items()},
@@ -843,8 +851,7 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         more_runs_per_arm=more,
         more_runs_note=more_note,
         more_runs_code=more_code,
-        classical={**classical_tests(tps_a, tps_b, platform=table.select([a, b]).platform()),
-                   **_paired_t(data)},
+        classical={**classical_tests(tps_a, tps_b, platform=sub.platform()), **paired_t},
         delta_curve=curve,
         notes=notes,
         seed=seed,

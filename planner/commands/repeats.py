@@ -247,12 +247,12 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
             # 'planner verdict''s reading of runs on unknown machines (no platform, no
             # instance column): each arm's runs one session, so that the verdict this plan
             # starts from is the verdict planner verdict gives on the same file
-            sessions = unknown_platform and not any(r.instance
-                                                    for r in table.select([a, b]).runs)
-            if sessions:
-                from planner.verdict import one_session_per_arm
+            from planner.verdict import machines_unknown, one_session_per_arm
 
-                table = one_session_per_arm(table.select([a, b]))
+            sub = table.select([a, b])
+            sessions = machines_unknown(sub, row_platform)
+            if sessions:
+                table = one_session_per_arm(sub)
             res = plan_more_runs(table, a, b, prior=pr, rope=rope, delta=delta,
                                  relative=relative, sims=sims, seed=seed, progress=prog,
                                  **kw)

@@ -185,13 +185,13 @@ def register(app: typer.Typer) -> None:
                 raise InputError("no rows left after --platform/--metric/--workload/--run-group filters",
                                  file=str(runs))
             a_name, b_name = a, b
-            plat = platform
-            if plat is None:
-                sub = table.select([a, b])
-                plat = sub.platform() or None
+            sub = table.select([a, b])
+            plat = platform if platform is not None else (sub.platform() or None)
             # no instance column and no platform: the machines are as unknown as in the quick
             # form, so the same cautious reading (the same runs give the same verdict)
-            sessions = plat is None and not any(r.instance for r in table.select([a, b]).runs)
+            from planner.verdict import machines_unknown
+
+            sessions = machines_unknown(sub, plat)
         from planner.summaries import summary_notes
         from planner.verdict import SESSION_NOTE, one_session_per_arm
 
