@@ -165,7 +165,7 @@ def precision_notes(p_drop: float | None, mc_se: float | None, n_draws: int,
     """What the printed headline rounds away, as sentences for the ``trust`` field (every
     view prints it, ``planner report`` too): a Monte Carlo standard error of P(drop) of
     0.005 or more (the headline prints two decimals), an interval level that is not a whole
-    percent (the headline prints ``int(round(100 level))``: 0.9999 read "100 %"), and
+    percent, and
     interval ends resting on fewer than 10 draws each. Empty at the defaults (20,000 draws,
     level 0.90).
 
@@ -187,8 +187,7 @@ def precision_notes(p_drop: float | None, mc_se: float | None, n_draws: int,
                    "--draws)")
     lvl = 100 * float(level)
     if abs(lvl - round(lvl)) > 1e-9:
-        out.append(f"the interval level is {lvl:.10g} % (the headline rounds it to "
-                   f"{int(round(lvl))} %)")
+        out.append(f"the interval level is {lvl:.10g} %")
     tail = int(round(n_draws * (1 - float(level)) / 2, 6))
     if tail < 10:
         out.append(f"each end of the {lvl:.10g} % interval rests on {tail} of {n_draws:,} "

@@ -426,9 +426,8 @@ def load_capture(path, *, stop_at_eos: bool = False, eos_ids=DEFAULT_EOS_IDS) ->
         Unreadable / not gzip-decodable file, empty file, invalid or truncated JSON line,
         a line that is not an object, missing ``id`` / ``prompt_token_ids`` /
         ``completion_token_ids``, non-integer or negative token ids, empty prompt or
-        completion, a repeated record (same ``id``, or same prompt and completion token
-        ids under another id: it would count one prompt twice and narrow every bootstrap
-        interval). The message is one line naming file and line (1-based).
+        completion. The message is one line naming file and line (1-based). Repeated
+        records are kept and marked (:attr:`Capture.prompt_cluster`).
     """
     fname = str(path)
     p = Path(path)
