@@ -8,7 +8,6 @@ and reports ``P(private < public x (1 - X/100))``.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace

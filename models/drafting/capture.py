@@ -17,7 +17,7 @@ import hashlib
 import io
 import json
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence, Union
 
