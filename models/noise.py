@@ -29,7 +29,7 @@ import numpy as np
 
 __all__ = [
     "ScalePrior", "NoisePrior", "WEAK", "prior_from_summary", "fit_inv_chi2_to_log_moments",
-    "PLATFORM_ALIASES", "platform_prior", "known_platforms", "fit_scale_population",
+    "PLATFORM_ALIASES", "platform_key", "platform_prior", "known_platforms", "fit_scale_population",
 ]
 
 _KINDS = ("inv_chi2", "half_normal")
@@ -265,6 +265,26 @@ PLATFORM_ALIASES = {
 }
 
 
+def platform_key(name: str | None) -> str | None:
+    """The embedded platform a name denotes, aliases, letter case and surrounding blanks
+    folded (``HF-A10G-Small`` and ``hf-job-a10g-small`` are ``hf-a10g-small``).
+
+    Parameters
+    ----------
+    name : str or None
+        A platform name as a user or a table spells it.
+
+    Returns
+    -------
+    str or None
+        The canonical platform key of :data:`PLATFORM_ALIASES`, or None when the name is
+        not a known platform (or empty).
+    """
+    if not name:
+        return None
+    return PLATFORM_ALIASES.get(name.strip().lower())
+
+
 def _load_embedded() -> dict:
     text = resources.files("models").joinpath("data/noise_priors.json").read_text("utf-8")
     return json.loads(text)
@@ -277,7 +297,8 @@ def platform_prior(platform: str) -> NoisePrior:
     ----------
     platform : str
         ``hf-a10g-small`` (alias ``hf-job-a10g-small``, ``official``), ``local-a10g``, or
-        ``published-n4`` (only the published N = 4 repeats as the prior, on the total scale).
+        ``published-n4`` (only the published N = 4 repeats as the prior, on the total scale);
+        letter case is ignored.
 
     Raises
     ------
@@ -288,7 +309,7 @@ def platform_prior(platform: str) -> NoisePrior:
     -----
     Sources are in ``models/data/noise_priors.json`` (``source`` fields) and docs/model.md.
     """
-    key = PLATFORM_ALIASES.get(platform)
+    key = platform_key(platform)
     if key is None:
         raise KeyError(platform)
     d = _load_embedded()[key]

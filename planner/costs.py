@@ -138,7 +138,7 @@ def cost_model(platform_or_flavor: str = "a10g-small", *, price_per_hour: float 
     ----------
     platform_or_flavor : str
         ``hf-a10g-small`` (or an alias such as ``hf``), ``published-n4``, ``local-a10g``,
-        ``hf-a10g-large``, or a flavor of :data:`FLAVORS`.
+        ``hf-a10g-large``, or a flavor of :data:`FLAVORS` (letter case ignored).
     price_per_hour, minutes_per_run, startup_minutes : float, optional
         Overrides ($/h, min, min); ``None`` keeps the flavor's value.
 
@@ -152,9 +152,9 @@ def cost_model(platform_or_flavor: str = "a10g-small", *, price_per_hour: float 
         Unknown platform or flavor (field ``flavor``), a price or minutes outside
         :mod:`planner.limits` (the field of that value).
     """
-    from models.noise import PLATFORM_ALIASES
+    from models.noise import platform_key
 
-    name = PLATFORM_ALIASES.get(platform_or_flavor, platform_or_flavor)
+    name = platform_key(platform_or_flavor) or platform_or_flavor.strip().lower()
     key = PLATFORM_FLAVOR.get(name, name)
     if key not in FLAVORS:
         raise InputError(f"unknown platform or flavor {platform_or_flavor!r} (platforms: "

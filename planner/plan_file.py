@@ -352,10 +352,10 @@ def _check_platforms_priors(plan: Plan) -> None:
     """Every ``platform`` must be a known one (it picks the noise prior: a typo must not fall
     back to a weak prior) and ``prior`` must not be ``weak`` / ``none`` (sizing needs a noise
     prior, as in ``planner repeats``)."""
-    from models.noise import PLATFORM_ALIASES, known_platforms
+    from models.noise import PLATFORM_ALIASES, known_platforms, platform_key
 
     def check(platform, prior, label, line_platform, line_prior, fp, fr):
-        if platform is not None and platform not in PLATFORM_ALIASES:
+        if platform is not None and platform_key(platform) is None:
             near = difflib.get_close_matches(platform, list(PLATFORM_ALIASES), n=1)
             raise InputError(f"{label}unknown platform {platform!r} (known: "
                              f"{', '.join(known_platforms())})"
@@ -371,6 +371,12 @@ def _check_platforms_priors(plan: Plan) -> None:
     for c in plan.comparisons:
         check(c.platform, c.prior, f"comparison #{c.index + 1} '{c.name}': ",
               c.lines.get("platform", c.line), c.lines.get("prior", c.line), "platform", "prior")
+    # known platforms by their canonical key from here on (letter case and aliases folded)
+    if plan.platform is not None:
+        plan.platform = platform_key(plan.platform)
+    for c in plan.comparisons:
+        if c.platform is not None:
+            c.platform = platform_key(c.platform)
 
 
 def _read_toml_plan(text: str, spath: str, overrides: dict) -> Plan:

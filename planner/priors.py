@@ -137,9 +137,9 @@ class PriorChoice:
 
 
 def _canon(platform: str | None) -> str:
-    from models.noise import PLATFORM_ALIASES
+    from models.noise import platform_key
 
-    return PLATFORM_ALIASES.get(platform or "", platform or "")
+    return platform_key(platform) or platform or ""
 
 
 _HIERARCHY = None

@@ -381,10 +381,12 @@ def instance_key(run: Run, k: int) -> str:
 
 
 def canonical_platform(name: str) -> str:
-    """Platform label with aliases folded (``hf-job-a10g-small`` == ``hf-a10g-small``)."""
-    from models.noise import PLATFORM_ALIASES
+    """Platform label with aliases and, for a known platform, letter case folded
+    (``hf-job-a10g-small`` and ``HF-A10G-Small`` are ``hf-a10g-small``); another label is
+    kept as written."""
+    from models.noise import platform_key
 
-    return PLATFORM_ALIASES.get(name, name)
+    return platform_key(name) or name
 
 
 def _listing(values: Sequence[str], most: int = 8) -> str:

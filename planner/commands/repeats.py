@@ -144,7 +144,7 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
              md, html=None, cv=None, cv_instance=None, aa_runs=None, known_noise=False,
              run_group=None, **_) -> None:
     """The body of ``planner repeats`` (errors name plain fields or options)."""
-    from models.noise import PLATFORM_ALIASES, known_platforms
+    from models.noise import PLATFORM_ALIASES, known_platforms, platform_key
     from planner.costs import PLATFORM_FLAVOR, cost_model
     from planner.priors import prior_file_entry, resolve_prior
     from planner.repeats import plan_more_runs, plan_repeats
@@ -182,6 +182,9 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
             or None
         unknown_platform = platform is None
     platform = platform or DEFAULT_PLATFORM
+    # letter case and aliases folded (a flavor's platform name too: HF-A10G-LARGE)
+    platform = platform_key(platform) or (platform.strip().lower() if platform.strip().lower()
+                                          in PLATFORM_FLAVOR else platform)
     if not unknown_platform and platform not in PLATFORM_ALIASES and \
             platform not in PLATFORM_FLAVOR:
         raise InputError(f"unknown platform {platform!r} (known: "
@@ -191,7 +194,7 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
             not stated:
         raise InputError(f"platform {platform!r} has no noise prior: give --prior (a "
                          "platform or a calibrate file) or --cv", field="--platform")
-    prior_file = prior if prior is not None and prior not in PLATFORM_ALIASES and \
+    prior_file = prior if prior is not None and platform_key(prior) is None and \
         prior not in ("weak", "none", "auto") else None
     guard_outputs([("--md", md), ("--html", html)], [runs, prior_file])
     designs = _designs(design)
