@@ -77,6 +77,17 @@ def register(app: typer.Typer) -> None:
                                                "workload (with --runs)."),
         run_group: Optional[str] = typer.Option(None, "--run-group", help="Keep rows of this "
                                                 "run_group (experiment; with --runs)."),
+        format: Optional[str] = typer.Option(None, "--format", help="--runs format: table, "
+                                             "vllm, sglang, pyperf, hyperfine (default: "
+                                             "detected)."),
+        tps_column: Optional[str] = typer.Option(None, "--tps-column", help="--runs table "
+                                                 "column of the values (default tps or an "
+                                                 "alias)."),
+        config_column: Optional[str] = typer.Option(None, "--config-column", help="--runs "
+                                                    "table column of the config labels "
+                                                    "(default config or an alias)."),
+        instance: Optional[str] = typer.Option(None, "--instance", help="Instance of every run "
+                                               "of a tool's result file (it cannot say)."),
         rule: str = typer.Option(DEFAULT_RULE, "--rule", help="verdict | superiority[:0.95] | "
                                  "equivalence"),
         rope: str = typer.Option(DEFAULT_ROPE, "--rope", help="ROPE half-width: '0.1%' or TPS."),
@@ -142,7 +153,8 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
              rope, assurance, design, max_runs, max_cost, price, flavor, minutes_per_run,
              startup_minutes, runs_per_instance, pairs_per_instance, batch, sims, seed, as_json,
              md, html=None, cv=None, cv_instance=None, aa_runs=None, known_noise=False,
-             run_group=None, **_) -> None:
+             run_group=None, format=None, tps_column=None, config_column=None, instance=None,
+             **_) -> None:
     """The body of ``planner repeats`` (errors name plain fields or options)."""
     from models.noise import PLATFORM_ALIASES, known_platforms, platform_key
     from planner.costs import PLATFORM_FLAVOR, cost_model
@@ -174,10 +186,20 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
     # take --platform; without it, and none in the rows, the unknown-platform prior and the
     # default cost model (as 'planner verdict' does)
     unknown_platform = False
-    if platform is None and runs is not None and a is not None and b is not None:
+    table_read = None
+    if runs is not None:
+        if a is None or b is None:
+            raise InputError("--runs needs --a CONFIG and --b CONFIG", field="--a")
         from planner.runs import read_runs
 
-        platform = read_runs(runs, metric=metric).filter(
+        # read once, with the same table options as 'planner verdict'
+        table_read = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
+                               instance=instance, config_column=config_column)
+    elif any(v is not None for v in (format, tps_column, config_column, instance)):
+        raise InputError("--format, --tps-column, --config-column and --instance read --runs; "
+                         "give --runs", field="--runs")
+    if platform is None and table_read is not None:
+        platform = table_read.filter(
             metric=metric, workload=workload, run_group=run_group).select([a, b]).platform() \
             or None
         unknown_platform = platform is None
@@ -213,11 +235,9 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
         runs_per_instance = 1
     row_platform = None if unknown_platform else platform  # the rows' filter
     cell_metric, cell_workload = metric, workload
-    if runs is not None and a is not None and b is not None and metric is None:
-        from planner.runs import read_runs
-
+    if table_read is not None and metric is None:
         # the runs' own cell when they hold one metric / workload (the hierarchy's prior)
-        sel = read_runs(runs).filter(workload=workload, run_group=run_group,
+        sel = table_read.filter(workload=workload, run_group=run_group,
                                      platform=row_platform, blank_platform=True).select([a, b])
         ms = {r.metric for r in sel.runs if r.metric}
         ws = {r.workload for r in sel.runs if r.workload}
@@ -238,12 +258,8 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
               pairs_per_instance=pairs_per_instance, batch=batch, prior_label=label,
               platform=row_platform)
     with _progress() as prog:
-        if runs is not None:
-            if a is None or b is None:
-                raise InputError("--runs needs --a CONFIG and --b CONFIG", field="--a")
-            from planner.runs import read_runs
-
-            table = read_runs(runs, metric=metric).filter(metric=metric, workload=workload,
+        if table_read is not None:
+            table = table_read.filter(metric=metric, workload=workload,
                                                           run_group=run_group,
                                                           platform=row_platform,
                                                           blank_platform=True)

@@ -158,3 +158,24 @@ def test_cli_config_column(cli, tmp_path):
     code, out, err = cli("calibrate", p, "--config-column", "SETUP", "--tps-column", "tps",
                          "--json")
     assert code == 0, err
+
+
+def test_repeats_reads_renamed_columns_like_verdict(cli, tmp_path):
+    """``repeats --runs`` takes --config-column/--tps-column as verdict does: the same runs
+    under other column names give the same plan."""
+    rows = [(c, v, "hf-a10g-small") for c, v in ROWS]
+    plain = _csv(tmp_path, ["config", "tps", "platform"], rows, name="plain.csv")
+    renamed = _csv(tmp_path, ["Setup", "Gen Rate", "platform"], rows, name="renamed.csv")
+    base = ("repeats", "--a", "A", "--b", "B", "--sims", "200", "--design", "separate",
+            "--json")
+    code, out, err = cli(*base, "--runs", plain)
+    assert code == 0, err
+    code2, out2, err2 = cli(*base, "--runs", renamed, "--config-column", "setup",
+                            "--tps-column", "gen rate")
+    assert code2 == 0, err2
+    r1, r2 = json.loads(out), json.loads(out2)
+    assert r1["designs"] == r2["designs"] and r1["recommended"] == r2["recommended"]
+    code3, _, err3 = cli(*base, "--runs", renamed)
+    assert code3 == 2 and "--config-column" in err3
+    code4, _, err4 = cli("repeats", "--delta", "0.5", "--tps-column", "tps")
+    assert code4 == 2 and "give --runs" in err4
