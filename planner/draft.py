@@ -920,12 +920,22 @@ def _acceptance_for(capture, k: int, curve: Sequence[float] | None, acceptance: 
     if model.prompt_curves is not None:  # a per-prompt file given: must match the capture
         cur = model.curves_for(capture.ids, file=str(acceptance))
     elif per_prompt and per_prompt.lower() != "none" and curve is None and acceptance is None:
+        from models.drafting.acceptance import calibration_ids
+
         rows = per_prompt_counters(per_prompt)
         ids = {r["id"] for r in rows}
-        if ids == set(capture.ids):
+        # matched by prompt tokens, not ids: a capture of some calibration prompts (any ids,
+        # any order) reads their measured counters; one prompt outside them, the content
+        # model for all
+        cal = calibration_ids(capture.prompts)
+        if all(c is not None and c in ids for c in cal):
             model = load_acceptance(per_prompt=per_prompt)
-            model.meta["model"] = "measured per-prompt counters (calibration prompts)"
-            cur = model.curves_for(capture.ids)
+            n_cal = len(set(cal))
+            model.meta["model"] = (
+                "measured per-prompt counters (calibration prompts)" if n_cal == len(ids) else
+                f"measured per-prompt counters ({n_cal} of the {len(ids)} calibration "
+                "prompts, matched by prompt tokens)")
+            cur = model.curves_for(cal, subset=True)
         else:
             from models.drafting.acceptance_model import for_capture
 

@@ -239,7 +239,8 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
         the refuse floor of :func:`captures_evidence`.
     """
     from models.drafting import shift as sh
-    from models.drafting.acceptance import default_model, per_prompt_counters, scale_curve
+    from models.drafting.acceptance import (calibration_ids, default_model, per_prompt_counters,
+                                            scale_curve)
     from models.drafting.acceptance_model import (CALIBRATED_POSITIONS,
                                                   default_content_model, for_capture)
     from models.drafting.capture import load_capture
@@ -292,26 +293,44 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
         # measured set tokens/forward of the calibration prompts at K=7, power-scaled shape
         # for K < 7 (planner draft also reads the measured counters on these prompts)
         rows = per_prompt_counters("A+B")
-        nd = sum(r["num_drafts"] for r in rows)
-        na = sum(r["num_accepted"] for r in rows)
-        measured_tpf = float(1 + scale_curve(base, 1 + na / nd)[0, :k].sum())
-        measured_src = (f"measured counters runs A+B, calibration prompts (prompt_set_hash "
-                        f"{CALIBRATION_HASH})")
-        priv_cal = pcap.prompt_set_hash() == CALIBRATION_HASH
-        pub_cal = qcap is None or qcap.prompt_set_hash() == CALIBRATION_HASH
+        n_cal = len({r["id"] for r in rows})
+
+        def measured(cap):
+            """(set tokens/forward, source, prompts) from the measured counters when every
+            prompt of ``cap`` is a calibration prompt (matched by its tokens), else None."""
+            cal = calibration_ids(cap.prompts) if cap is not None else [r["id"] for r in rows]
+            if any(c is None for c in cal):
+                return None
+            want = set(cal)
+            sel = [r for r in rows if r["id"] in want]
+            nd = sum(r["num_drafts"] for r in sel)
+            na = sum(r["num_accepted"] for r in sel)
+            tpf = float(1 + scale_curve(base, 1 + na / nd)[0, :k].sum())
+            src = (f"measured counters runs A+B, calibration prompts (prompt_set_hash "
+                   f"{CALIBRATION_HASH})" if len(want) == n_cal else
+                   f"measured counters runs A+B, {len(want)} of the {n_cal} calibration "
+                   "prompts (matched by prompt tokens)")
+            return tpf, src, len(want)
+
+        # a capture whose prompts are all calibration prompts (the whole set or part of it,
+        # any ids) reads their measured counters, as planner draft does
+        p_meas = measured(pcap)
+        q_meas = measured(qcap)
+        priv_cal = p_meas is not None
+        pub_cal = q_meas is not None
         pair = None
         ppred = None
-        if priv_cal:  # the private prompts are the calibration prompts: measured
-            priv_tpf = np.full(n_draws, measured_tpf)
-            priv_src = measured_src
+        if priv_cal:  # the private prompts are calibration prompts: measured
+            priv_tpf = np.full(n_draws, p_meas[0])
+            priv_src = p_meas[1]
         elif pub_cal:  # unchanged: content model on the private capture only
             ppred = for_capture(pcap, base, k, level=level, n_draws=n_draws, seed=seed,
                                 model=m)
             priv_tpf = ppred.draws
             priv_src = "content model"
         if pub_cal:
-            pub_tpf = np.full(n_draws, measured_tpf)
-            pub_src = measured_src
+            pub_tpf = np.full(n_draws, q_meas[0])
+            pub_src = q_meas[1]
         elif priv_cal:
             qpred = for_capture(qcap, base, k, level=level, n_draws=n_draws, seed=seed + 1,
                                 model=m)
@@ -351,11 +370,19 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
                 if abs(r["error_pct"]) > 5]
         beyond = ppred.share_beyond if ppred is not None else 0.0
         private["share_beyond_calibrated"] = beyond
-        if priv_cal and pub_cal:
+        if priv_cal and pub_cal and p_meas[2] == q_meas[2] == n_cal:
             lead = ("capture mode: both captures are of the calibration prompts (prompt_set_hash "
                     f"{CALIBRATION_HASH}): the measured counters stand for both sides (as in "
                     "planner draft), so no prompt-set shift is predicted and the ratio's "
                     "spread is the run-to-run noise of two official allocations (0.79 % "
+                    "each); the captures' texts are not read. ")
+        elif priv_cal and pub_cal:
+            lead = ("capture mode: every prompt of both captures is a calibration prompt "
+                    f"(private {p_meas[2]}, public {q_meas[2]} of {n_cal}, matched by prompt "
+                    "tokens): their measured counters stand for both sides (as in planner "
+                    f"draft), {p_meas[0]:.3f} and {q_meas[0]:.3f} tokens/forward, so the "
+                    "shift is the measured difference between those prompts and the "
+                    "ratio's spread the run-to-run noise of two official allocations (0.79 % "
                     "each); the captures' texts are not read. ")
         elif pair is not None and pair["same_prompt_set"]:
             d_pct = 100 * (pair["private_point"] / pair["public_point"] - 1)
@@ -367,7 +394,12 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
         elif priv_cal:
             lead = ("capture mode: the private capture is of the calibration prompts "
                     f"(prompt_set_hash {CALIBRATION_HASH}), read through the measured "
-                    "counters; the public capture through the content model. ")
+                    "counters; the public capture through the content model. "
+                    if p_meas[2] == n_cal else
+                    f"capture mode: the private capture's prompts are {p_meas[2]} of the "
+                    f"{n_cal} calibration prompts (matched by prompt tokens), read through "
+                    "their measured counters; the public capture through the content "
+                    "model. ")
         else:
             lead = ""
         if dropped:

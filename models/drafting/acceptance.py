@@ -42,7 +42,8 @@ DEFAULT_RECORD = "F7_P128_calib"
 __all__ = [
     "AcceptanceModel", "validate_curve", "validate_k", "curve_from_histogram", "pmf_from_curve",
     "load_records", "record_model", "default_model", "load_acceptance", "scale_curve",
-    "per_prompt_counters", "per_prompt_curves", "step_token_var", "K_MIN", "K_MAX",
+    "per_prompt_counters", "per_prompt_curves", "step_token_var", "calibration_ids",
+    "K_MIN", "K_MAX",
 ]
 
 
@@ -219,21 +220,32 @@ class AcceptanceModel:
         """Expected committed tokens per verify step, ``1 + sum(curve)`` (no truncation)."""
         return float(1.0 + self.curve.sum())
 
-    def curves_for(self, ids: Sequence[str], *, file: str | None = None) -> np.ndarray:
+    def curves_for(self, ids: Sequence[str], *, file: str | None = None,
+                   subset: bool = False) -> np.ndarray:
         """Curves for the given prompt ids, shape (P, K).
 
         Without per-prompt curves every prompt gets the global curve.
 
+        Parameters
+        ----------
+        ids : sequence of str, length P
+        file : str, optional
+            Named in the error.
+        subset : bool, default False
+            Accept ``ids`` covering only some of the per-prompt curves (a capture of some
+            of the calibration prompts); every id must still have a curve.
+
         Raises
         ------
         ModelInputError
-            If per-prompt curves exist but the prompt set differs from ``ids``.
+            If per-prompt curves exist but the prompt set differs from ``ids`` (with
+            ``subset``: an id without a curve).
         """
         ids = list(ids)
         if self.prompt_curves is None:
             return np.broadcast_to(self.curve, (len(ids), self.k)).copy()
         missing = [i for i in ids if i not in self.prompt_curves]
-        extra = set(self.prompt_curves) - set(ids)
+        extra = () if subset else set(self.prompt_curves) - set(ids)
         if missing or extra:
             raise ModelInputError(
                 f"acceptance prompt set does not match the capture: {len(missing)} capture "
@@ -356,6 +368,52 @@ def per_prompt_counters(run: str = "B") -> list[dict]:
     if not rows:
         raise ModelInputError(f"no per-prompt counters for run {run!r} (A, B or A+B)", field="run")
     return rows
+
+
+def _calibration_keys() -> dict[str, str]:
+    """{prompt key: calibration id} of the 128 calibration prompts (P128, prompt_set_hash
+    43df0c18b56abde3). The key is the first 16 hex of sha256 of the prompt's int64 token
+    ids (``acceptance_model._prompt_key``), stored in
+    ``models/data/acceptance_reference_P128.npz`` in the row order of
+    ``models/data/acceptance_features_P128.json``, whose rows name the ids."""
+    global _CAL_KEYS
+    if _CAL_KEYS is None:
+        with resources.files("models").joinpath(
+                "data", "acceptance_reference_P128.npz").open("rb") as fh:
+            keys = [str(k) for k in np.load(fh)["prompt_keys"]]
+        ids = [r["id"] for r in json.loads(_data_text("acceptance_features_P128.json"))["rows"]]
+        if len(keys) != len(ids):  # pragma: no cover - shipped data
+            raise RuntimeError("calibration keys and ids disagree in length")
+        _CAL_KEYS = dict(zip(keys, ids))
+    return _CAL_KEYS
+
+
+_CAL_KEYS: dict | None = None
+
+
+def calibration_ids(prompts: Sequence[Sequence[int]]) -> list[str | None]:
+    """The calibration prompt each prompt is, matched by its token ids.
+
+    The measured per-prompt counters (:func:`per_prompt_counters`) belong to the 128
+    calibration prompts; a capture holding some of them, under any id and in any order,
+    can read those counters for them instead of a model's prediction.
+
+    Parameters
+    ----------
+    prompts : sequence of int sequences, length P
+        Prompt token ids of each record.
+
+    Returns
+    -------
+    list of (str or None), length P
+        The calibration id (``per_prompt_counters`` row ``id``) of each prompt whose
+        token ids are exactly a calibration prompt's, else None.
+    """
+    import hashlib
+
+    keys = _calibration_keys()
+    return [keys.get(hashlib.sha256(np.asarray(p, np.int64).tobytes()).hexdigest()[:16])
+            for p in prompts]
 
 
 def per_prompt_curves(rows: Sequence[dict], base_curve: np.ndarray, *, mode: str = "scaled",

@@ -85,7 +85,9 @@ def test_capture_mode_reports_honest_validation_and_extrapolation():
 
 def test_capture_mode_group_as_private_set_matches_measured_drop():
     """Use the calibration groups as 'public' (all) and 'private' (AIME prompts only): the
-    projected ratio's interval contains the measured AIME / P128 tokens/forward ratio."""
+    projected ratio's interval contains the measured AIME / P128 tokens/forward ratio. The
+    AIME prompts are calibration prompts, so they read their measured counters (the content
+    model's in-sample pairs: tests/planner/test_shift_paired.py)."""
     from models.drafting.acceptance_model import load_calibration
     t = load_calibration()
     nd = sum(r["num_drafts"] for r in t["rows"])
@@ -95,8 +97,9 @@ def test_capture_mode_group_as_private_set_matches_measured_drop():
             ) / (1 + na / nd)
     d = run_shift(400.0, private_capture="tests/fixtures/shift_aime2026_p128.jsonl.gz",
                   seed=0, n_draws=4000).to_dict()
-    # in-sample for this group (the full model saw it), so only a consistency check
+    assert d["private"]["source"].startswith("measured counters runs A+B, 14 of the 128")
     assert d["ratio"]["pi_low"] < meas < d["ratio"]["pi_high"]
+    assert d["ratio"]["point"] == pytest.approx(meas, rel=0.003)
 
 
 def test_cli_writes_json_md_html(tmp_path):

@@ -36,8 +36,24 @@ def test_calibration_prompts_on_both_sides_are_measured_and_leave_run_noise(priv
     assert d0["ratio"] == d["ratio"]
 
 
-def test_identical_captures_off_the_calibration_set_give_one():
-    d = run_shift(481.53, public_capture=AIME, private_capture=AIME, seed=0,
+def _off_calibration(tmp_path, src):
+    """``src`` with one token more at the start of every prompt: the same texts, but no
+    longer calibration prompts (those are matched by their prompt tokens)."""
+    import gzip
+    import json
+
+    out = tmp_path / "off.jsonl"
+    with gzip.open(src, "rt") as fh:
+        recs = [json.loads(ln) for ln in fh if ln.strip()]
+    for r in recs:
+        r["prompt_token_ids"] = [2] + r["prompt_token_ids"]
+    out.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return out
+
+
+def test_identical_captures_off_the_calibration_set_give_one(tmp_path):
+    off = _off_calibration(tmp_path, AIME)
+    d = run_shift(481.53, public_capture=off, private_capture=off, seed=0,
                   n_draws=4000).to_dict()
     assert d["private"]["paired"]["same_prompt_set"] is True
     assert d["ratio"]["point"] == pytest.approx(1.0, abs=0.003)
@@ -124,3 +140,44 @@ def test_a_doubled_private_capture_is_the_same_prompt_set(cli, tmp_path):
     assert out[0]["p_drop"] == out[1]["p_drop"]
     assert "repeated capture record" in out[1]["trust"]
     assert "repeated capture record" not in out[0]["trust"]
+
+
+def test_part_of_the_calibration_prompts_reads_their_measured_counters(tmp_path):
+    """A capture of some calibration prompts (here the 14 AIME prompts of P128, under other
+    ids) reads their measured counters, as planner draft does, instead of the content model
+    (new-user report: 100 of the 128 prompts showed a false 12 % drop)."""
+    import gzip
+    import json
+
+    ren = tmp_path / "renamed.jsonl"
+    with gzip.open(AIME, "rt") as fh:
+        recs = [json.loads(ln) for ln in fh if ln.strip()]
+    ren.write_text("".join(json.dumps({**r, "id": "my-" + str(r["id"])}) + "\n"
+                           for r in recs[::-1]))
+    rows = load_calibration()["rows"]
+    a = [r for r in rows if r["group"] == "aime2026"]
+    nd_a = sum(r["num_drafts"] for r in a)
+    meas = (nd_a + sum(r["num_accepted"] for r in a)) / nd_a
+    nd = sum(r["num_drafts"] for r in rows)
+    meas_all = (nd + sum(r["num_accepted"] for r in rows)) / nd
+    for f in (AIME, ren):
+        d = run_shift(481.53, private_capture=f, seed=0, n_draws=4000).to_dict()
+        assert d["private"]["source"].startswith("measured counters")
+        assert f"{len(a)} of the 128 calibration prompts" in d["private"]["source"]
+        # the measured set figure (runs A+B) and its ratio to the whole set, run noise only
+        assert d["private"]["tokens_per_forward"]["point"] == pytest.approx(meas, rel=0.002)
+        assert d["ratio"]["point"] == pytest.approx(meas / meas_all, rel=0.003)
+        assert _width(d) == pytest.approx(RUN_NOISE_WIDTH, rel=0.03)
+    # planner draft reads the same counters for them: the same per-prompt curves as in
+    # the whole calibration capture
+    from planner.draft import _acceptance_for
+
+    full = load_capture(FRONTIER)
+    part = load_capture(ren)
+    m_full, cur_full, _ = _acceptance_for(full, 7, None, None, "B")
+    m_part, cur_part, note = _acceptance_for(part, 7, None, None, "B")
+    assert note is None and "14 of the 128 calibration prompts" in m_part.meta["model"]
+    where = {pid: i for i, pid in enumerate(full.ids)}
+    rows_in_full = [where[str(r["id"])[3:]] for r in (json.loads(x) for x in
+                                                     ren.read_text().splitlines())]
+    np.testing.assert_array_equal(cur_part, cur_full[rows_in_full])
