@@ -45,7 +45,8 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
     """
 
 
-_COMMAND_MODULES = ("verdict", "runs", "repeats", "budget", "draft", "report", "shift")
+_COMMAND_MODULES = ("verdict", "runs", "repeats", "budget", "draft", "report", "shift",
+                    "compile")
 
 
 def _register_all() -> None:

@@ -1,4 +1,4 @@
-"""Numba kernels for lookup-based draft profiles and the step walk.
+"""Kernels for lookup-based draft profiles and the step walk (numba JIT or AOT).
 
 Private module: the public, documented interface is :mod:`models.drafting.lookup`
 and :mod:`models.drafting.walk`.  All kernels work on a *batch* laid out as
@@ -11,19 +11,23 @@ and :mod:`models.drafting.walk`.  All kernels work on a *batch* laid out as
 and fill ``acc``, ``mlen``, ``prop`` (int32[comp_off[-1]]) in place.
 Position ``p`` in a request's sequence is "context = seq[:p]"; completion position
 ``t = p - plen``.
+
+Every kernel is a plain Python function ``_py_<name>``; ``<name>`` (``pld_batch``, ...)
+calls it compiled, ahead of time (:mod:`models._aot`) or by numba's JIT on first use.
+Importing this module imports neither numba nor the compiled module; :func:`_jit_helpers`
+compiles the kernels' callees with numba (the global names the kernel bodies call are
+rebound to the compiled functions), before a kernel is compiled either way.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 _U64 = np.uint64
 _B = np.uint64(0x9E3779B97F4A7C15)  # odd multiplier for polynomial hashing (mod 2**64)
 _MIX = np.uint64(0xBF58476D1CE4E5B9)
 
 
-@njit(cache=True, inline="always")
 def _mix(h):
     h = h ^ (h >> np.uint64(31))
     h = h * _MIX
@@ -31,7 +35,6 @@ def _mix(h):
     return h
 
 
-@njit(cache=True)
 def _ngram_hash(S, j, n):
     h = np.uint64(0)
     for i in range(n):
@@ -39,7 +42,6 @@ def _ngram_hash(S, j, n):
     return _mix(h)
 
 
-@njit(cache=True)
 def _same(S, a, b, n):
     for i in range(n):
         if S[a + i] != S[b + i]:
@@ -47,7 +49,6 @@ def _same(S, a, b, n):
     return True
 
 
-@njit(cache=True)
 def _table_find(S, tab_pos, tab_stamp, mask, stamp, j, n, h):
     """Slot holding an n-gram equal to S[j:j+n] (exact compare), or the empty slot to use."""
     slot = np.int64(h & mask)
@@ -59,7 +60,6 @@ def _table_find(S, tab_pos, tab_stamp, mask, stamp, j, n, h):
         slot = (slot + 1) & mask
 
 
-@njit(cache=True)
 def _lce(S, a, b, end, cap):
     """Length of the common prefix of S[a:] and S[b:], b < end, at most ``cap``."""
     k = 0
@@ -68,7 +68,6 @@ def _lce(S, a, b, end, cap):
     return k
 
 
-@njit(cache=True)
 def _table_size(seq_off, R):
     """Power-of-two hash-table size holding every n-gram start of the longest sequence."""
     maxN = 1
@@ -82,8 +81,7 @@ def _table_size(seq_off, R):
     return size
 
 
-@njit(cache=True)
-def pld_batch(seq, seq_off, plen, comp_off, n, D, acc, mlen, prop):
+def _py_pld_batch(seq, seq_off, plen, comp_off, n, D, acc, mlen, prop):
     """Prompt lookup: most recent earlier occurrence of the last n tokens."""
     R = plen.shape[0]
     size = _table_size(seq_off, R)
@@ -121,8 +119,7 @@ def pld_batch(seq, seq_off, plen, comp_off, n, D, acc, mlen, prop):
             prop[o + t] = d
 
 
-@njit(cache=True)
-def ngram_batch(seq, seq_off, plen, comp_off, nmin, nmax, k, acc, mlen, prop):
+def _py_ngram_batch(seq, seq_off, plen, comp_off, nmin, nmax, k, acc, mlen, prop):
     """vLLM NgramProposer: longest suffix n-gram in [nmin, nmax], earliest occurrence."""
     R = plen.shape[0]
     size = _table_size(seq_off, R)
@@ -172,8 +169,7 @@ def ngram_batch(seq, seq_off, plen, comp_off, nmin, nmax, k, acc, mlen, prop):
 # Step walk
 # ---------------------------------------------------------------------------
 
-@njit(cache=True)
-def walk_batch(acc, prop, mlen, comp_off, start, out_pos, out_acc, out_com, out_prop,
+def _py_walk_batch(acc, prop, mlen, comp_off, start, out_pos, out_acc, out_com, out_prop,
                out_ml, step_off):
     """Walk every request: t=start; a = min(acc[t], prop[t], L-t); commit min(a+1, L-t).
 
@@ -205,8 +201,7 @@ def walk_batch(acc, prop, mlen, comp_off, start, out_pos, out_acc, out_com, out_
     return k
 
 
-@njit(cache=True)
-def step_sums(step_off, com, prop, step_cost, run_cap, tokens, forwards, drafts, extra,
+def _py_step_sums(step_off, com, prop, step_cost, run_cap, tokens, forwards, drafts, extra,
               rows, time_ms):
     """Per-request sums of a walk trace, in step order; returns #steps with com-1 > run_cap.
 
@@ -237,8 +232,7 @@ def step_sums(step_off, com, prop, step_cost, run_cap, tokens, forwards, drafts,
     return over
 
 
-@njit(cache=True, nogil=True)
-def walk_sums(acc, prop, comp_off, start, step_cost, run_cap, tokens, forwards, drafts, extra,
+def _py_walk_sums(acc, prop, comp_off, start, step_cost, run_cap, tokens, forwards, drafts, extra,
               rows, time_ms, hist):
     """:func:`walk_batch` and :func:`step_sums` in one pass, without the trace.
 
@@ -296,7 +290,6 @@ def walk_sums(acc, prop, comp_off, start, step_cost, run_cap, tokens, forwards, 
 _LEN, _CNT, _PAR, _FCH, _NSIB, _TOK, _BEST, _STAMP = 0, 1, 2, 3, 4, 5, 6, 7
 
 
-@njit(cache=True)
 def _tfind(keyh, T, mask, h, ln, stamp):
     slot = np.int64(_mix(h) & mask)
     while True:
@@ -307,7 +300,6 @@ def _tfind(keyh, T, mask, h, ln, stamp):
         slot = (slot + 1) & mask
 
 
-@njit(cache=True)
 def _tinc(keyh, T, mask, par, par_h, x, ln, stamp, new):
     """Count one more occurrence of (parent substring + x); return (slot, hash).
     ``new[0]`` counts the slots taken (nodes created)."""
@@ -337,7 +329,6 @@ def _tinc(keyh, T, mask, par, par_h, x, ln, stamp, new):
     return s, h
 
 
-@njit(cache=True)
 def _tdec(keyh, T, mask, par, par_h, x, ln, stamp):
     h = par_h * _B + np.uint64(x + 1)
     s = _tfind(keyh, T, mask, h, ln, stamp)
@@ -357,7 +348,6 @@ def _tdec(keyh, T, mask, par, par_h, x, ln, stamp):
     return s, h
 
 
-@njit(cache=True)
 def _tappend(keyh, T, mask, stamp, act_s, act_h, cur_len, x, depth, sign, new):
     """Append token x to a sequence whose active suffix nodes are act_*[1..]."""
     top = min(depth, cur_len + 1)
@@ -370,7 +360,6 @@ def _tappend(keyh, T, mask, stamp, act_s, act_h, cur_len, x, depth, sign, new):
         act_h[ln] = h
 
 
-@njit(cache=True)
 def _tadd_seq(keyh, T, mask, stamp, S, a, b, depth, sign, new):
     act_s = np.full(depth + 1, -1, np.int64)
     act_h = np.zeros(depth + 1, np.uint64)
@@ -378,7 +367,6 @@ def _tadd_seq(keyh, T, mask, stamp, S, a, b, depth, sign, new):
         _tappend(keyh, T, mask, stamp, act_s, act_h, q - a, S[q], depth, sign, new)
 
 
-@njit(cache=True)
 def _tspeculate(keyh, T, mask, stamp, S, p, depth, max_spec, factor, offset, min_prob,
                 powB, buf, best_buf):
     """arctic-inference SuffixTree::speculate (path mode) on the hashed trie.
@@ -421,8 +409,7 @@ def _tspeculate(keyh, T, mask, stamp, S, p, depth, max_spec, factor, offset, min
     return best_score, best_m, best_n
 
 
-@njit(cache=True)
-def suffix_batch(seq, seq_off, plen, comp_off, order, depth, max_spec, factor, offset,
+def _py_suffix_batch(seq, seq_off, plen, comp_off, order, depth, max_spec, factor, offset,
                  min_prob, cache_mode, cache_size, gsize, lsize, acc, mlen, prop, nodes):
     """Suffix decoding replay over requests in ``order``.
 
@@ -519,3 +506,54 @@ def suffix_batch(seq, seq_off, plen, comp_off, order, depth, max_spec, factor, o
                 _tappend(gkey, gT, gmask, 0, g_s, g_h, t, S[p], depth, 1, gnew)
     nodes[0] = gnew[0]
     return 0
+
+
+# ---------------------------------------------------------------------------
+# Compilation: numba JIT (on first use) or the AOT module (models._aot)
+# ---------------------------------------------------------------------------
+#: The kernels' callees, with their numba options (callees are compiled, i.e. rebound in
+#: this module's globals, before any kernel: the kernel bodies call them by these names).
+_HELPERS = {"_mix": {"inline": "always"}, "_ngram_hash": {}, "_same": {}, "_table_find": {},
+            "_lce": {}, "_table_size": {}, "_tfind": {}, "_tinc": {}, "_tdec": {},
+            "_tappend": {}, "_tadd_seq": {}, "_tspeculate": {}}
+_PY_HELPERS = {name: globals()[name] for name in _HELPERS}  # the plain functions
+#: numba options of each kernel beyond ``cache=True``.
+_KERNEL_OPTIONS = {"pld_batch": {}, "ngram_batch": {}, "walk_batch": {}, "step_sums": {},
+                   "walk_sums": {"nogil": True}, "suffix_batch": {}}
+_JITTED: dict = {}
+
+
+def _jit_helpers() -> None:
+    """Compile (lazily: numba compiles on the first call) the kernels' callees with numba
+    and rebind their names in this module (idempotent; imports numba)."""
+    if _JITTED:
+        return
+    from numba import njit
+
+    g = globals()
+    for name, opts in _HELPERS.items():
+        g[name] = njit(cache=True, **opts)(_PY_HELPERS[name])
+    _JITTED["_helpers"] = True
+
+
+def _jit_factory(name: str):
+    def make():
+        if name not in _JITTED:
+            _jit_helpers()
+            from numba import njit
+
+            _JITTED[name] = njit(cache=True, **_KERNEL_OPTIONS[name])(globals()["_py_" + name])
+        return _JITTED[name]
+
+    return make
+
+
+def _make_kernels() -> None:
+    from models._aot import lazy
+
+    g = globals()
+    for name in _KERNEL_OPTIONS:
+        g[name] = lazy(name, _jit_factory(name))
+
+
+_make_kernels()

@@ -59,8 +59,6 @@ from typing import Sequence
 
 import numpy as np
 
-from numba import njit
-
 from models.errors import ModelInputError
 
 __all__ = ["FEATURES", "ContentModel", "capture_features", "calibration_table", "fit",
@@ -307,8 +305,7 @@ def load_calibration() -> dict:
                       .read_text(encoding="utf-8"))
 
 
-@njit(cache=True)
-def _walk_kernel(p, off, K):  # pragma: no cover - numba
+def _py_walk_kernel(p, off, K):  # pragma: no cover - numba
     R = off.shape[0] - 1
     out = np.empty(R)
     for r in range(R):
@@ -329,6 +326,24 @@ def _walk_kernel(p, off, K):  # pragma: no cover - numba
             F[t] = 1.0 + ef
         out[r] = (L - 1) / F[1] if L > 1 else 1.0
     return out
+
+
+def _jit_walk_kernel():
+    """:func:`_py_walk_kernel` compiled by numba's JIT (``cache=True``; imports numba)."""
+    from numba import njit
+
+    return njit(cache=True)(_py_walk_kernel)
+
+
+def _make_walk_kernel():
+    from models._aot import lazy
+
+    return lazy("mtp_walk_tpf", _jit_walk_kernel)
+
+
+#: :func:`_py_walk_kernel` compiled, ahead of time (:mod:`models._aot`) or by numba on the
+#: first call: importing this module imports neither.
+_walk_kernel = _make_walk_kernel()
 
 
 def walk_tpf(p: np.ndarray, offsets: np.ndarray, k: int = 7) -> np.ndarray:

@@ -269,20 +269,40 @@ def _py_gather_sums(V, sel, idx, b0, c, prog, out):  # pragma: no cover - numba
             out[s, b] = stack[0]
 
 
-_leaf_sum = None  # the compiled kernels, made by _gather_sums() on its first call
-_GATHER = None
+_leaf_sum = _py_leaf_sum  # rebound to the numba-compiled callee by _jit_helpers()
+_JIT = {}
 
 
-def _gather_sums(V, sel, idx, b0, c, prog, out):
-    """:func:`_py_gather_sums` compiled by numba (``cache=True``) on the first call, so that
-    importing this module does not import numba."""
-    global _leaf_sum, _GATHER
-    if _GATHER is None:
+def _jit_helpers() -> None:
+    """Compile the kernel's callee with numba and rebind it here (idempotent; imports
+    numba): the kernel body calls ``_leaf_sum`` by this global name."""
+    global _leaf_sum
+    if "leaf" not in _JIT:
         from numba import njit
 
-        _leaf_sum = njit(cache=True, nogil=True)(_py_leaf_sum)  # called by the kernel
-        _GATHER = njit(cache=True, nogil=True)(_py_gather_sums)
-    return _GATHER(V, sel, idx, b0, c, prog, out)
+        _leaf_sum = njit(cache=True, nogil=True)(_py_leaf_sum)
+        _JIT["leaf"] = _leaf_sum
+
+
+def _jit_gather():
+    """:func:`_py_gather_sums` compiled by numba's JIT (``cache=True``; imports numba)."""
+    if "gather" not in _JIT:
+        _jit_helpers()
+        from numba import njit
+
+        _JIT["gather"] = njit(cache=True, nogil=True)(_py_gather_sums)
+    return _JIT["gather"]
+
+
+def _make_gather():
+    from models._aot import lazy
+
+    return lazy("gather_sums", _jit_gather)
+
+
+#: :func:`_py_gather_sums` compiled, ahead of time (:mod:`models._aot`) or by numba on the
+#: first call, so that importing this module imports neither.
+_gather_sums = _make_gather()
 
 
 def summarize_samples(samples: np.ndarray, point: float | None = None, level: float = 0.95

@@ -253,19 +253,23 @@ def _py_parse_token_arrays(buf, bounds, out, counts):  # pragma: no cover - numb
     return k
 
 
-_PARSE_KERNEL = None
+def _jit_parse():
+    """:func:`_py_parse_token_arrays` compiled by numba's JIT (``cache=True``; imports
+    numba)."""
+    from numba import njit
+
+    return njit(cache=True, nogil=True)(_py_parse_token_arrays)
 
 
-def _parse_token_arrays(buf, bounds, out, counts):
-    """:func:`_py_parse_token_arrays` compiled by numba (``cache=True``), compiled or loaded
-    on the first call: numba is imported only when a capture is read, not when this module
-    is imported."""
-    global _PARSE_KERNEL
-    if _PARSE_KERNEL is None:
-        from numba import njit
+def _make_parse_kernel():
+    from models._aot import lazy
 
-        _PARSE_KERNEL = njit(cache=True, nogil=True)(_py_parse_token_arrays)
-    return _PARSE_KERNEL(buf, bounds, out, counts)
+    return lazy("parse_token_arrays", _jit_parse)
+
+
+#: :func:`_py_parse_token_arrays` compiled, ahead of time (:mod:`models._aot`) or by numba
+#: on the first call: importing this module imports neither.
+_parse_token_arrays = _make_parse_kernel()
 
 
 def _read_chunks(p: Path, gz: bool):
