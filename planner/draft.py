@@ -331,8 +331,11 @@ def worth_a_run(gain: np.ndarray, sigma: float, *, baseline_tps: float, prior,
             **({} if model_spread is None else {"model_uncertainty": model_spread})}
 
 
-#: Two-sided 90 % Normal quantile (the level of the content model's prediction interval,
-#: :func:`models.drafting.acceptance_model.for_capture`'s default ``level``).
+#: Level of the "new prompt set" prediction interval: the content model's (its
+#: :func:`models.drafting.acceptance_model.for_capture` default ``level``), and the level of
+#: the bootstrap interval combined with it.
+_PI_LEVEL = 0.90
+#: Two-sided 90 % Normal quantile (:data:`_PI_LEVEL`).
 _Z90 = 1.6448536269514722
 
 
@@ -1205,8 +1208,11 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
         tpf = summarize_samples(boot[f"tpf{i}"], tpf_pt)
         if r.spec.name in STOCHASTIC:
             from models.drafting.acceptance_model import interval_fields
-            tpf.update(interval_fields(model.meta.get("content"), tpf["point"], tpf["ci_low"],
-                                       tpf["ci_high"]))
+            # the 90 % PI combines the content model's 90 % interval with the bootstrap's
+            # 90 % interval (not its 95 % CI: one level on both sides)
+            b90 = summarize_samples(boot[f"tpf{i}"], tpf_pt, level=_PI_LEVEL)
+            tpf.update(interval_fields(model.meta.get("content"), tpf["point"], b90["ci_low"],
+                                       b90["ci_high"]))
         rate_pt = res.tokens.sum() / res.time_ms.sum()
         ratio = boot[f"rate{i}"] / base_rate
         ratio_pt = rate_pt / base_rate_pt
@@ -1361,10 +1367,15 @@ def _headline_row(cands: list, runnable_form: bool = False) -> tuple:
                      f"{_projection_note(best_m)}")
         return head, "capture", line
     head = max(modelled, key=gain)
-    note = _projection_note(head) + (
-        "; its assurance integrates over that prediction interval"
-        if (head["worth_a_run"] or {}).get("model_uncertainty") else
-        "; its assurance treats that projection as exact")
+    if (head["worth_a_run"] or {}).get("model_uncertainty"):
+        how = "; its assurance integrates over that prediction interval"
+    elif "measured per-prompt counters" in head.get("numbers_from", ""):
+        # the capture's prompts are calibration prompts: no prompt-set shift to predict
+        how = ("; its assurance rests on the measured counters of these prompts (their "
+               "bootstrap spread; no prompt-set shift)")
+    else:
+        how = "; its assurance treats that projection as exact"
+    note = _projection_note(head) + how
     if runnable_form:
         return head, "model", (f"best runnable: {head['label']} {mark}: "
                                f"{head['worth_a_run']['verdict']} ({note})")
