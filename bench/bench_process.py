@@ -3,6 +3,7 @@
 Usage::
 
     python bench/bench_process.py [--runs 5] [--quick] [--only NAME ...] [--no-cold] [--stages]
+                                  [--no-jit-rows]
 
 Every row runs as a separate process, next to its baseline in the same run (so a loaded
 machine slows both alike):
@@ -22,13 +23,19 @@ an installed package has it: with ``PYTHONDONTWRITEBYTECODE`` set (as in some sh
 CI) every run would otherwise compile each edited module from source again, a cost no user
 pays. Both a command and its baseline import these packages.
 
-Medians of ``--runs`` runs after one warm-up run (numba cache warm), and the peak RSS of
-each child (``os.wait4``; Linux reports KiB). ``--stages`` adds where a ``draft-big`` process
-spends its CPU: the same pipeline as ``planner draft`` (imports, numba's import and first
-cached dispatch, capture parse, PLD profile, walks, bootstrap, worth-a-run sizing), one
-stage after another in one fresh process (median of ``--runs`` processes). A second table runs the numba commands once
-each with a fresh, empty ``NUMBA_CACHE_DIR`` (first-run compile time). The big inputs are
-written to a temporary folder, removed at the end (``--keep`` keeps it).
+First the ahead-of-time kernels are built (``planner compile``, :mod:`models._aot`; a no-op
+when the user's module is up to date), as a user's first run or ``planner compile`` leaves
+them. Medians of ``--runs`` runs after one warm-up run (numba cache warm), and the peak RSS
+of each child (``os.wait4``; Linux reports KiB). The ``draft-big``, ``draft`` and
+``repeats`` rows also run with ``SPEC_PLANNER_AOT=0`` (``[jit]``: numba's JIT kernels, as
+before the AOT module) in the same run, so the two read against the same load.
+``--stages`` adds where a ``draft-big`` process spends its CPU: the same pipeline as
+``planner draft`` (imports, the kernels' first dispatch, capture parse, PLD profile, walks,
+bootstrap, worth-a-run sizing), one stage after another in one fresh process (median of
+``--runs`` processes), with the AOT kernels and with numba's JIT. A second table times the
+AOT build in an empty folder and runs the numba commands once each with a fresh, empty
+``NUMBA_CACHE_DIR`` and ``SPEC_PLANNER_AOT=0`` (numba's first-run compile time). The big
+inputs are written to a temporary folder, removed at the end (``--keep`` keeps it).
 """
 
 from __future__ import annotations
@@ -95,12 +102,10 @@ def lap(name):
 import numpy as np
 import planner.cli, planner.draft as pd
 lap("python, numpy, CLI imports")
-import numba
-lap("import numba")
 from models.drafting import capture
 capture._parse_token_arrays(np.frombuffer(b"[1]", np.uint8), np.array([0, 3]),
                             np.empty(1, np.int32), np.empty(1, np.int64))
-lap("numba first cached dispatch")
+lap("first kernel dispatch (AOT load, or numba import + dispatch)")
 from models.drafting import PLD, draft_profiles, walk, bootstrap_ratios
 from models.drafting.cost import load_cost_model
 cap = capture.load_capture(sys.argv[1])
@@ -124,6 +129,7 @@ pd.worth_a_run(g, 0.57, baseline_tps=float(cost.tps(1.0, 1.0)),
 lap("worth-a-run sizing (imports + assurance kernels)")
 for name, v in out:
     print(f"{name}\t{v:.4f}")
+print(f"numba imported\t{int('numba' in sys.modules)}")
 """
 
 FLOOR = [sys.executable, "-c", "import numpy"]
@@ -165,9 +171,10 @@ def make_inputs(tmp: Path, n_scale: int) -> dict:
     return {"big": big, "scale": scale, "ref": ref, "scale_py": sc, "stages": stages}
 
 
-def stage_table(script: Path, big: Path, env: dict, runs: int) -> None:
+def stage_table(script: Path, big: Path, env: dict, runs: int, label: str = "") -> None:
     """Print the median CPU seconds of each ``draft-big`` stage over ``runs`` processes."""
     per: dict = {}
+    imported = set()
     for i in range(runs + 1):
         out = subprocess.run([sys.executable, str(script), str(big)], cwd=ROOT, env=env,
                              capture_output=True, text=True, check=True).stdout
@@ -175,9 +182,13 @@ def stage_table(script: Path, big: Path, env: dict, runs: int) -> None:
             continue  # warm-up
         for line in out.splitlines():
             name, v = line.split("\t")
+            if name == "numba imported":
+                imported.add(v == "1")
+                continue
             per.setdefault(name, []).append(float(v))
     total = sum(statistics.median(v) for v in per.values())
-    print(f"\ndraft-big stages (one process, CPU s, median of {runs}):")
+    print(f"\ndraft-big stages{label} (one process, CPU s, median of {runs}; numba "
+          f"imported: {'yes' if True in imported else 'no'}):")
     for name, v in per.items():
         m = statistics.median(v)
         print(f"  {name:48s} {m:6.3f}  {100 * m / total:5.1f} %")
@@ -218,6 +229,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", default=None, help="row names to run")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold-cache table")
     ap.add_argument("--keep", action="store_true", help="keep the temporary inputs")
+    ap.add_argument("--no-jit-rows", action="store_true",
+                    help="skip the SPEC_PLANNER_AOT=0 ([jit]) rows")
     ap.add_argument("--stages", action="store_true",
                     help="also break a draft-big process into its stages (CPU s)")
     args = ap.parse_args(argv)
@@ -230,7 +243,14 @@ def main(argv=None) -> int:
         compileall.compile_dir(str(ROOT / pkg), quiet=1)
     tmp = Path(tempfile.mkdtemp(prefix="planner-bench-"))
     env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
+    env.pop("SPEC_PLANNER_AOT", None)
+    jit_env = dict(env, SPEC_PLANNER_AOT="0")
     try:
+        t0 = time.perf_counter()
+        built = subprocess.run(planner("compile"), cwd=ROOT, env=env, capture_output=True,
+                               text=True)
+        print(f"planner compile ({time.perf_counter() - t0:.1f} s): "
+              f"{(built.stdout or built.stderr).strip()}")
         t0 = time.perf_counter()
         f = make_inputs(tmp, n_scale)
         print(f"inputs in {tmp} ({time.perf_counter() - t0:.1f} s): BIG.jsonl "
@@ -259,6 +279,10 @@ def main(argv=None) -> int:
         if args.only:
             rows = [r for r in rows if any(r[0].startswith(o) for o in args.only)]
         numba_rows = {"draft-big", "repeats", "budget", "draft"}
+        jit_rows = {"draft-big", "repeats", "draft"}  # also timed with SPEC_PLANNER_AOT=0
+        if not args.no_jit_rows:
+            rows = [r2 for r in rows for r2 in
+                    ([r, (r[0] + " [jit]", *r[1:])] if r[0] in jit_rows else [r])]
 
         print(f"\nwarm numba cache: median of {runs} after a warm-up; "
               f"{platform.machine()} {os.cpu_count()} cores, Python "
@@ -269,10 +293,10 @@ def main(argv=None) -> int:
         print(head)
         print("-" * len(head))
         for name, cmd, base, base_name, target in rows:
-            t, rss, c = measure(cmd, env, runs)
+            t, rss, c = measure(cmd, jit_env if name.endswith("[jit]") else env, runs)
             if base is not None:
                 tb, _, cb = measure(base, env, runs)
-                if name == "draft-big":
+                if name.startswith("draft-big"):
                     ratio, cratio = f"{tb / t:6.2f}x", f"{cb / c:8.2f}x"
                 else:
                     ratio, cratio = f"{t / tb:6.1f}x", f"{c / cb:8.1f}x"
@@ -286,18 +310,24 @@ def main(argv=None) -> int:
               "much)")
 
         if args.stages:
-            stage_table(f["stages"], f["big"], env, runs)
+            stage_table(f["stages"], f["big"], env, runs, " [AOT]")
+            stage_table(f["stages"], f["big"], jit_env, runs, " [jit]")
 
         if not args.no_cold:
-            print("\ncold numba cache (fresh empty NUMBA_CACHE_DIR, one run each; "
-                  "the compile happens once per user and kernel version)")
+            d = tempfile.mkdtemp(prefix="aot-cold-", dir=tmp)
+            wall, _, rc, cpu = run_once(planner("compile"), dict(env, SPEC_PLANNER_AOT_DIR=d))
+            print(f"\nAOT build in an empty folder (planner compile, once per user, kernel "
+                  f"source and numba version): {wall:.1f} s wall, {cpu:.1f} s CPU"
+                  + ("" if rc == 0 else f" (failed, exit {rc})"))
+            print("cold numba cache (fresh empty NUMBA_CACHE_DIR, SPEC_PLANNER_AOT=0, one run "
+                  "each; the compile happens once per user and kernel version)")
             print(f"{'command':16s} {'cold s':>9s} {'warm s':>9s} {'compile s':>10s}")
             for name, cmd, *_ in rows:
                 if name not in numba_rows:
                     continue
                 d = tempfile.mkdtemp(prefix="numba-cold-", dir=tmp)
-                cold, _, _, _ = run_once(cmd, dict(env, NUMBA_CACHE_DIR=d))
-                warm, _, _, _ = run_once(cmd, dict(env, NUMBA_CACHE_DIR=d))
+                cold, _, _, _ = run_once(cmd, dict(jit_env, NUMBA_CACHE_DIR=d))
+                warm, _, _, _ = run_once(cmd, dict(jit_env, NUMBA_CACHE_DIR=d))
                 print(f"{name:16s} {cold:9.2f} {warm:9.2f} {cold - warm:10.2f}")
     finally:
         if args.keep:

@@ -308,7 +308,7 @@ def _load_fast(p: Path, fname: str, gz: bool, stop_at_eos: bool, eos_ids) -> Cap
         recs = []  # (line number, line, _Record or None)
         raws = []
         for i, line in enumerate(lines):
-            if not line.strip():
+            if not line or line.isspace():  # = not line.strip(), without copying the line
                 continue
             try:
                 rec = _DECODER.decode(line)
@@ -319,10 +319,13 @@ def _load_fast(p: Path, fname: str, gz: bool, stop_at_eos: bool, eos_ids) -> Cap
             raws.append(rec.prompt_token_ids)
             raws.append(rec.completion_token_ids)
         if raws:
-            text = np.frombuffer(b"".join(raws), dtype=np.uint8)
+            joined = b"".join(raws)
+            text = np.frombuffer(joined, dtype=np.uint8)
             bounds = np.zeros(len(raws) + 1, np.int64)
             bounds[1:] = np.cumsum(np.fromiter(map(len, raws), np.int64, len(raws)))
-            out = np.empty(int(np.count_nonzero(text == 44)) + len(raws), np.int32)
+            # ids <= commas + arrays (bytes.count: no temporary the size of the text)
+            out = np.empty(joined.count(b",") + len(raws), np.int32)
+            del joined  # (text keeps the bytes alive until it goes)
             counts = np.empty(len(raws), np.int64)
             used = _parse_token_arrays(text, bounds, out, counts)
             del text

@@ -333,6 +333,10 @@ def _layout(prompts: Sequence, completions: Sequence):
     seq_off[1:] = np.cumsum(plen + clen)
     comp_off = np.zeros(R + 1, np.int64)
     comp_off[1:] = np.cumsum(clen)
+    parts = [x for pc in zip(prompts, completions) for x in pc]
+    if R and all(type(x) is np.ndarray and x.dtype == np.int32 and x.ndim == 1 for x in parts):
+        seq = np.concatenate(parts)  # (a capture's arrays: one copy in C, ~15x the loop)
+        return seq, seq_off, plen, comp_off
     seq = np.empty(int(seq_off[-1]), np.int32)
     for r in range(R):
         a = seq_off[r]
