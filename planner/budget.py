@@ -280,10 +280,18 @@ def gaussian_kde_1d(data: np.ndarray, xs: np.ndarray) -> np.ndarray:
     ``scipy.stats`` (about 0.5-1 s of CPU, a tenth of ``planner budget``).
 
     The same steps as SciPy 1.17's ``gaussian_kde`` (Scott's factor ``neff ** (-1/5)``,
-    weights 1/n, ``np.cov`` with those weights, ``scipy.linalg`` Cholesky factor and
-    triangular solves) and its Cython ``gaussian_kernel_estimate`` loop (data point outer,
-    evaluation point inner, ``exp(-r² / 2) * norm`` accumulated in that order), compiled
-    with numba: ``tests/planner/test_budget_speed.py`` checks equality with SciPy.
+    weights 1/n, ``np.cov`` with those weights, Cholesky factor and triangular solves) and
+    its Cython ``gaussian_kernel_estimate`` loop (data point outer, evaluation point inner,
+    ``exp(-r² / 2) * norm`` accumulated in that order), compiled with numba:
+    ``tests/planner/test_budget_speed.py`` checks equality with SciPy.
+
+    In one dimension the factor and the solves are scalars, written out as the LAPACK /
+    OpenBLAS routines SciPy calls compute them: ``dpotrf`` of a 1 x 1 matrix is its square
+    root, and OpenBLAS's ``dtrsm`` multiplies by the reciprocal of the diagonal (its copy
+    routines store ``1 / a_ii``), so ``x = b * (1 / c)``, not ``b / c``. ``scipy.linalg``
+    here cost more than the arithmetic: OpenBLAS threads the 1 x n solve and its worker
+    then spins for ~0.1 s after each call (0.7 s of CPU per budget, on a core the sizing
+    threads need).
 
     Parameters
     ----------
@@ -297,21 +305,21 @@ def gaussian_kde_1d(data: np.ndarray, xs: np.ndarray) -> np.ndarray:
     ndarray, shape (m,)
         Density estimate at ``xs`` (per unit of ``data``).
     """
-    from scipy import linalg
-
     dataset = np.atleast_2d(np.asarray(data, float))               # (1, n)
     n = dataset.shape[1]
     weights = np.ones(n) / n
     neff = 1 / np.vecdot(weights, weights)
     factor = np.power(neff, -1. / (1 + 4))
     data_cov = np.atleast_2d(np.cov(dataset, rowvar=1, bias=False, aweights=weights))
-    cho_cov = (linalg.cholesky(data_cov, lower=True) * factor).astype(np.float64)
-    points = np.atleast_2d(np.asarray(xs, float))                   # (1, m)
-    pts = np.asarray(linalg.solve_triangular(cho_cov, dataset, lower=True).T, dtype=float)
-    xi = np.asarray(linalg.solve_triangular(cho_cov, points, lower=True).T, dtype=float)
-    norm = math.pow(2 * math.pi, -1 / 2.) / cho_cov[0, 0]
-    return _kde_sum(np.ascontiguousarray(pts[:, 0]), np.ascontiguousarray(weights),
-                    np.ascontiguousarray(xi[:, 0]), norm)
+    if not data_cov[0, 0] > 0:
+        raise ValueError("gaussian_kde_1d: the data have no spread")  # SciPy: LinAlgError
+    cho = float(np.sqrt(data_cov[0, 0]) * factor)      # linalg.cholesky(cov, lower) * factor
+    inv = 1.0 / cho                                    # dtrsm's reciprocal of the diagonal
+    pts = np.asarray(data, float).ravel() * inv        # solve_triangular(cho, dataset)
+    xi = np.asarray(xs, float).ravel() * inv           # solve_triangular(cho, points)
+    norm = math.pow(2 * math.pi, -1 / 2.) / cho
+    return _kde_sum(np.ascontiguousarray(pts), np.ascontiguousarray(weights),
+                    np.ascontiguousarray(xi), norm)
 
 
 def _kde_sum(p: np.ndarray, v: np.ndarray, x: np.ndarray, norm: float) -> np.ndarray:
