@@ -487,13 +487,16 @@ def _compile(out: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def build(*, force: bool = False, wait_s: float = 900.0) -> dict:
+def build(*, force: bool = False, retry_failed: bool = False, wait_s: float = 900.0) -> dict:
     """Compile the AOT module for the current sources, unless it exists.
 
     Parameters
     ----------
     force : bool
         Compile even when the module exists or a build failed before.
+    retry_failed : bool
+        Compile again when a build (or loading the module) failed before; otherwise the
+        recorded error is returned (what a background build does: no retry on every run).
     wait_s : float
         Seconds to wait for a build already running in another process (0: do not wait).
 
@@ -510,9 +513,10 @@ def build(*, force: bool = False, wait_s: float = 900.0) -> dict:
     stem = _stem()
     fail = d / f"{stem}.failed"
     res = {"path": str(out), "built": False, "seconds": 0.0, "error": None}
-    if out.exists() and not force:
+    failed = fail.exists()
+    if out.exists() and not force and not (failed and retry_failed):
         return res
-    if fail.exists() and not force:
+    if failed and not (force or retry_failed):
         res["error"] = fail.read_text(errors="replace").strip()
         return res
     lock = d / f"{stem}.lock"
@@ -520,7 +524,7 @@ def build(*, force: bool = False, wait_s: float = 900.0) -> dict:
         res["error"] = f"another build holds {lock}"
         return res
     try:
-        if out.exists() and not force:  # built by the process we waited for
+        if out.exists() and not force and not fail.exists():  # built by the one we waited for
             return res
         t0 = time.perf_counter()
         try:

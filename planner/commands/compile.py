@@ -15,7 +15,7 @@ def register(app: typer.Typer) -> None:
     @app.command("compile")
     def compile_(
         force: bool = typer.Option(False, "--force", help="Compile again even when the "
-                                   "module for these sources exists or a build failed."),
+                                   "module for these sources exists."),
     ) -> None:
         """Compile the numba kernels ahead of time (once per user, kernel source and numba
         version): later commands load them without importing numba."""
@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
         if not _aot.enabled():
             print(f"{_aot.ENV}=0: ahead-of-time kernels are off; nothing built")
             return
-        res = _aot.build(force=force)
+        res = _aot.build(force=force, retry_failed=True)
         if res["error"]:
             first = res["error"].strip().splitlines()[0] if res["error"].strip() else "?"
             print(f"planner: error: AOT build failed: {first} (the kernels keep using "

@@ -239,6 +239,15 @@ def test_no_background_build_after_a_failure_or_while_one_runs(tmp_path, monkeyp
     _aot._start_background_build()
     assert started == []
     assert _aot.build(wait_s=0)["error"].startswith("another build holds")
+    # planner compile retries a failed build (and a module that failed to load)
+    (tmp_path / f"{_aot._stem()}.lock").unlink()
+    fail.write_text("ImportError: bad module\n")
+    _aot.module_path().write_bytes(b"corrupt")
+    monkeypatch.setattr(_aot, "_compile", lambda out: out.write_bytes(b"rebuilt"))
+    assert not _aot.build()["built"]  # without retry_failed: left as it is
+    res = _aot.build(retry_failed=True)
+    assert res["built"] and res["error"] is None and not fail.exists()
+    assert _aot.module_path().read_bytes() == b"rebuilt"
 
 
 def test_stale_lock_is_taken_over(tmp_path):
