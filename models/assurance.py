@@ -457,6 +457,14 @@ def decide_analysis(an: "GridAnalysis", z: np.ndarray, zq: np.ndarray, rope: flo
                                   cut=cut, exact_probs=exact_probs)[0]
 
 
+#: Called with no arguments before every launch of the labelling kernel (None: nothing), in
+#: the launching thread. ``planner.budget`` sets it while it sizes comparisons on several
+#: threads, to give the last thread still working all of numba's threads
+#: (:func:`numba.set_num_threads` is per thread). The labels do not depend on the number of
+#: threads.
+before_launch: Callable[[], None] | None = None
+
+
 def decide_analysis_levels(an: "GridAnalysis", z: np.ndarray, zq: np.ndarray, rope: float,
                            hdi_probs: Sequence[float], active: np.ndarray | None = None, *,
                            rule: str = "verdict", level: float = 0.95, cut: float = 20.0,
@@ -481,6 +489,9 @@ def decide_analysis_levels(an: "GridAnalysis", z: np.ndarray, zq: np.ndarray, ro
     act = (np.ones((L, D), np.bool_) if active is None
            else np.ascontiguousarray(active, np.bool_).reshape(L, D))
     out = _new_out(L, D)
+    hook = before_launch
+    if hook is not None:
+        hook()
     _k.label_mixtures_fused(np.ascontiguousarray(an.features(z, zq)), an.theta,
                             np.ascontiguousarray(z[:, an._keep]),
                             an.WT, an.delta_sd, float(rope), np.asarray(hdi_probs, float), act,

@@ -587,7 +587,10 @@ def _size_all(plan: Plan, *, sims: int, seed: int, stated: dict | None,
     another; results (and the first error, in plan order) are taken in plan order. The
     assurance kernels release the GIL (``nogil``) and run single-threaded inside a worker
     (:func:`numba.set_num_threads` is per thread), so two comparisons use the two cores
-    of a small machine while the Python between kernel calls takes turns.
+    of a small machine while the Python between kernel calls takes turns. Once no
+    comparison is left to start and only one worker is still sizing, that worker's kernels
+    run on all of numba's threads (:data:`models.assurance.before_launch`): the last
+    comparison no longer leaves a core idle. The labels do not depend on the thread count.
 
     Comparisons are not sized in forked worker processes: a child forked after the parent
     has started GNU OpenMP (numba's parallel kernels, or a cold numba cache compiling them)
@@ -603,15 +606,48 @@ def _size_all(plan: Plan, *, sims: int, seed: int, stated: dict | None,
     if workers > 1 and not _threadsafe_kernels():
         workers = 1
 
-    def one(c: Comparison) -> tuple[dict, RepeatPlan]:
-        if workers > 1:
+    lock = threading.Lock()
+    count = {"started": 0, "finished": 0}
+    local = threading.local()
+
+    def threads_for_launch() -> None:
+        # all of numba's threads for the last worker still sizing, else one
+        with lock:
+            alone = count["started"] == len(comps) and \
+                count["started"] - count["finished"] == 1
+        n = all_threads if alone else 1
+        if getattr(local, "threads", 1) != n:
             import numba
 
-            numba.set_num_threads(1)
-        return _size(plan, c, sims=sims, seed=seed, cache=cache, stated=stated)
+            numba.set_num_threads(n)
+            local.threads = n
+
+    def one(c: Comparison) -> tuple[dict, RepeatPlan]:
+        with lock:
+            count["started"] += 1
+        try:
+            if workers > 1:
+                import numba
+
+                numba.set_num_threads(1)
+                local.threads = 1
+            return _size(plan, c, sims=sims, seed=seed, cache=cache, stated=stated)
+        finally:
+            with lock:
+                count["finished"] += 1
 
     items, plans = [], []
     ex = ThreadPoolExecutor(max_workers=workers)
+    hooked = False
+    if workers > 1:
+        import numba
+
+        import models.assurance as assurance
+
+        all_threads = int(numba.config.NUMBA_NUM_THREADS)
+        if all_threads > 1 and assurance.before_launch is None:
+            assurance.before_launch = threads_for_launch
+            hooked = True
     try:
         futures = [ex.submit(one, c) for c in comps]
         for c, fut in zip(comps, futures):
@@ -622,6 +658,10 @@ def _size_all(plan: Plan, *, sims: int, seed: int, stated: dict | None,
                 progress(c.name)
     finally:
         ex.shutdown(wait=True, cancel_futures=True)
+        if hooked:
+            import models.assurance as assurance
+
+            assurance.before_launch = None
     return items, plans
 
 

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -95,3 +96,44 @@ def test_one_thread_without_a_threadsafe_layer(monkeypatch):
     monkeypatch.setattr(B, "_threadsafe_kernels", lambda: False)
     plan_budget(plan, sims=100, seed=0)
     assert len(seen) == 1
+
+
+def test_last_worker_gets_all_numba_threads(monkeypatch):
+    import numba
+
+    import models.assurance as A
+
+    if numba.config.NUMBA_NUM_THREADS < 2 or not B._threadsafe_kernels():
+        pytest.skip("one numba thread, or a threading layer that is not thread-safe")
+    monkeypatch.setattr(B, "_SIZING_THREADS", 2)
+    seen = []
+    real = A._k.label_mixtures_fused
+
+    def rec(*a):
+        seen.append(numba.get_num_threads())
+        return real(*a)
+
+    monkeypatch.setattr(A._k, "label_mixtures_fused", rec)
+    plan = read_plan(FIX / "plan_small.csv", overrides={"total_usd": 10.0})
+    last = len(plan.comparisons) - 1
+    finished, others_done, lock = [0], threading.Event(), threading.Lock()
+    real_size = B._size
+
+    def size(plan, c, **kw):                 # the last comparison starts once the others end
+        if c.index == last:
+            assert others_done.wait(timeout=120)
+            return real_size(plan, c, **kw)
+        try:
+            return real_size(plan, c, **kw)
+        finally:
+            with lock:
+                finished[0] += 1
+                if finished[0] == last:
+                    others_done.set()
+
+    monkeypatch.setattr(B, "_size", size)
+    with_hook = plan_budget(plan, sims=100, seed=0)
+    assert A.before_launch is None                      # removed when the budget is done
+    assert seen[0] == 1 and max(seen) == numba.config.NUMBA_NUM_THREADS
+    monkeypatch.setattr(B, "_SIZING_THREADS", 1)
+    assert _dump(plan_budget(plan, sims=100, seed=0)) == _dump(with_hook)
