@@ -293,7 +293,10 @@ def test_kernel_modules_import_without_numba():
 def built(tmp_path_factory) -> Path:
     """A folder holding the compiled module, built by ``planner compile`` (shared by
     pytest-xdist workers through the lock: the second waits and finds it built)."""
-    d = tmp_path_factory.getbasetemp().parent / "aot-test-modules"
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # .../pytest-N/popen-gwK: share pytest-N
+        base = base.parent
+    d = base / "aot-test-modules"
     out = subprocess.run([sys.executable, "-m", "planner", "compile"], cwd=ROOT,
                          env=_env(d), capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
