@@ -68,7 +68,14 @@ class SequentialResult:
 def _futile(dec: Decisions, n_now: float, n_cap: float, rope: float, hdi_prob: float,
             rule: str, level: float, thresh: float) -> np.ndarray:
     """Predictive chance (Normal approximation) that the analysis at the cap is decisive is
-    below ``thresh``: the remaining budget cannot change the verdict."""
+    below ``thresh``: the remaining budget cannot change the verdict.
+
+    The chance is B better + A better + equivalent, added in that order; the first two are
+    Normal CDF values (>= 0), so a dataset whose B-better term already reaches ``thresh`` is
+    not futile whatever follows (adding a nonnegative float never lowers a sum), and the
+    later terms are only computed for the others, the equivalence term only where it is
+    not zero. The result is the one of computing every term for every dataset.
+    """
     from scipy.special import ndtr, ndtri
 
     if n_now >= n_cap:
@@ -80,9 +87,16 @@ def _futile(dec: Decisions, n_now: float, n_cap: float, rope: float, hdi_prob: f
     m = dec.mean
     p = ndtr((m - rope - zq * s_fin) / om)
     if rule != "superiority":
-        p = p + ndtr((-rope - zq * s_fin - m) / om)
-        half = rope - zq * s_fin
-        p = p + np.where(half > 0, ndtr((half - m) / om) - ndtr((-half - m) / om), 0.0)
+        i = np.flatnonzero(p < thresh)
+        if i.size:
+            m, s_fin, om = m[i], s_fin[i], om[i]
+            q = p[i] + ndtr((-rope - zq * s_fin - m) / om)
+            half = rope - zq * s_fin
+            k = np.flatnonzero(half > 0)
+            if k.size:
+                hk, mk, ok = half[k], m[k], om[k]
+                q[k] = q[k] + (ndtr((hk - mk) / ok) - ndtr((-hk - mk) / ok))
+            p[i] = q
     return p < thresh
 
 
@@ -192,10 +206,12 @@ def evaluate_sequential_levels(full: Layout, looks: Sequence[Sequence[int]], pri
                 done = labs != UNDECIDED
                 lab[li, rl[done]] = labs[done]
                 if j < nl - 1:
-                    sub = Decisions(labs, dec.p_gt[a], dec.p_lt[a], dec.mean[a], dec.sd[a])
-                    fut = ~done & _futile(sub, n_arm[j], n_arm[-1], rope, hp, rule,
-                                          level, futility)
-                    stop = done | fut
+                    u = np.flatnonzero(~done)        # futility only matters when undecided
+                    sub = Decisions(labs[u], dec.p_gt[a][u], dec.p_lt[a][u], dec.mean[a][u],
+                                    dec.sd[a][u])
+                    stop = done.copy()
+                    stop[u] = _futile(sub, n_arm[j], n_arm[-1], rope, hp, rule, level,
+                                      futility)
                 else:
                     stop = np.ones(rl.size, bool)
                 stp[li, rl[stop]] = j
