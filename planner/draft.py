@@ -952,7 +952,7 @@ def _acceptance_for(capture, k: int, curve: Sequence[float] | None, acceptance: 
         cur = model.curves_for(capture.ids)
     if k > model.k:
         raise InputError(f"K={k} exceeds the acceptance curve depth {model.k}; give a deeper "
-                         "--curve", field="k")
+                         "acceptance curve", field="k")
     return model, cur[:, :k], note
 
 
@@ -1196,10 +1196,11 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
         noise_label = f"{run_prior.name} prior, one run on a new allocation"
     else:
         noise_draws, noise_cv = None, noise.cv
-        noise_source = noise.source or ("--sigma-tps" if noise.sigma_tps is not None else
+        noise_source = noise.source or ("stated sigma" if noise.sigma_tps is not None else
                                         f"CV {100 * noise.cv:.3f} %")
         sigma = noise.sigma_at(anchor)
-        noise_label = "--sigma-tps" if noise.sigma_tps is not None else f"CV {100 * noise_cv:.3f} %"
+        noise_label = ("stated sigma" if noise.sigma_tps is not None
+                       else f"CV {100 * noise_cv:.3f} %")
     out_pols = []
     samples = {}
     for i, r in enumerate(runs):

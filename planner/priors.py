@@ -66,7 +66,7 @@ PRIOR_FILE_FORMAT = (
     'JSON {"tau": {"kind": "inv_chi2", "scale": 0.008, "df": 8}, "sigma": {"kind": '
     '"inv_chi2", "scale": 0.001, "df": 2}} (scales are relative SDs on the log scale, '
     '0.008 = 0.8 %; kind inv_chi2 (Scaled-Inv-chi2, df > 0) or half_normal (no df); '
-    '"planner calibrate --json" output is accepted as is)')
+    'the JSON result of planner calibrate is accepted as is)')
 
 #: Help texts of the options, shared by ``verdict``, ``repeats`` and ``budget``.
 PRIOR_HELP = ("Noise prior: auto (default: the noise hierarchy for the runs' platform, metric "
@@ -75,7 +75,8 @@ PRIOR_HELP = ("Noise prior: auto (default: the noise hierarchy for the runs' pla
 CV_HELP = ("Your run-to-run noise as a CV, e.g. 2% (or 0.02; '2%:20' gives its df, default 50). "
            "Overrides the prior's run-to-run scale.")
 CV_INSTANCE_HELP = ("Your between-instance (allocation/machine) noise as a CV, same syntax. "
-                    "Without it: the platform's, or included in --cv for an unknown platform.")
+                    "Without it: the platform's, or included in the run-to-run CV for an unknown "
+                    "platform.")
 AA_RUNS_HELP = ("TPS of repeated runs of ONE config (an A/A sample), comma-separated: the "
                 "run-to-run noise is learned from them (n-1 df).")
 
@@ -426,8 +427,8 @@ def _auto(plat: str, metric: str | None, workload: str | None) -> PriorChoice:
     if plat not in h.platforms():
         ch = h.choose(plat, metric, workload)
         note = (f"unknown platform '{plat}'" if plat else "no platform given") + (
-            ": weak noise prior (0.03 %-20 % run to run); state your noise with --cv, "
-            "--aa-runs or --prior, or give --platform")
+            ": weak noise prior (0.03 %-20 % run to run); state your noise (a CV, A/A "
+            "runs or a prior) or name the platform")
         return PriorChoice(ch.prior, ch.level, cell, 0, 0, 0, ch.source, "unknown-platform",
                            (note,))
     if metric is None:

@@ -366,7 +366,7 @@ class RunsTable:
         plats = {canonical_platform(p) for p in {r.platform for r in self.runs} if p}
         if len(plats) > 1:
             raise InputError(f"rows mix platforms {sorted(plats)}; compare within one platform "
-                             "(select with --platform)", file=self.path, field="platform")
+                             "(select one platform)", file=self.path, field="platform")
         return plats.pop() if plats else ""
 
 
@@ -608,7 +608,7 @@ def _header_map(cols: Iterable[str], path: str, tps_column: str | None = None,
         user[_fold(tps_column)] = _FOLDED.get(_fold(tps_column), tps_column.strip())
     if config_column:
         if tps_column and _fold(config_column) == _fold(tps_column):
-            raise InputError(f"--config-column and --tps-column name one column "
+            raise InputError(f"the config column and the value column are both named "
                              f"'{config_column}'", file=path, line=1, field="config")
         user[_fold(config_column)] = "config"
     renames: dict = {}
@@ -635,11 +635,11 @@ def _header_map(cols: Iterable[str], path: str, tps_column: str | None = None,
         aliases = [a for a in CONFIG_ALIASES if a in owner]
         if len(aliases) > 1:
             raise InputError(f"ambiguous config column: both '{owner[aliases[0]]}' and "
-                             f"'{owner[aliases[1]]}' could name the configs; name one "
-                             "(--config-column)", file=path, line=1, field="config")
+                             f"'{owner[aliases[1]]}' could name the configs; name the "
+                             "config column to read", file=path, line=1, field="config")
         if not aliases:
             raise InputError(f"missing required column 'config' (or one of "
-                             f"{', '.join(CONFIG_ALIASES)}, or name it with --config-column; "
+                             f"{', '.join(CONFIG_ALIASES)}, or name the config column; "
                              f"columns: {listing})", file=path, line=1, field="config")
         c = owner.pop(aliases[0])
         owner["config"] = c
@@ -1238,10 +1238,10 @@ def runs_from_values(a: Sequence[float], b: Sequence[float], *, a_name: str = "A
     Raises
     ------
     InputError
-        A non-positive or non-finite TPS value (``field`` names the option).
+        A non-positive or non-finite TPS value (field ``a`` or ``b``, the arm).
     """
     runs = []
-    for name, vals, opt in ((a_name, a, "--a"), (b_name, b, "--b")):
+    for name, vals, opt in ((a_name, a, "a"), (b_name, b, "b")):
         if len(vals) == 0:
             raise InputError("no TPS values given", field=opt)
         for k, v in enumerate(vals):

@@ -183,14 +183,14 @@ def precision_notes(p_drop: float | None, mc_se: float | None, n_draws: int,
     if mc_se is not None and p_drop is not None and mc_se >= 0.005:
         out.append(f"P(drop) = {p_drop:.4f} has a Monte Carlo standard error of {mc_se:.4f} "
                    f"at {n_draws:,} draws: its second decimal is not supported (use more "
-                   "--draws)")
+                   "draws)")
     lvl = 100 * float(level)
     if abs(lvl - round(lvl)) > 1e-9:
         out.append(f"the interval level is {lvl:.10g} %")
     tail = int(round(n_draws * (1 - float(level)) / 2, 6))
     if tail < 10:
         out.append(f"each end of the {lvl:.10g} % interval rests on {tail} of {n_draws:,} "
-                   "draws (Monte Carlo noise; use more --draws)")
+                   "draws (Monte Carlo noise; use more draws)")
     return out
 
 
@@ -257,11 +257,12 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
         vals = [float(check("tps", v, field="runs")) for v in runs]
     check_all([("draws", n_draws, "draws"), ("seed", seed, "seed")])
     if not 0 < x_pct < 100:
-        raise InputError(f"--x must be in (0, 100), got {x_pct}", field="x")
+        raise InputError(f"the drop threshold x must be in (0, 100) %, got {x_pct}", field="x")
     if not 1 <= k <= 7:
-        raise InputError(f"--k must be in 1..7 (content model depth), got {k}", field="k")
+        raise InputError(f"the MTP chain depth k must be in 1..7 (content model depth), got {k}",
+                         field="k")
     if not 0.5 <= level < 1:
-        raise InputError(f"--level must be in [0.5, 1), got {level}", field="level")
+        raise InputError(f"the interval level must be in [0.5, 1), got {level}", field="level")
     rng = np.random.default_rng(seed)
     anchor = float(np.mean(vals))
     se = float(np.std(vals, ddof=1) / np.sqrt(len(vals))) if len(vals) > 1 else 0.0

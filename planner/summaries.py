@@ -225,8 +225,8 @@ def _build(vals: dict, *, file: str | None, line: int | None, field: str,
            prefix: str = "") -> Summary:
     """A :class:`Summary` from parsed raw values (strings or numbers) keyed by statistic.
 
-    ``prefix`` is put before a statistic's name in messages (``--a-summary`` gives
-    ``--a-summary n``; a table's column is named as is)."""
+    ``prefix`` is put before a statistic's name in messages (``a_summary`` gives
+    ``a_summary n``; a table's column is named as is)."""
     def fld(k):
         return f"{field} {k}" if prefix else k
 
@@ -310,7 +310,7 @@ def _build(vals: dict, *, file: str | None, line: int | None, field: str,
                    (la + 2.0 * lm + lb) / 4.0, (lb - la) / xi, instances)
 
 
-def parse_summary(spec: str, *, field: str = "--summary") -> Summary:
+def parse_summary(spec: str, *, field: str = "summary") -> Summary:
     """Parse a summary spec such as ``mean=80.3,sd=0.3,n=3``.
 
     Parameters
@@ -322,7 +322,7 @@ def parse_summary(spec: str, *, field: str = "--summary") -> Summary:
         ``mean, sd, n`` (n >= 2); ``median, min, max, n`` (n >= 3); ``mean, n=1`` or
         ``median, n=1`` (a single run).
     field : str
-        The option, for messages (``--a-summary``).
+        The plain field, for messages (``a_summary``; a command spells it as its option).
 
     Returns
     -------
@@ -401,7 +401,7 @@ def pseudo_runs(s: Summary, template, *, instance: str, file: str | None,
     file : str or None
         For messages.
     value_field : str
-        The field or option named when a value is out of range (``--a-summary``, ``mean``).
+        The field or option named when a value is out of range (``a_summary``, ``mean``).
 
     Returns
     -------
@@ -473,23 +473,21 @@ def quick_table(a_summary: str | None, b_summary: str | None,
     from planner.runs import Run, RunsTable, validate_run
 
     if paired:
-        raise InputError("--paired needs the runs themselves: a summary cannot say which of "
-                         "its runs pairs with which", field="--paired")
+        raise InputError("a paired comparison needs the runs themselves: a summary cannot say "
+                         "which of its runs pairs with which", field="paired")
     runs = []
     for name, spec, vals in (("A", a_summary, a_runs), ("B", b_summary, b_runs)):
-        opt = f"--{name.lower()}-summary"
+        opt = f"{name.lower()}_summary"
         if spec is not None and vals is not None:
-            raise InputError(f"give {opt} or --{name.lower()}-runs for {name}, not both",
-                             field=opt)
+            raise InputError(f"give {name} as a summary or as runs, not both", field=opt)
         if spec is None and vals is None:
-            raise InputError(f"give {name} as {opt} SPEC or --{name.lower()}-runs VALUES",
-                             field=opt)
+            raise InputError(f"give {name} as a summary or as runs", field=opt)
         if spec is not None:
             s = parse_summary(spec, field=opt)
             runs += pseudo_runs(s, Run(config=name, tps=s.center, platform=platform),
                                  instance=f"{name}-summary", file=None, value_field=opt)
             continue
-        ropt = f"--{name.lower()}-runs"
+        ropt = f"{name.lower()}_runs"
         if len(vals) == 0:
             raise InputError("no TPS values given", field=ropt)
         for k, v in enumerate(vals):
@@ -528,9 +526,9 @@ def check_likelihood(table, a: str, b: str, likelihood: str) -> None:
     for who, c in (("A", a), ("B", b)):
         if any(r.config == c and EXTRA_KEY in r.extra for r in table.runs):
             raise InputError(f"{who} is given as a summary: the Student-t likelihood depends "
-                             "on every run, a summary only on n, mean and sd; use "
-                             "--likelihood normal (exact for summaries) or give the runs",
-                             field="--likelihood")
+                             "on every run, a summary only on n, mean and sd; use the "
+                             "normal likelihood (exact for summaries) or give the runs",
+                             field="likelihood")
 
 
 def summary_notes(table, a: str, b: str, likelihood: str = "normal") -> list[str]:

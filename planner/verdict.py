@@ -60,7 +60,7 @@ class Rope:
         Raises
         ------
         InputError
-            Not a number or percentage, or outside its range (field ``--rope``).
+            Not a number or percentage, or outside its range (field ``rope``).
         """
         from planner._parse import to_float
         from planner.limits import check
@@ -70,15 +70,15 @@ class Rope:
         try:
             v = to_float(s[:-1] if rel else s)
         except (TypeError, ValueError, OverflowError):
-            raise InputError(f"not a number or percentage: {text!r}", field="--rope") from None
+            raise InputError(f"not a number or percentage: {text!r}", field="rope") from None
         if not math.isfinite(v):
-            raise InputError(f"not a finite number: {text!r}", field="--rope")
+            raise InputError(f"not a finite number: {text!r}", field="rope")
         if v < 0:
-            raise InputError(f"must be >= 0, got {text!r}", field="--rope")
+            raise InputError(f"must be >= 0, got {text!r}", field="rope")
         if rel and v >= 50:
             raise InputError(f"a ROPE of {v:g}% would call almost anything equivalent; "
-                             "must be < 50%", field="--rope")
-        v = float(check("rope_pct" if rel else "rope_tps", v, field="--rope"))
+                             "must be < 50%", field="rope")
+        v = float(check("rope_pct" if rel else "rope_tps", v, field="rope"))
         return cls(v, rel)
 
     def check_level(self, level_tps: float, unit: str = "TPS") -> None:
@@ -87,7 +87,7 @@ class Rope:
         if not self.relative and self.value >= 0.5 * level_tps:
             what = "TPS level" if unit == "TPS" else "level"
             raise InputError(f"a ROPE of {self.value:g} {unit} is >= half the {what} "
-                             f"({level_tps:.4g} {unit}); must be smaller", field="--rope")
+                             f"({level_tps:.4g} {unit}); must be smaller", field="rope")
 
     def log_halfwidth(self, level_tps: float) -> float:
         """Half-width on the log scale at a TPS level."""
@@ -111,7 +111,7 @@ def build_data(table: RunsTable, a: str, b: str, *, use_cold: bool | None = None
         A or B missing, A == B, or mixed metric / workload / platform among their rows.
     """
     if a == b:
-        raise InputError("--a and --b name the same config", field="--b")
+        raise InputError("A and B name the same config", field="b")
     sub = table.measured().select([a, b])
     sub.check_homogeneous()
     sub.platform()
@@ -177,8 +177,8 @@ def one_session_per_arm(table: RunsTable) -> RunsTable:
 
 #: The note of :func:`one_session_per_arm`.
 SESSION_NOTE = ("each arm's runs are taken as one session: the offset between A's and B's "
-                "sessions is noise their spread cannot measure (give --platform, --paired, "
-                "--cv-instance or an instance column)")
+                "sessions is noise their spread cannot measure (name the platform, pair the "
+                "runs, state the between-instance CV or give an instance column)")
 
 
 def shown_label(rule_label: str, direction: str) -> str:
@@ -225,7 +225,8 @@ def check_identifiable(data: TPSData, prior: NoisePrior, prior_given: bool, path
         lone = [data.config_names[k] for k in range(data.n_configs) if counts[k] < 2]
         raise InputError(
             f"config '{lone[0]}' has one run and no noise prior: the data cannot tell noise "
-            "from effect; give --prior PLATFORM|FILE or more runs", file=path, field="tps")
+            "from effect; give a noise prior (a platform or a prior file) or more runs",
+            file=path, field="tps")
 
 
 def fit(data: TPSData, prior: NoisePrior, engine: str, *, seed: int = 0,
@@ -237,8 +238,8 @@ def fit(data: TPSData, prior: NoisePrior, engine: str, *, seed: int = 0,
     """
     if engine == "exact":
         if likelihood != "normal":
-            raise InputError("the exact engine has the Normal likelihood only; use --engine mcmc "
-                             "for --likelihood student-t", field="--likelihood")
+            raise InputError("the exact engine has the Normal likelihood only; use the mcmc "
+                             "engine for the Student-t likelihood", field="likelihood")
         from models.tps_exact import fit_exact
 
         post = fit_exact(data, prior)
@@ -252,7 +253,7 @@ def fit(data: TPSData, prior: NoisePrior, engine: str, *, seed: int = 0,
 
         post = fit_mcmc(data, prior, likelihood=likelihood, draws=draws, chains=chains, seed=seed)
         return post, dict(post.diagnostics)
-    raise InputError(f"unknown engine {engine!r} (exact or mcmc)", field="--engine")
+    raise InputError(f"unknown engine {engine!r} (exact or mcmc)", field="engine")
 
 
 #: Simulated experiments per design and the largest number of runs per arm to add when the
@@ -765,7 +766,7 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         # for buying runs: say what to fix instead of pricing more of the same
         more_code = "fit_failed"
         more_note = ("the fit failed its diagnostics: check the runs for an outlier or a "
-                     "wrong unit, or state your noise (--cv), before buying more runs")
+                     "wrong unit, or state your noise (a CV), before buying more runs")
     elif rule_label == "undecided":
         plat = platform or sub.platform() or None
         if engine == "exact" and not data.use_cold:
@@ -792,7 +793,7 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         # a bare number is read in the metric's unit: '--rope 0.1' on ~300 TPS is 0.03 %
         notes.append(f"the ROPE {rope.value:g} (no %) is read in {vunit}: "
                      f"{100 * rope.value / level_a:.3g} % of A's level; for a relative "
-                     f"margin give --rope {rope.value:g}%")
+                     f"margin give the ROPE as {rope.value:g}%")
     shared = set(data.instance[data.config == 0]) & set(data.instance[data.config == 1])
     sp = prior.sigma
     # runs beyond one per (instance, config) cell: the data's own evidence on sigma
@@ -803,7 +804,7 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         notes.append(f"A and B share {len(shared)} instance(s), so the instance effect cancels "
                      f"and the interval rests on the run-to-run scale sigma, whose prior here "
                      f"has only {sp.df:g} df ({100 * sp.scale:.2g} %): with few runs it sets "
-                     "the interval's width; state your noise with --cv or --aa-runs")
+                     "the interval's width; state your noise (a CV or A/A runs)")
     colds = cold_runs(table, a, b) if data.use_cold else []
     if data.use_cold:
         which = ", ".join(f"{c['config']} rep {c['rep']}" for c in colds[:6]) + \
@@ -883,5 +884,5 @@ def _direction(sub: RunsTable, given: bool | None, *, plain: bool = False
     if names or not plain:  # a metric name, or a table's value column (tps or an alias)
         return "higher_is_better", "metric", None
     return "higher_is_better", "assumed", (
-        "higher is better assumed (a rate such as TPS): plain numbers cannot say; pass "
-        "--lower-is-better for a latency or duration")
+        "higher is better assumed (a rate such as TPS): plain numbers cannot say; say "
+        "lower is better for a latency or duration")

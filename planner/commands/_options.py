@@ -28,8 +28,17 @@ def as_option(exc: ModelInputError, options: Mapping[str, str]) -> ModelInputErr
     -------
     ModelInputError
         A copy naming the option when ``exc`` has no file (a value the user typed) and its
-        field is in ``options``; else ``exc`` itself (a file's field stays as it is).
+        field is in ``options``, or its field's first word is (``aa_runs (position 2)`` ->
+        ``--aa-runs (position 2)``, ``a_summary sd`` -> ``--a-summary sd``); else ``exc``
+        itself (a file's field stays as it is).
     """
-    if exc.file is not None or exc.field not in options:
+    if exc.file is not None or exc.field is None:
         return exc
-    return type(exc)(exc.message, line=exc.line, field=options[exc.field])
+    head, sep, rest = exc.field.partition(" ")
+    if exc.field in options:
+        field = options[exc.field]
+    elif sep and head in options:
+        field = options[head] + sep + rest
+    else:
+        return exc
+    return type(exc)(exc.message, line=exc.line, field=field)

@@ -11,6 +11,14 @@ from planner.defaults import DEFAULT_ROPE
 from planner.errors import InputError
 from planner.priors import AA_RUNS_HELP, CV_HELP, CV_INSTANCE_HELP, PRIOR_HELP
 
+#: Plain field of the decision layer -> option of ``planner verdict`` (``a`` and ``b`` are
+#: added per call: the values of ``--a``/``--b`` or of ``--a-runs``/``--b-runs``).
+_OPTIONS = {"rope": "--rope", "engine": "--engine", "likelihood": "--likelihood",
+            "paired": "--paired", "a_runs": "--a-runs", "b_runs": "--b-runs",
+            "a_summary": "--a-summary", "b_summary": "--b-summary", "prior": "--prior",
+            "cv": "--cv", "cv_instance": "--cv-instance", "aa_runs": "--aa-runs",
+            "seed": "--seed", "platform": "--platform"}
+
 
 def _floats(text: str, opt: str) -> list[float]:
     """The values of a quick-form option (``--a 308.49``, ``--a-runs 308.1,307.9``), each
@@ -108,123 +116,139 @@ def register(app: typer.Typer) -> None:
                                              "posterior, sample_stats, observed_data)."),
     ) -> None:
         """Posterior verdict on B vs A: P(B > A), HDI of Δ, ROPE, label."""
-        from planner.priors import prior_file_entry, resolve_prior
-        from planner.report.output import emit, input_record, with_record
-        from planner.report.verdict_view import render_markdown, render_terminal
-        from planner.runs import read_runs, runs_from_values
-        from planner.verdict import verdict as run_verdict
+        from models.errors import ModelInputError
+        from planner.commands._options import as_option
 
-        if engine not in ("exact", "mcmc"):
-            raise InputError(f"unknown engine {engine!r} (exact or mcmc)", field="--engine")
-        if likelihood not in ("normal", "student-t"):
-            raise InputError(f"unknown likelihood {likelihood!r}", field="--likelihood")
-        from planner.limits import check as check_limit
-        from planner.report.output import guard_outputs
+        # A's and B's values come from --a/--b or from --a-runs/--b-runs: name what was typed
+        options = {**_OPTIONS, "a": "--a" if a_runs is None else "--a-runs",
+                   "b": "--b" if b_runs is None else "--b-runs"}
+        try:
+            _verdict(**locals())
+        except ModelInputError as exc:
+            raise as_option(exc, options) from None
 
-        check_limit("seed", seed, field="--seed")  # the range every other command applies
-        prior_path = Path(prior) if prior and Path(prior).exists() else None
-        guard_outputs([("--md", md), ("--html", html), ("--idata", idata)], [runs, prior_path])
-        if idata is not None and engine != "mcmc":
-            raise InputError("--idata needs --engine mcmc (the exact engine has no draws)",
-                             field="--idata")
-        if runs is not None and (a_summary is not None or b_summary is not None):
-            raise InputError("--a-summary/--b-summary are quick forms without a RUNS file; in "
-                             "a file give mean, sd, n columns", field="--a-summary")
-        if runs is not None and (a_runs is not None or b_runs is not None):
-            raise InputError("--a-runs/--b-runs are the quick form without a RUNS file; with a "
-                             "file give --a CONFIG --b CONFIG", field="--a-runs")
-        if runs is not None and paired:
-            raise InputError("--paired pairs --a-runs/--b-runs by position; in a RUNS file the "
-                             "pairs are the rows that share an instance (its instance column)",
-                             field="--paired")
-        if runs is None and (a_runs is not None or b_runs is not None) and \
-                (a is not None or b is not None):
-            raise InputError("give either --a/--b values or --a-runs/--b-runs, not both",
-                             field="--a")
-        plat_notes: list[str] = []
-        if runs is None and (a_summary is not None or b_summary is not None):
-            from planner.summaries import quick_table
 
-            plat = platform or ""
-            table = quick_table(a_summary, b_summary,
-                                None if a_runs is None else _floats(a_runs, "--a-runs"),
-                                None if b_runs is None else _floats(b_runs, "--b-runs"),
-                                platform=plat, paired=paired)
-            a_name, b_name = "A", "B"
-            sessions = False
-        elif runs is None:
-            if a_runs is not None or b_runs is not None:
-                if a_runs is None or b_runs is None:
-                    raise InputError("give both --a-runs and --b-runs", field="--a-runs")
-                va, vb = _floats(a_runs, "--a-runs"), _floats(b_runs, "--b-runs")
-            elif a is not None and b is not None:
-                va, vb = _floats(a, "--a"), _floats(b, "--b")
-            else:
-                raise InputError("give a RUNS file with --a/--b configs, or TPS values: "
-                                 "--a 308.49 --b 308.05, or --a-runs ... --b-runs ...",
-                                 field="--a")
-            plat = platform or ""
-            if paired and len(va) != len(vb):
-                raise InputError(f"--paired needs as many runs of A as of B ({len(va)} vs "
-                                 f"{len(vb)})", field="--paired")
-            table = runs_from_values(va, vb, platform=plat, paired=paired)
-            # machines unknown (no platform, or one without noise data): the cautious reading
-            plat_notes, known = _platform_notes(plat, max(len(va), len(vb)), paired)
-            sessions = not known and not paired
-            a_name, b_name = "A", "B"
+def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, engine, likelihood,
+             prior, cv, cv_instance, aa_runs, platform, metric, workload, run_group, format,
+             tps_column, config_column, instance, cold, lower_is_better, seed, as_json, md, html,
+             idata, **_) -> None:
+    from planner.priors import prior_file_entry, resolve_prior
+    from planner.report.output import emit, input_record, with_record
+    from planner.report.verdict_view import render_markdown, render_terminal
+    from planner.runs import read_runs, runs_from_values
+    from planner.verdict import verdict as run_verdict
+
+    if engine not in ("exact", "mcmc"):
+        raise InputError(f"unknown engine {engine!r} (exact or mcmc)", field="--engine")
+    if likelihood not in ("normal", "student-t"):
+        raise InputError(f"unknown likelihood {likelihood!r}", field="--likelihood")
+    from planner.limits import check as check_limit
+    from planner.report.output import guard_outputs
+
+    check_limit("seed", seed, field="--seed")  # the range every other command applies
+    prior_path = Path(prior) if prior and Path(prior).exists() else None
+    guard_outputs([("--md", md), ("--html", html), ("--idata", idata)], [runs, prior_path])
+    if idata is not None and engine != "mcmc":
+        raise InputError("--idata needs --engine mcmc (the exact engine has no draws)",
+                         field="--idata")
+    if runs is not None and (a_summary is not None or b_summary is not None):
+        raise InputError("--a-summary/--b-summary are quick forms without a RUNS file; in "
+                         "a file give mean, sd, n columns", field="--a-summary")
+    if runs is not None and (a_runs is not None or b_runs is not None):
+        raise InputError("--a-runs/--b-runs are the quick form without a RUNS file; with a "
+                         "file give --a CONFIG --b CONFIG", field="--a-runs")
+    if runs is not None and paired:
+        raise InputError("--paired pairs --a-runs/--b-runs by position; in a RUNS file the "
+                         "pairs are the rows that share an instance (its instance column)",
+                         field="--paired")
+    if runs is None and (a_runs is not None or b_runs is not None) and \
+            (a is not None or b is not None):
+        raise InputError("give either --a/--b values or --a-runs/--b-runs, not both",
+                         field="--a")
+    plat_notes: list[str] = []
+    if runs is None and (a_summary is not None or b_summary is not None):
+        from planner.summaries import quick_table
+
+        plat = platform or ""
+        table = quick_table(a_summary, b_summary,
+                            None if a_runs is None else _floats(a_runs, "--a-runs"),
+                            None if b_runs is None else _floats(b_runs, "--b-runs"),
+                            platform=plat, paired=paired)
+        a_name, b_name = "A", "B"
+        sessions = False
+    elif runs is None:
+        if a_runs is not None or b_runs is not None:
+            if a_runs is None or b_runs is None:
+                raise InputError("give both --a-runs and --b-runs", field="--a-runs")
+            va, vb = _floats(a_runs, "--a-runs"), _floats(b_runs, "--b-runs")
+        elif a is not None and b is not None:
+            va, vb = _floats(a, "--a"), _floats(b, "--b")
         else:
-            if a is None or b is None:
-                raise InputError("give --a CONFIG and --b CONFIG", field="--a")
-            # only A's and B's runs are kept; every row is still validated, and the census of
-            # the others words the filter and config errors as the whole table would
-            table = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
-                              instance=instance, configs=[a, b],
-                              config_column=config_column).filter(
-                platform=platform, metric=metric, workload=workload, run_group=run_group)
-            if not table.has_rows:
-                raise InputError("no rows left after --platform/--metric/--workload/--run-group filters",
-                                 file=str(runs))
-            a_name, b_name = a, b
-            sub = table.select([a, b])
-            plat = platform if platform is not None else (sub.platform() or None)
-            # no instance column and no platform: the machines are as unknown as in the quick
-            # form, so the same cautious reading (the same runs give the same verdict)
-            from planner.verdict import machines_unknown
+            raise InputError("give a RUNS file with --a/--b configs, or TPS values: "
+                             "--a 308.49 --b 308.05, or --a-runs ... --b-runs ...",
+                             field="--a")
+        plat = platform or ""
+        if paired and len(va) != len(vb):
+            raise InputError(f"--paired needs as many runs of A as of B ({len(va)} vs "
+                             f"{len(vb)})", field="--paired")
+        table = runs_from_values(va, vb, platform=plat, paired=paired)
+        # machines unknown (no platform, or one without noise data): the cautious reading
+        plat_notes, known = _platform_notes(plat, max(len(va), len(vb)), paired)
+        sessions = not known and not paired
+        a_name, b_name = "A", "B"
+    else:
+        if a is None or b is None:
+            raise InputError("give --a CONFIG and --b CONFIG", field="--a")
+        # only A's and B's runs are kept; every row is still validated, and the census of
+        # the others words the filter and config errors as the whole table would
+        table = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
+                          instance=instance, configs=[a, b],
+                          config_column=config_column).filter(
+            platform=platform, metric=metric, workload=workload, run_group=run_group)
+        if not table.has_rows:
+            raise InputError("no rows left after --platform/--metric/--workload/--run-group filters",
+                             file=str(runs))
+        a_name, b_name = a, b
+        sub = table.select([a, b])
+        plat = platform if platform is not None else (sub.platform() or None)
+        # no instance column and no platform: the machines are as unknown as in the quick
+        # form, so the same cautious reading (the same runs give the same verdict)
+        from planner.verdict import machines_unknown
 
-            sessions = machines_unknown(sub, plat)
-        from planner.summaries import summary_notes
-        from planner.verdict import SESSION_NOTE, one_session_per_arm
+        sessions = machines_unknown(sub, plat)
+    from planner.summaries import summary_notes
+    from planner.verdict import SESSION_NOTE, one_session_per_arm
 
-        if sessions:
-            table = one_session_per_arm(table.select([a_name, b_name]))
+    if sessions:
+        table = one_session_per_arm(table.select([a_name, b_name]))
 
-        s_notes = summary_notes(table, a_name, b_name, likelihood)
-        cell = table.select([a_name, b_name]).runs[0]
-        choice = resolve_prior(prior, plat, cell.metric or None, cell.workload or None, cv=cv,
-                               cv_instance=cv_instance, aa_runs=aa_runs)
-        pr, label = choice
-        res = run_verdict(table, a_name, b_name, rope=rope, prior=pr, prior_label=label,
-                          prior_info={**choice.to_dict(), "notes": list(choice.notes) + (
-                              [SESSION_NOTE] if sessions else []) + plat_notes + s_notes},
-                          engine=engine, seed=seed, likelihood=likelihood, use_cold=cold,
-                          platform=plat, lower_is_better=lower_is_better,
-                          metric=tps_column if runs is not None else None)
-        def render_html(result: dict) -> str:  # the HTML renderer loads only for --html
-            from planner.report.html import render_html as page
+    s_notes = summary_notes(table, a_name, b_name, likelihood)
+    cell = table.select([a_name, b_name]).runs[0]
+    choice = resolve_prior(prior, plat, cell.metric or None, cell.workload or None, cv=cv,
+                           cv_instance=cv_instance, aa_runs=aa_runs)
+    pr, label = choice
+    res = run_verdict(table, a_name, b_name, rope=rope, prior=pr, prior_label=label,
+                      prior_info={**choice.to_dict(), "notes": list(choice.notes) + (
+                          [SESSION_NOTE] if sessions else []) + plat_notes + s_notes},
+                      engine=engine, seed=seed, likelihood=likelihood, use_cold=cold,
+                      platform=plat, lower_is_better=lower_is_better,
+                      metric=tps_column if runs is not None else None)
+    def render_html(result: dict) -> str:  # the HTML renderer loads only for --html
+        from planner.report.html import render_html as page
 
-            return page(result)
+        return page(result)
 
-        if idata is not None:
-            _write_idata(idata, table, a_name, b_name, pr, seed=seed, likelihood=likelihood,
-                         lower_is_better=res.direction == "lower_is_better",
-                         use_cold=cold)
-        out = res.to_dict()
-        entry = prior_file_entry(prior)
-        if entry is not None:  # a --prior file is an input like RUNS: its name and sha256
-            rec = input_record() or {"files": [], "options": {}}
-            out = with_record(out, {**rec, "files": list(rec.get("files", [])) + [entry]})
-        emit(out, as_json=as_json, terminal=render_terminal, md=md, md_renderer=render_markdown,
-             html=html, html_renderer=render_html, inputs=[runs, prior_path])
+    if idata is not None:
+        _write_idata(idata, table, a_name, b_name, pr, seed=seed, likelihood=likelihood,
+                     lower_is_better=res.direction == "lower_is_better",
+                     use_cold=cold)
+    out = res.to_dict()
+    entry = prior_file_entry(prior)
+    if entry is not None:  # a --prior file is an input like RUNS: its name and sha256
+        rec = input_record() or {"files": [], "options": {}}
+        out = with_record(out, {**rec, "files": list(rec.get("files", [])) + [entry]})
+    emit(out, as_json=as_json, terminal=render_terminal, md=md, md_renderer=render_markdown,
+         html=html, html_renderer=render_html, inputs=[runs, prior_path])
 
 
 def _platform_notes(platform: str, n: int, paired: bool) -> tuple[list[str], bool]:

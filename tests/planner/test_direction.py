@@ -33,7 +33,7 @@ def test_plain_numbers_say_what_was_assumed(cli):
     r = json.loads(out)
     assert r["direction"] == "higher_is_better" and r["direction_source"] == "assumed"
     assert r["label"] == "B better"
-    assert any("higher is better assumed" in n and "--lower-is-better" in n for n in r["notes"])
+    assert any("higher is better assumed" in n and "say lower is better" in n for n in r["notes"])
 
 
 def test_faster_when_b_is_lower(cli):

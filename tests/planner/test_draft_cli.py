@@ -503,7 +503,7 @@ def test_one_noise_model_for_p_one_run_and_the_sizing():
     assert min(p_at) - 0.05 < w["p_run_beats_baseline"] < max(p_at) + 0.05
     d2 = json.loads(run(*args, "--sigma-tps", "0.5").stdout)
     assert d2["settings"]["noise"]["sigma_tps"] == 0.5
-    assert d2["settings"]["noise"]["label"] == "--sigma-tps"
+    assert d2["settings"]["noise"]["label"] == "stated sigma"
     # the sizing does not depend on the shown sigma: same runs/arm either way
     assert d2["policies"][1]["worth_a_run"]["runs_per_arm"] == w["runs_per_arm"]
 

@@ -81,14 +81,14 @@ def test_quick_form_value_with_underscore_exits_2(cli):
     (["--a-runs", "300,301", "--b-runs", "301,3_02"], "--b-runs"),
     (["--a", "300", "--b", "301", "--rope", "0_1%"], "--rope"),
     (["--a", "300", "--b", "301", "--rope", "1e308"], "--rope"),
-    (["--a", "300", "--b", "301", "--cv", "2_0%"], "cv"),
-    (["--a", "300", "--b", "301", "--cv", "1e-300"], "cv"),
-    (["--a", "300", "--b", "301", "--cv-instance", "1e-300"], "cv_instance"),
-    (["--a", "300", "--b", "301", "--cv", "2%:1e308"], "cv"),
-    (["--a", "300", "--b", "301", "--cv", "2%:3_0"], "cv"),
-    (["--a", "300", "--b", "301", "--aa-runs", "300,1e-300,301"], "aa_runs (position 2)"),
-    (["--a", "300", "--b", "301", "--aa-runs", "300,1e308,301"], "aa_runs (position 2)"),
-    (["--a", "300", "--b", "301", "--aa-runs", "300,3_01"], "aa_runs"),
+    (["--a", "300", "--b", "301", "--cv", "2_0%"], "--cv"),
+    (["--a", "300", "--b", "301", "--cv", "1e-300"], "--cv"),
+    (["--a", "300", "--b", "301", "--cv-instance", "1e-300"], "--cv-instance"),
+    (["--a", "300", "--b", "301", "--cv", "2%:1e308"], "--cv"),
+    (["--a", "300", "--b", "301", "--cv", "2%:3_0"], "--cv"),
+    (["--a", "300", "--b", "301", "--aa-runs", "300,1e-300,301"], "--aa-runs (position 2)"),
+    (["--a", "300", "--b", "301", "--aa-runs", "300,1e308,301"], "--aa-runs (position 2)"),
+    (["--a", "300", "--b", "301", "--aa-runs", "300,3_01"], "--aa-runs"),
     (["--a", "300", "--b", "301", "--seed", "1099511627776"], "--seed"),
     (["--a", "300", "--b", "301", "--seed=4294967296"], "--seed"),
 ])
@@ -139,7 +139,7 @@ def test_rope_values_keep_their_type_and_range():
     for bad in ("0_1%", "1e308", "nan", "50%", "-1"):
         with pytest.raises(InputError) as e:
             Rope.parse(bad)
-        assert e.value.field == "--rope"
+        assert e.value.field == "rope"  # the plain field; commands spell it
 
 
 # -- kinds 1-3 and 5: a runs table's rep and names ------------------------------------------

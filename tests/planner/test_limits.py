@@ -39,7 +39,7 @@ def test_quick_form_refuses_values_no_benchmark_produces(cli):
 
 
 def test_runs_from_values_shares_the_run_rule():
-    with pytest.raises(InputError, match="'--b'.*implausible TPS"):
+    with pytest.raises(InputError, match="field 'b'.*implausible TPS"):
         runs_from_values([300.0], [2e-300])
     assert len(runs_from_values([300.0, 301.0], [302.0])) == 3
 

@@ -76,7 +76,7 @@ def test_one_run_per_config_without_prior(cli, tmp_path):
     assert code == 0, err
     d = json.loads(out)
     assert d["label"] == "undecided" and d["prior"]["level"] == "unknown-platform"
-    assert any("--cv" in n for n in d["notes"])
+    assert any("state your noise (a CV, A/A runs or a prior)" in n for n in d["notes"])
     code, out, err = cli("verdict", p, "--a", "A", "--b", "B", "--prior", "hf-a10g-small")
     assert code == 0, err
 

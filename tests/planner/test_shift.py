@@ -115,3 +115,16 @@ def test_cli_writes_json_md_html(tmp_path):
     again = subprocess.run([sys.executable, "-m", "planner", "shift", "--public-tps", "481.53",
                             "--evidence", "proxy", "--json"], capture_output=True, text=True)
     assert again.stdout == p.stdout  # seeded JSON is byte-identical
+
+
+@pytest.mark.parametrize("args,line", [
+    (["--x", "120"], "field '--x': the drop threshold x must be in (0, 100) %, got 120.0"),
+    (["--k", "9"], "field '--k': the MTP chain depth k must be in 1..7 (content model depth), "
+                   "got 9"),
+    (["--level", "0.3"], "field '--level': the interval level must be in [0.5, 1), got 0.3"),
+])
+def test_cli_range_errors_spell_the_option_only_in_the_field(cli, args, line):
+    # planner.shift words its messages plainly; the command adds the option to the field
+    code, out, err = cli("shift", "--public-tps", "481", *args)
+    assert code == 2 and out == ""
+    assert err.strip() == f"planner: error: {line}"

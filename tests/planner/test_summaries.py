@@ -58,34 +58,34 @@ def test_instances_option():
 
 
 @pytest.mark.parametrize("spec, field, words", [
-    ("", "--a-summary", "empty"),
-    ("mean=80,sd=1", "--a-summary n", "needs n"),
-    ("mean=80;sd=1;n=0", "--a-summary n", "outside"),
-    ("mean=80,sd=1,n=20000", "--a-summary n", "outside"),
-    ("mean=80,sd=1,n=2.5", "--a-summary n", "whole"),
-    ("mean=80,sd=1,n=3,mode=2", "--a-summary", "unknown key"),
-    ("mean=80,mean=81,n=1", "--a-summary mean", "twice"),
-    ("mean 80,n=1", "--a-summary", "key=value"),
-    ("mean=80,n=3", "--a-summary sd", "n = 1"),
-    ("mean=80,sd=1,n=1", "--a-summary sd", "no sd"),
-    ("mean=80,median=80,n=3", "--a-summary median", "not both"),
-    ("mean=80,sd=1,min=79,n=3", "--a-summary min", "go with median"),
-    ("sd=1,n=3", "--a-summary sd", "goes with mean"),
-    ("n=3", "--a-summary mean", "needs mean"),
-    ("mean=-80,sd=1,n=3", "--a-summary mean", "> 0"),
-    ("mean=abc,sd=1,n=3", "--a-summary mean", "not a number"),
-    ("mean=80,sd=-1,n=3", "--a-summary sd", ">= 0"),
-    ("mean=80,sd=nan,n=3", "--a-summary sd", "finite"),
-    ("mean=80,sd=40,n=3", "--a-summary sd", "50 %"),
-    ("median=80,min=79,n=5", "--a-summary max", "needs min and max"),
-    ("median=80,min=79,max=81,n=2", "--a-summary n", "two runs"),
-    ("median=80,min=81,max=82,n=5", "--a-summary median", "min <= median <= max"),
-    ("median=80,min=79,max=81,n=1", "--a-summary min", "no range"),
-    ("mean=80,sd=1,n=4,instances=2", "--a-summary instances", "1 (one machine"),
+    ("", "a_summary", "empty"),
+    ("mean=80,sd=1", "a_summary n", "needs n"),
+    ("mean=80;sd=1;n=0", "a_summary n", "outside"),
+    ("mean=80,sd=1,n=20000", "a_summary n", "outside"),
+    ("mean=80,sd=1,n=2.5", "a_summary n", "whole"),
+    ("mean=80,sd=1,n=3,mode=2", "a_summary", "unknown key"),
+    ("mean=80,mean=81,n=1", "a_summary mean", "twice"),
+    ("mean 80,n=1", "a_summary", "key=value"),
+    ("mean=80,n=3", "a_summary sd", "n = 1"),
+    ("mean=80,sd=1,n=1", "a_summary sd", "no sd"),
+    ("mean=80,median=80,n=3", "a_summary median", "not both"),
+    ("mean=80,sd=1,min=79,n=3", "a_summary min", "go with median"),
+    ("sd=1,n=3", "a_summary sd", "goes with mean"),
+    ("n=3", "a_summary mean", "needs mean"),
+    ("mean=-80,sd=1,n=3", "a_summary mean", "> 0"),
+    ("mean=abc,sd=1,n=3", "a_summary mean", "not a number"),
+    ("mean=80,sd=-1,n=3", "a_summary sd", ">= 0"),
+    ("mean=80,sd=nan,n=3", "a_summary sd", "finite"),
+    ("mean=80,sd=40,n=3", "a_summary sd", "50 %"),
+    ("median=80,min=79,n=5", "a_summary max", "needs min and max"),
+    ("median=80,min=79,max=81,n=2", "a_summary n", "two runs"),
+    ("median=80,min=81,max=82,n=5", "a_summary median", "min <= median <= max"),
+    ("median=80,min=79,max=81,n=1", "a_summary min", "no range"),
+    ("mean=80,sd=1,n=4,instances=2", "a_summary instances", "1 (one machine"),
 ])
 def test_parse_errors(spec, field, words):
     with pytest.raises(InputError) as exc:
-        parse_summary(spec, field="--a-summary")
+        parse_summary(spec, field="a_summary")
     assert exc.value.field == field
     assert words in str(exc.value)
 
@@ -304,8 +304,19 @@ def test_quick_form_refusals(cli, args, field, words):
 
 
 def test_quick_table_one_arm_missing():
-    with pytest.raises(InputError, match="give B as --b-summary"):
+    # the decision layer names the plain field; the verdict command spells it --b-summary
+    with pytest.raises(InputError, match="give B as a summary or as runs") as exc:
         quick_table("mean=80,sd=1,n=3", None, None, None)
+    assert exc.value.field == "b_summary"
+
+
+def test_summary_key_errors_name_the_option_on_the_command_line(cli):
+    # a summary's key keeps its name after the option: 'a_summary n' is typed as --a-summary
+    code, out, err = cli("verdict", "--a-summary", "mean=80,sd=1", "--b-summary",
+                         "mean=80.9,sd=0.25,n=3")
+    assert code == 2 and out == ""
+    assert err.strip() == ("planner: error: field '--a-summary n': a summary needs n, the "
+                           "number of runs (e.g. mean=80.3,sd=0.3,n=3)")
 
 
 def test_summary_with_a_file_refused(cli, runs_csv):

@@ -45,7 +45,7 @@ def test_tps_and_config_column_options_ignore_case(tmp_path):
     with pytest.raises(InputError) as e:
         read_runs(p)
     assert "missing required column 'config'" in e.value.message
-    assert "--config-column" in e.value.message and "variant" in e.value.message
+    assert "name the config column" in e.value.message and "variant" in e.value.message
 
 
 def test_config_column_option_wins_over_config(tmp_path):
@@ -176,6 +176,6 @@ def test_repeats_reads_renamed_columns_like_verdict(cli, tmp_path):
     r1, r2 = json.loads(out), json.loads(out2)
     assert r1["designs"] == r2["designs"] and r1["recommended"] == r2["recommended"]
     code3, _, err3 = cli(*base, "--runs", renamed)
-    assert code3 == 2 and "--config-column" in err3
+    assert code3 == 2 and "name the config column" in err3
     code4, _, err4 = cli("repeats", "--delta", "0.5", "--tps-column", "tps")
     assert code4 == 2 and "give --runs" in err4

@@ -261,7 +261,7 @@ def test_a_tiny_absolute_rope_says_how_it_was_read(cli):
     """New-user report: '--rope 0.1' (no %) is 0.1 TPS, 0.03 % of ~300 TPS, silently."""
     code, out, _ = cli("verdict", "--a-runs", "300.1,300.5", "--b-runs", "300.9,301.4",
                        "--rope", "0.1")
-    assert code == 0 and "--rope 0.1%" in " ".join(out.split())
+    assert code == 0 and "relative margin give the ROPE as 0.1%" in " ".join(out.split())
     code, out, _ = cli("verdict", "--a-runs", "300.1,300.5", "--b-runs", "300.9,301.4",
                        "--rope", "1.5")
     assert code == 0 and "(no %) is read" not in " ".join(out.split())
@@ -270,3 +270,23 @@ def test_a_tiny_absolute_rope_says_how_it_was_read(cli):
 def test_a_percent_delta_gets_the_relative_hint(cli):
     code, _, err = cli("repeats", "--delta", "0.3%", "--platform", "hf-a10g-small")
     assert code == 2 and "--relative" in err
+
+
+@pytest.mark.parametrize("args, line", [
+    # the same config twice in a file: the decision layer's field 'b' is the option --b
+    (["RUNS", "--a", "int4_mtp_bi0_surgattn", "--b", "int4_mtp_bi0_surgattn", "--platform",
+      "hf-a10g-small"],
+     "field '--b': A and B name the same config"),
+    # the exact engine's likelihood: the decision layer's field 'likelihood'
+    (["--a", "300", "--b", "301", "--likelihood", "student-t"],
+     "field '--likelihood': the exact engine has the Normal likelihood only; use the mcmc "
+     "engine for the Student-t likelihood"),
+    # field 'a' is named by the option typed: --a or --a-runs
+    (["--a", "1e-300", "--b", "301"], "field '--a': implausible TPS 1e-300"),
+    (["--a-runs", "300,1e-300", "--b-runs", "301,302"], "field '--a-runs': implausible TPS"),
+    (["--b-runs", "300,1e-300", "--a-runs", "301,302"], "field '--b-runs': implausible TPS"),
+])
+def test_verdict_errors_name_the_option_typed(cli, runs_csv, args, line):
+    code, out, err = cli("verdict", *[runs_csv if a == "RUNS" else a for a in args])
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"planner: error: {line}"), err
