@@ -80,6 +80,40 @@ _DEN_ERR = 1.22e-5
 _PHI_MARGIN = 2e-5
 
 
+def _py_tab_rows(tab):
+    """The tables as the kernels read them: one row per interpolation interval, padded.
+
+    Row k + 1 (k = 0 .. n - 2, n = ``tab.shape[1]``) holds (Phi_k, Phi_{k+1} - Phi_k, phi_k,
+    phi_{k+1} - phi_k) of :data:`PHI_TAB`; row 0 is zeros (z <= -9: no mass, no density) and
+    row n is (1, 0, 0, 0) (z >= 9: all the mass). A lookup (:func:`_py_row`) then needs no
+    branch, and its values are bit for bit those of interpolating ``tab`` directly
+    (``Phi_k + u * (Phi_{k+1} - Phi_k)``, the same difference) and of adding ``w`` or nothing
+    outside (-9, 9).
+    """
+    n = tab.shape[1]
+    t4 = np.zeros((n + 1, 4))
+    for k in range(n - 1):
+        t4[k + 1, 0] = tab[0, k]
+        t4[k + 1, 1] = tab[0, k + 1] - tab[0, k]
+        t4[k + 1, 2] = tab[1, k]
+        t4[k + 1, 3] = tab[1, k + 1] - tab[1, k]
+    t4[n, 0] = 1.0
+    return t4
+
+
+def _py_row(z, last):
+    """Row of :func:`_py_tab_rows`'s table and interpolation weight u for standardised z
+    (``last`` = the table's last row): 0 for z <= -9 (and NaN), ``last`` for z >= 9."""
+    t = (z + 9.0) * _PHI_STEP
+    tc = t if t > 0.0 else 0.0
+    tc = tc if tc < 2.0 * _PHI_Z0 * _PHI_STEP else 2.0 * _PHI_Z0 * _PHI_STEP
+    i = int(tc)
+    u = tc - i
+    k = i + 1 if z > -_PHI_Z0 else 0
+    k = last if z >= _PHI_Z0 else k
+    return k, u
+
+
 def _py_normal_start(p, mu, sdv):
     """Newton's start for the p-quantile of a mixture: the quantile of the moment-matched
     Normal N(mu, sdv^2), by the rational approximation of Abramowitz & Stegun 26.2.23
@@ -112,22 +146,18 @@ def _py_tab_cmp(p, ftgt, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab):
     x = _normal_start(p, mu, sdv)
     a, b = lo, hi
     ef = _DEN_ERR * S1
+    last = tab.shape[0] - 1
     for _ in range(80):
         F = 0.0
         f = 0.0
         fd = 0.0
         for j in range(na):
             z = (x - mm[j]) * iss[j]
-            if z >= 9.0:
-                F += w[j]
-            elif z > -9.0:
-                t = (z + 9.0) * 64.0
-                i = int(t)
-                u = t - i
-                F += w[j] * (tab[0, i] + u * (tab[0, i + 1] - tab[0, i]))
-                ph = w[j] * iss[j] * (tab[1, i] + u * (tab[1, i + 1] - tab[1, i]))
-                f += ph
-                fd -= ph * z * iss[j]
+            k, u = _row(z, last)
+            F += w[j] * (tab[k, 0] + u * tab[k, 1])
+            ph = w[j] * iss[j] * (tab[k, 2] + u * tab[k, 3])
+            f += ph
+            fd -= ph * z * iss[j]
         resid = abs(F - p)
         flo = f - ef
         if flo > 0.0:
@@ -155,8 +185,46 @@ def _py_tab_cmp(p, ftgt, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab):
     return 0
 
 
-def _py_tab_label(r, hdi_prob, level, rule, Fp, Fm, fp, fm, w, mm, iss, na, mu, sdv, lo, hi,
-                  S1, S2, S3, tab):
+def _py_spread(w, mm, ss, iss, na, sst):
+    """``sst[:5]`` = (S1, S2, S3, lo, hi) of the mixture: sums of w/s, w/s², w/s³ and the
+    range of m -+ 12 s, which only :func:`_py_tab_cmp` needs; computed at its first call for
+    a mixture (``sst[5]`` = 1 once filled; :func:`_py_label` resets it)."""
+    if sst[5] != 0.0:
+        return
+    S1 = 0.0
+    S2 = 0.0
+    S3 = 0.0
+    lo = np.inf
+    hi = -np.inf
+    for j in range(na):
+        wj = w[j]
+        mj = mm[j]
+        sj = ss[j]
+        isj = iss[j]
+        S1 += wj * isj
+        S2 += wj * isj * isj
+        S3 += wj * isj * isj * isj
+        if mj - 12.0 * sj < lo:
+            lo = mj - 12.0 * sj
+        if mj + 12.0 * sj > hi:
+            hi = mj + 12.0 * sj
+    sst[0] = S1
+    sst[1] = S2
+    sst[2] = S3
+    sst[3] = lo
+    sst[4] = hi
+    sst[5] = 1.0
+
+
+def _py_tab_cmp_s(p, ftgt, w, mm, ss, iss, na, mu, sdv, sst, tab):
+    """:func:`_py_tab_cmp` with the mixture's spread from (or first put into) ``sst``."""
+    _spread(w, mm, ss, iss, na, sst)
+    return _tab_cmp(p, ftgt, w, mm, iss, na, mu, sdv, sst[3], sst[4], sst[0], sst[1], sst[2],
+                    tab)
+
+
+def _py_tab_label(r, hdi_prob, level, rule, Fp, Fm, fp, fm, w, mm, ss, iss, na, mu, sdv, sst,
+                  tab):
     """The exact path's label decided from interpolated CDF / density values with error
     bounds: the label (0-3), or -1 when some comparison is within its margin."""
     M = _PHI_MARGIN
@@ -168,7 +236,7 @@ def _py_tab_label(r, hdi_prob, level, rule, Fp, Fm, fp, fm, w, mm, iss, na, mu, 
         return -1
     h = hdi_prob
     if Fp < 1.0 - h - M:                          # B better candidate
-        c = _tab_cmp(Fp + h, fp, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab)
+        c = _tab_cmp_s(Fp + h, fp, w, mm, ss, iss, na, mu, sdv, sst, tab)
         if c == 0:
             return -1
         if c == 1:
@@ -176,7 +244,7 @@ def _py_tab_label(r, hdi_prob, level, rule, Fp, Fm, fp, fm, w, mm, iss, na, mu, 
     elif Fp < 1.0 - h + M:
         return -1
     if Fm > h + M:                                # A better candidate
-        c = _tab_cmp(Fm - h, fm, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab)
+        c = _tab_cmp_s(Fm - h, fm, w, mm, ss, iss, na, mu, sdv, sst, tab)
         if c == 0:
             return -1
         if c == 1:
@@ -185,12 +253,12 @@ def _py_tab_label(r, hdi_prob, level, rule, Fp, Fm, fp, fm, w, mm, iss, na, mu, 
         return -1
     if r > 0:
         if Fp - Fm > h + 2.0 * M:                 # equivalence candidate
-            c = _tab_cmp(Fm + h, fm, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab)
+            c = _tab_cmp_s(Fm + h, fm, w, mm, ss, iss, na, mu, sdv, sst, tab)
             if c == 0:
                 return -1
             if c == 2:
                 return 0
-            c = _tab_cmp(Fp - h, fp, w, mm, iss, na, mu, sdv, lo, hi, S1, S2, S3, tab)
+            c = _tab_cmp_s(Fp - h, fp, w, mm, ss, iss, na, mu, sdv, sst, tab)
             if c == 0:
                 return -1
             return 3 if c == 1 else 0
@@ -224,10 +292,11 @@ def _py_exact_label(w, mm, ss, na, r, hdi_prob, level, rule, Fp, Fm, fp, fm, mu,
     return lab
 
 
-def _py_label(w, mm, ss, iss, na, r, hps, act, level, rule, out, d, fast, tab):
+def _py_label(w, mm, ss, iss, na, r, hps, act, level, rule, out, d, fast, tab, sst):
     """Labels and readings of one normalised mixture (components 0..na-1) into out[l, :, d]
     for every HDI mass ``hps[l]`` with ``act[l, d]`` set (the mixture is shared). ``iss``
-    holds 1 / ss (filled by the caller).
+    holds 1 / ss (filled by the caller); ``tab`` is :func:`_py_tab_rows`'s table; ``sst``
+    (6 floats) a work buffer.
 
     ``fast``: first decide from interpolated Normal CDF and density values (tables of Phi
     and phi, errors <= 7.4e-6 and 1.22e-5): every comparison the exact path makes (CDF at
@@ -248,11 +317,7 @@ def _py_label(w, mm, ss, iss, na, r, hps, act, level, rule, out, d, fast, tab):
         Fm = 0.0
         fp = 0.0
         fm = 0.0
-        S1 = 0.0
-        S2 = 0.0
-        S3 = 0.0
-        lo = np.inf
-        hi = -np.inf
+        last = tab.shape[0] - 1
         for j in range(na):
             wj = w[j]
             mj = mm[j]
@@ -260,38 +325,20 @@ def _py_label(w, mm, ss, iss, na, r, hps, act, level, rule, out, d, fast, tab):
             mu += wj * mj
             m2 += wj * (sj * sj + mj * mj)
             isj = iss[j]
-            S1 += wj * isj
-            S2 += wj * isj * isj
-            S3 += wj * isj * isj * isj
-            if mj - 12.0 * sj < lo:
-                lo = mj - 12.0 * sj
-            if mj + 12.0 * sj > hi:
-                hi = mj + 12.0 * sj
-            z = (r - mj) * isj
-            if z >= 9.0:
-                Fp += wj
-            elif z > -9.0:
-                t = (z + 9.0) * 64.0
-                i = int(t)
-                u = t - i
-                Fp += wj * (tab[0, i] + u * (tab[0, i + 1] - tab[0, i]))
-                fp += wj * isj * (tab[1, i] + u * (tab[1, i + 1] - tab[1, i]))
-            z = (-r - mj) * isj
-            if z >= 9.0:
-                Fm += wj
-            elif z > -9.0:
-                t = (z + 9.0) * 64.0
-                i = int(t)
-                u = t - i
-                Fm += wj * (tab[0, i] + u * (tab[0, i + 1] - tab[0, i]))
-                fm += wj * isj * (tab[1, i] + u * (tab[1, i + 1] - tab[1, i]))
+            k, u = _row((r - mj) * isj, last)
+            Fp += wj * (tab[k, 0] + u * tab[k, 1])
+            fp += wj * isj * (tab[k, 2] + u * tab[k, 3])
+            k, u = _row((-r - mj) * isj, last)
+            Fm += wj * (tab[k, 0] + u * tab[k, 1])
+            fm += wj * isj * (tab[k, 2] + u * tab[k, 3])
         var = m2 - mu * mu
         sdv = math.sqrt(var) if var > 0 else 0.0
+        sst[5] = 0.0                            # the spread is computed when first needed
         tdone = True
         for l in range(L):
             if act[l, d]:
-                lab = _tab_label(r, hps[l], level, rule, Fp, Fm, fp, fm, w, mm, iss, na, mu,
-                                 sdv, lo, hi, S1, S2, S3, tab)
+                lab = _tab_label(r, hps[l], level, rule, Fp, Fm, fp, fm, w, mm, ss, iss, na,
+                                 mu, sdv, sst, tab)
                 if lab >= 0:
                     out[l, 0, d] = lab
                     out[l, 1, d] = 1.0 - Fp
@@ -377,6 +424,7 @@ def _py_kernel(lw, m, sd, r, hps, act, level, rule, cut, out, fast, tab):
     """Labels of D mixtures given their log weights and component means, each (D, G)."""
     D, G = lw.shape
     isd = 1.0 / sd
+    t4 = _tab_rows(tab)
     nblk = min(D, 256)
     bs = (D + nblk - 1) // nblk if D > 0 else 1
     for bk in _prange(nblk):
@@ -385,6 +433,7 @@ def _py_kernel(lw, m, sd, r, hps, act, level, rule, cut, out, fast, tab):
         mm = np.empty(G)
         ss = np.empty(G)
         iss = np.empty(G)
+        sst = np.zeros(6)
         for d in range(bk * bs, min(D, (bk + 1) * bs)):
             if not _any_active(act, d):
                 continue
@@ -394,7 +443,7 @@ def _py_kernel(lw, m, sd, r, hps, act, level, rule, cut, out, fast, tab):
                 mm[j] = m[d, g]
                 ss[j] = sd[g]
                 iss[j] = isd[g]
-            _label(w, mm, ss, iss, na, r, hps, act, level, rule, out, d, fast, tab)
+            _label(w, mm, ss, iss, na, r, hps, act, level, rule, out, d, fast, t4, sst)
 
 
 def _py_kernel_fused(phi, theta, z, WT, sd, r, hps, act, level, rule, cut, out, fast, tab):
@@ -405,6 +454,7 @@ def _py_kernel_fused(phi, theta, z, WT, sd, r, hps, act, level, rule, cut, out, 
     G = theta.shape[1]
     J = z.shape[1]
     isd = 1.0 / sd
+    t4 = _tab_rows(tab)
     nblk = min(D, 256)
     bs = (D + nblk - 1) // nblk if D > 0 else 1
     for bk in _prange(nblk):
@@ -414,6 +464,7 @@ def _py_kernel_fused(phi, theta, z, WT, sd, r, hps, act, level, rule, cut, out, 
         mm = np.empty(G)
         ss = np.empty(G)
         iss = np.empty(G)
+        sst = np.zeros(6)
         for d in range(bk * bs, min(D, (bk + 1) * bs)):
             if not _any_active(act, d):
                 continue
@@ -432,7 +483,7 @@ def _py_kernel_fused(phi, theta, z, WT, sd, r, hps, act, level, rule, cut, out, 
                 mm[j] = acc
                 ss[j] = sd[g]
                 iss[j] = isd[g]
-            _label(w, mm, ss, iss, na, r, hps, act, level, rule, out, d, fast, tab)
+            _label(w, mm, ss, iss, na, r, hps, act, level, rule, out, d, fast, t4, sst)
 
 
 def _py_mix_pdf(x, w, mm, ss, na):
@@ -475,7 +526,11 @@ if _nb is not None:
     _normal_start = _nb.njit(cache=True)(_py_normal_start)
     _mix_pdf = _nb.njit(cache=True)(_py_mix_pdf)
     _mix_quantile = _nb.njit(cache=True)(_py_mix_quantile)
+    _tab_rows = _nb.njit(cache=True)(_py_tab_rows)
+    _row = _nb.njit(cache=True)(_py_row)
     _tab_cmp = _nb.njit(cache=True)(_py_tab_cmp)
+    _spread = _nb.njit(cache=True)(_py_spread)
+    _tab_cmp_s = _nb.njit(cache=True)(_py_tab_cmp_s)
     _tab_label = _nb.njit(cache=True)(_py_tab_label)
     _exact_label = _nb.njit(cache=True)(_py_exact_label)
     _label = _nb.njit(cache=True)(_py_label)
@@ -488,6 +543,7 @@ else:  # pragma: no cover
     _normal_start = _py_normal_start
     _mix_pdf, _mix_quantile, _label = _py_mix_pdf, _py_mix_quantile, _py_label
     _tab_cmp, _tab_label = _py_tab_cmp, _py_tab_label
+    _tab_rows, _row, _spread, _tab_cmp_s = _py_tab_rows, _py_row, _py_spread, _py_tab_cmp_s
     _exact_label = _py_exact_label
     _any_active, _active = _py_any_active, _py_active
     _kernel, _kernel_fused = _py_kernel, _py_kernel_fused
