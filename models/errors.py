@@ -28,19 +28,24 @@ class ModelInputError(ValueError):
         1-based line (or row) number in ``file``.
     field : str, optional
         The column, JSON field or parameter concerned.
+    remedy : str, optional
+        The plain name of the setting that resolves the problem (``config_column`` when a
+        table's config column is not found): the command line adds its option spelling to
+        the message (``planner.commands._options.as_option``); a library caller reads it here.
 
     Attributes
     ----------
-    message, file, line, field
-        As given; :meth:`one_line` combines them.
+    message, file, line, field, remedy
+        As given; :meth:`one_line` combines the first four.
     """
 
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
-                 field: str | None = None):
+                 field: str | None = None, remedy: str | None = None):
         self.message = message
         self.file = file
         self.line = line
         self.field = field
+        self.remedy = remedy
         super().__init__(self.one_line())
 
     def one_line(self) -> str:

@@ -365,8 +365,9 @@ class RunsTable:
         """The single platform of these rows ('' if none given). Errors if mixed."""
         plats = {canonical_platform(p) for p in {r.platform for r in self.runs} if p}
         if len(plats) > 1:
-            raise InputError(f"rows mix platforms {sorted(plats)}; compare within one platform "
-                             "(select one platform)", file=self.path, field="platform")
+            raise InputError(f"rows mix platforms {sorted(plats)}; compare within one platform: "
+                             "select one", file=self.path, field="platform",
+                             remedy="platform")
         return plats.pop() if plats else ""
 
 
@@ -636,11 +637,13 @@ def _header_map(cols: Iterable[str], path: str, tps_column: str | None = None,
         if len(aliases) > 1:
             raise InputError(f"ambiguous config column: both '{owner[aliases[0]]}' and "
                              f"'{owner[aliases[1]]}' could name the configs; name the "
-                             "config column to read", file=path, line=1, field="config")
+                             "config column to read", file=path, line=1, field="config",
+                             remedy="config_column")
         if not aliases:
-            raise InputError(f"missing required column 'config' (or one of "
-                             f"{', '.join(CONFIG_ALIASES)}, or name the config column; "
-                             f"columns: {listing})", file=path, line=1, field="config")
+            raise InputError(f"missing required column 'config' (columns: {listing}); "
+                             f"call it config or one of {', '.join(CONFIG_ALIASES)}, or "
+                             "name the config column", file=path, line=1, field="config",
+                             remedy="config_column")
         c = owner.pop(aliases[0])
         owner["config"] = c
         renames[c] = "config"
@@ -655,8 +658,8 @@ def _header_map(cols: Iterable[str], path: str, tps_column: str | None = None,
     aliases = [a for a in RATE_ALIASES if a in owner]
     if len(aliases) > 1:
         raise InputError(f"ambiguous rate column: both '{owner[aliases[0]]}' and "
-                         f"'{owner[aliases[1]]}' could be the TPS; name one (tps_column)",
-                         file=path, line=1, field=aliases[0])
+                         f"'{owner[aliases[1]]}' could be the TPS; name the value column",
+                         file=path, line=1, field=aliases[0], remedy="tps_column")
     if aliases:
         return renames, aliases[0]
     if "n" in owner and ("mean" in owner or "median" in owner):

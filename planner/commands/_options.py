@@ -30,15 +30,22 @@ def as_option(exc: ModelInputError, options: Mapping[str, str]) -> ModelInputErr
         A copy naming the option when ``exc`` has no file (a value the user typed) and its
         field is in ``options``, or its field's first word is (``aa_runs (position 2)`` ->
         ``--aa-runs (position 2)``, ``a_summary sd`` -> ``--a-summary sd``); else ``exc``
-        itself (a file's field stays as it is).
+        itself (a file's field stays as it is). When ``exc.remedy`` (the setting that
+        resolves the error) is in ``options``, its spelling is added to the message in
+        brackets, also for a file's error (``... or name the config column
+        (--config-column)``).
     """
-    if exc.file is not None or exc.field is None:
+    remedy = getattr(exc, "remedy", None)
+    message = exc.message
+    if remedy in options:  # the option that resolves it, even for a file's error
+        message = f"{message} ({options[remedy]})"
+    field = exc.field
+    if exc.file is None and field is not None:
+        head, sep, rest = field.partition(" ")
+        if field in options:
+            field = options[field]
+        elif sep and head in options:
+            field = options[head] + sep + rest
+    if field == exc.field and message == exc.message:
         return exc
-    head, sep, rest = exc.field.partition(" ")
-    if exc.field in options:
-        field = options[exc.field]
-    elif sep and head in options:
-        field = options[head] + sep + rest
-    else:
-        return exc
-    return type(exc)(exc.message, line=exc.line, field=field)
+    return type(exc)(message, file=exc.file, line=exc.line, field=field, remedy=remedy)

@@ -20,7 +20,8 @@ _OPTIONS = {"delta": "--delta", "baseline_tps": "--baseline-tps", "rule": "--rul
             "flavor": "--flavor", "runs_per_instance": "--runs-per-instance",
             "pairs_per_instance": "--pairs-per-instance", "batch": "--batch", "sims": "--sims",
             "cv": "--cv", "cv_instance": "--cv-instance", "aa_runs": "--aa-runs",
-            "prior": "--prior", "a": "--a", "b": "--b"}
+            "prior": "--prior", "config_column": "--config-column", "tps_column": "--tps-column",
+            "platform": "--platform", "a": "--a", "b": "--b"}
 # --known-noise states its scales as known: ``2%:known`` (planner.priors.KNOWN_NOISE_DF,
 # 1e9, above models.assurance.KNOWN_DF = 1e6; a typed df stops at limits.PRIOR_DF)
 

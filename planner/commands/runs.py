@@ -23,6 +23,11 @@ _CONFIG_COLUMN_HELP = ("Runs table column holding the config labels (default: co
                        "variant, name, label or configuration; any case).")
 
 
+#: Plain settings of a runs table -> their options (the remedies of table errors).
+_TABLE_OPTIONS = {"config_column": "--config-column", "tps_column": "--tps-column",
+                  "platform": "--platform"}
+
+
 def register(app: typer.Typer) -> None:
     """Register this module's command(s) on the ``planner`` typer app."""
     @app.command()
@@ -103,13 +108,22 @@ def register(app: typer.Typer) -> None:
 
         check_limit("max_df", max_df, field="--max-df")
         guard_outputs([("--md", md), ("--html", html), ("--output", output)], [runs])
-        table = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
-                          instance=instance, config_column=config_column).filter(platform=platform, metric=metric,
-                                                    workload=workload)
+        from models.errors import ModelInputError
+        from planner.commands._options import as_option
+
+        try:
+            table = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
+                              instance=instance, config_column=config_column).filter(
+                platform=platform, metric=metric, workload=workload)
+        except ModelInputError as exc:
+            raise as_option(exc, _TABLE_OPTIONS) from None
         if len(table) == 0:
             raise InputError("no rows left after --platform/--metric/--workload filters",
                              file=str(runs))
-        res = do_calibrate(table, drop_cold=not keep_cold, max_df=max_df)
+        try:
+            res = do_calibrate(table, drop_cold=not keep_cold, max_df=max_df)
+        except ModelInputError as exc:
+            raise as_option(exc, _TABLE_OPTIONS) from None
         if output is not None:
             from planner.report.output import guard_outputs
 

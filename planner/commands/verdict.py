@@ -17,7 +17,8 @@ _OPTIONS = {"rope": "--rope", "engine": "--engine", "likelihood": "--likelihood"
             "paired": "--paired", "a_runs": "--a-runs", "b_runs": "--b-runs",
             "a_summary": "--a-summary", "b_summary": "--b-summary", "prior": "--prior",
             "cv": "--cv", "cv_instance": "--cv-instance", "aa_runs": "--aa-runs",
-            "seed": "--seed", "platform": "--platform"}
+            "seed": "--seed", "platform": "--platform", "config_column": "--config-column",
+            "tps_column": "--tps-column"}
 
 
 def _floats(text: str, opt: str) -> list[float]:

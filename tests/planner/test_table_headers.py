@@ -46,6 +46,8 @@ def test_tps_and_config_column_options_ignore_case(tmp_path):
         read_runs(p)
     assert "missing required column 'config'" in e.value.message
     assert "name the config column" in e.value.message and "variant" in e.value.message
+    # the library error names the setting, not an option; each command adds its spelling
+    assert e.value.remedy == "config_column" and "--" not in e.value.message
 
 
 def test_config_column_option_wins_over_config(tmp_path):
@@ -176,6 +178,19 @@ def test_repeats_reads_renamed_columns_like_verdict(cli, tmp_path):
     r1, r2 = json.loads(out), json.loads(out2)
     assert r1["designs"] == r2["designs"] and r1["recommended"] == r2["recommended"]
     code3, _, err3 = cli(*base, "--runs", renamed)
-    assert code3 == 2 and "name the config column" in err3
+    assert code3 == 2 and "name the config column (--config-column)" in err3
+    assert str(renamed) in err3 and "field 'config'" in err3  # the file's error, located
     code4, _, err4 = cli("repeats", "--delta", "0.5", "--tps-column", "tps")
     assert code4 == 2 and "give --runs" in err4
+
+
+@pytest.mark.parametrize("command", [("verdict",), ("calibrate",)])
+def test_table_errors_name_the_option_that_fixes_them(cli, tmp_path, command):
+    p = _csv(tmp_path, ["Setup", "tps", "platform"],
+             [(c, v, "hf-a10g-small" if k < 2 else "local-a10g")
+              for k, (c, v) in enumerate(ROWS)])
+    extra = ("--a", "A", "--b", "B") if command == ("verdict",) else ()
+    code, _, err = cli(*command, p, *extra)
+    assert code == 2 and "(--config-column)" in err and err.startswith("planner: error: ")
+    code, _, err = cli(*command, p, *extra, "--config-column", "setup")
+    assert code == 2 and "rows mix platforms" in err and err.rstrip().endswith("(--platform)")
