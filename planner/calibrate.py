@@ -133,7 +133,8 @@ def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
     split_note = None if shared else (
         "no instance holds two runs, so only the total noise sqrt(sigma_instance^2 + "
         "sigma_run^2) is learned: the two priors are the same posterior, not a split; "
-        "give an instance column (or --instance) to separate them")
+        "give an instance column (or name the instance of a tool's result file) to "
+        "separate them")
     T, S, w, edge = noise_posterior(datasets, WEAK, n_grid=n_grid)
 
     def summarise(x):

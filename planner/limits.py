@@ -368,8 +368,8 @@ def check_noise_prior(d: Any, *, file: str | None = None) -> dict:
     if isinstance(schema, str) and schema.startswith("spec-planner/") and \
             schema != "spec-planner/noise-prior/1":
         what = schema.split("/")[1]
-        raise InputError(f"a saved '{what}' result, not a noise prior: --prior takes what "
-                         "'planner calibrate --json' writes, a prior object or a platform name",
+        raise InputError(f"a saved '{what}' result, not a noise prior: a prior file is what "
+                         "planner calibrate writes as JSON, a prior object or a platform name",
                          file=file, field="schema")
     if isinstance(d, dict) and isinstance(d.get("prior"), dict):
         d = d["prior"]

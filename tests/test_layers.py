@@ -139,10 +139,7 @@ _OPTION = re.compile(r"(^|[\s'\"(/\[])--[a-z][a-z0-9-]*")
 #: add to it: word the string plainly and map the field in the command instead.
 _KNOWN = {
     ("planner/budget.py", "--json"),               # "is it 'planner draft --json' output?"
-    ("planner/calibrate.py", "--instance"),        # "give an instance column (or --instance)"
-    ("planner/limits.py", "--prior"),              # "--prior takes what 'planner
-    ("planner/limits.py", "--json"),               #  calibrate --json' writes"
-    ("planner/readers/hyperfine.py", "--command-name"),
+    ("planner/readers/hyperfine.py", "--command-name"),  # hyperfine's own option, not ours
     ("planner/report/output.py", "--md"),          # guard_outputs' default option names
     ("planner/report/output.py", "--html"),
     ("planner/report/repeats_view.py", "--delta"),
