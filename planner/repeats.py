@@ -880,7 +880,7 @@ def _notes(rpi: int, kinds: Sequence[str], existing: Existing | None,
 
 def plan_more_runs(table, a: str, b: str, *, prior: NoisePrior, rope: str | Rope = DEFAULT_ROPE,
                    delta: float | None = None, relative: bool = False, sims: int = 2000,
-                   seed: int = 0, **kw) -> RepeatPlan:
+                   seed: int = 0, lower_is_better: bool | None = None, **kw) -> RepeatPlan:
     """How many more runs, starting from the runs already bought.
 
     The noise and the effect are drawn from the exact posterior of the existing runs of A and
@@ -895,6 +895,11 @@ def plan_more_runs(table, a: str, b: str, *, prior: NoisePrior, rope: str | Rope
         Config labels (Δ = B − A).
     prior : NoisePrior
         Prior of the analysis of old + new runs.
+    lower_is_better : bool, optional
+        The metric's direction, as in :func:`planner.verdict.verdict` (default: inferred
+        from the rows' metric or value column): the current verdict's label then reads
+        "B faster" / "B slower" for a latency or duration, as the verdict's does, and
+        ``existing`` records ``direction`` and ``metric``.
     **kw
         Passed to :func:`plan_repeats` (rule, target, designs, max_runs, cost model, ...).
 
@@ -910,9 +915,13 @@ def plan_more_runs(table, a: str, b: str, *, prior: NoisePrior, rope: str | Rope
         As :func:`planner.verdict.build_data` and :func:`plan_repeats`.
     """
     from models.tps_exact import fit_exact
-    from planner.verdict import build_data, label_from
+    from planner.verdict import _direction, build_data, label_from, shown_label
 
-    data = build_data(table, a, b, use_cold=False)
+    sub = table.select([a, b])
+    direction, _, dir_note = _direction(sub, lower_is_better)
+    metrics = sorted({r.metric for r in sub.runs if r.metric})
+    data = build_data(table, a, b, use_cold=False,
+                      lower_is_better=direction == "lower_is_better")
     post = fit_exact(data, prior)
     existing = Existing.from_tpsdata(data)
     level = post.level(0)
@@ -927,7 +936,8 @@ def plan_more_runs(table, a: str, b: str, *, prior: NoisePrior, rope: str | Rope
                        sims=sims, seed=seed, existing=existing, truth=truth, **kw)
     n_a = int(np.sum(data.config == 0))
     res.existing = {"a": a, "b": b, "n_a": n_a, "n_b": int(data.n_runs - n_a),
-                    "level_tps_a": level, "label": label_from(d),
+                    "level_tps_a": level, "label": shown_label(label_from(d), direction),
+                    "direction": direction, "metric": metrics[0] if len(metrics) == 1 else None,
                     "delta_pct": {"mean": _pct(d.mean), "hdi_low": _pct(d.hdi_low),
                                   "hdi_high": _pct(d.hdi_high)},
                     "p_b_gt_a": d.p_gt0}
@@ -936,6 +946,8 @@ def plan_more_runs(table, a: str, b: str, *, prior: NoisePrior, rope: str | Rope
         given = f"{delta:g}" + ("%" if relative else " TPS")
         res.notes = [_existing_note(given) if n == _existing_note() else n for n in res.notes]
         res.effect["source"] = "delta"
+    if dir_note:
+        res.notes.insert(0, dir_note)
     if res.existing["label"] != "undecided":
         res.notes.insert(0, f"the runs already bought give '{res.existing['label']}': no "
                             "more runs are needed for that call; the table shows how likely "

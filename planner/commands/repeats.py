@@ -89,6 +89,11 @@ def register(app: typer.Typer) -> None:
                                                     "(default config or an alias)."),
         instance: Optional[str] = typer.Option(None, "--instance", help="Instance of every run "
                                                "of a tool's result file (it cannot say)."),
+        lower_is_better: Optional[bool] = typer.Option(
+            None, "--lower-is-better/--higher-is-better",
+            help="With --runs: the metric's direction (a latency or duration is "
+                 "lower-is-better: the labels read 'B faster' / 'B slower'). Default: from "
+                 "the metric or column name, as planner verdict."),
         rule: str = typer.Option(DEFAULT_RULE, "--rule", help="verdict | superiority[:0.95] | "
                                  "equivalence"),
         rope: str = typer.Option(DEFAULT_ROPE, "--rope", help="ROPE half-width: '0.1%' or TPS."),
@@ -155,7 +160,7 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
              startup_minutes, runs_per_instance, pairs_per_instance, batch, sims, seed, as_json,
              md, html=None, cv=None, cv_instance=None, aa_runs=None, known_noise=False,
              run_group=None, format=None, tps_column=None, config_column=None, instance=None,
-             **_) -> None:
+             lower_is_better=None, **_) -> None:
     """The body of ``planner repeats`` (errors name plain fields or options)."""
     from models.noise import PLATFORM_ALIASES, known_platforms, platform_key
     from planner.costs import PLATFORM_FLAVOR, cost_model
@@ -196,9 +201,10 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
         # read once, with the same table options as 'planner verdict'
         table_read = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
                                instance=instance, config_column=config_column)
-    elif any(v is not None for v in (format, tps_column, config_column, instance)):
-        raise InputError("--format, --tps-column, --config-column and --instance read --runs; "
-                         "give --runs", field="--runs")
+    elif any(v is not None for v in (format, tps_column, config_column, instance,
+                                     lower_is_better)):
+        raise InputError("--format, --tps-column, --config-column, --instance and "
+                         "--lower-is-better read --runs; give --runs", field="--runs")
     if platform is None and table_read is not None:
         platform = table_read.filter(
             metric=metric, workload=workload, run_group=run_group).select([a, b]).platform() \
@@ -274,6 +280,7 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
             if sessions:
                 table = one_session_per_arm(sub)
             res = plan_more_runs(table, a, b, prior=pr, rope=rope, delta=delta,
+                                 lower_is_better=lower_is_better,
                                  relative=relative, sims=sims, seed=seed, progress=prog,
                                  **kw)
             if sessions:

@@ -139,21 +139,37 @@ def footnotes(res: dict) -> list[str]:
     return out
 
 
+def _unit(res: dict) -> str:
+    """The unit of the compared values: ``TPS``, or for runs already bought of a latency or
+    duration its metric's unit (:func:`planner.limits.metric_unit`)."""
+    from planner.limits import metric_unit
+
+    ex = res.get("existing") or {}
+    return metric_unit(ex.get("metric"), ex.get("direction") == "lower_is_better")
+
+
+def _small(x: float, unit: str) -> str:
+    """A ROPE half-width in the values' unit: two decimals in TPS, three significant figures
+    in another unit (a 0.1 % ROPE of a 1.7 s duration is 0.0017 s, not 0.00 s)."""
+    return f"{x:.2f}" if unit == "TPS" or abs(x) >= 1 else f"{x:.3g}"
+
+
 def headline(res: dict) -> list[str]:
     """Lines describing the question of a repeats result (claim, noise prior, rule, ROPE)."""
     inp, eff = res["inputs"], res["effect"]
+    u = _unit(res)
     rule = inp["rule"] + (f":{inp['level']:g}" if inp.get("level") else "")
     lines = []
     if eff["kind"] == "fixed":
-        lines.append(f"Δ = {eff['mean_tps']:+.2f} TPS ({eff['mean_pct']:+.3f}%) at "
-                     f"{inp['baseline_tps']:.2f} TPS"
+        lines.append(f"Δ = {eff['mean_tps']:+.2f} {u} ({eff['mean_pct']:+.3f}%) at "
+                     f"{inp['baseline_tps']:.2f} {u}"
                      + (" (given by --delta, not the posterior of the runs)"
                         if eff.get("source") in ("delta", "--delta") else ""))
     else:
-        lines.append(f"Δ ~ distribution: mean {eff['mean_tps']:+.2f} TPS ({eff['mean_pct']:+.3f}%)"
-                     f" at {inp['baseline_tps']:.2f} TPS, sd {eff['sd_pct']:.3f}%, "
+        lines.append(f"Δ ~ distribution: mean {eff['mean_tps']:+.2f} {u} ({eff['mean_pct']:+.3f}%)"
+                     f" at {inp['baseline_tps']:.2f} {u}, sd {eff['sd_pct']:.3f}%, "
                      f"P(Δ>0) {eff['p_positive']:.2f}")
-    lines.append(f"rule {rule}, ROPE ±{inp['rope']['pct']:.3f}% (±{inp['rope']['tps']:.2f} TPS), "
+    lines.append(f"rule {rule}, ROPE ±{inp['rope']['pct']:.3f}% (±{_small(inp['rope']['tps'], u)} {u}), "
                  f"target assurance {inp['target']:g}, prior {inp['prior']['label']}, "
                  f"{simulation_text(res)}, seed {inp['seed']}")
     cm = inp["cost_model"]
@@ -167,7 +183,8 @@ def headline(res: dict) -> list[str]:
                      + (" (billed per minute)" if cm["billed_per_minute"] else ""))
     if res.get("existing"):
         ex = res["existing"]
-        lines.append(f"already bought: {ex['n_a']} runs of A (level {ex['level_tps_a']:.2f} TPS, "
+        lines.append(f"already bought: {ex['n_a']} runs of A (level {ex['level_tps_a']:.2f} "
+                     f"{_unit(res)}, "
                      f"the baseline above), {ex['n_b']} of B → current verdict "
                      f"'{ex['label']}', Δ {ex['delta_pct']['mean']:+.3f}% "
                      f"[{ex['delta_pct']['hdi_low']:+.3f}, {ex['delta_pct']['hdi_high']:+.3f}]; "

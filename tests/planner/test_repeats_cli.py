@@ -377,3 +377,28 @@ def test_repeats_runs_starts_from_the_verdict_of_the_same_file(cli, tmp_path):
     assert r["existing"]["delta_pct"]["hdi_low"] == pytest.approx(v["delta_pct"]["hdi_low"],
                                                                   rel=1e-9)
     assert any("one session" in n for n in r["notes"])
+
+
+def test_runs_of_a_duration_read_in_its_direction(cli):
+    """repeats --runs on a duration reads the direction as planner verdict does (new-user
+    report: hyperfine times, B 2.4 % slower, came out 'B better' in TPS)."""
+    hf = Path(__file__).resolve().parents[1] / "fixtures" / "readers" / "hyperfine.json"
+    ab = ("--a", "python decode.py --attn fa2", "--b", "sdpa", "--instance", "box1")
+    code, out, err = cli("verdict", hf, *ab, "--json")
+    assert code == 0, err
+    v = json.loads(out)
+    code, out, err = cli("repeats", "--runs", hf, *ab, "--sims", "200", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["existing"]["direction"] == "lower_is_better" == v["direction"]
+    assert r["existing"]["label"] == v["label"] == "B slower"
+    code, txt, err = cli("repeats", "--runs", hf, *ab, "--sims", "200")
+    assert code == 0 and "level 1.66 s" in txt and "TPS" not in txt.split("designs")[0]
+    # stated the other way: the rule's label, with a note that the metric reads otherwise
+    code, out, err = cli("repeats", "--runs", hf, *ab, "--sims", "200", "--json",
+                         "--higher-is-better")
+    r2 = json.loads(out)
+    assert r2["existing"]["label"] == "B better"
+    assert any("direction given as higher is better" in n for n in r2["notes"])
+    code, _, err = cli("repeats", "--delta", "0.5", "--lower-is-better")
+    assert code == 2 and "give --runs" in err
