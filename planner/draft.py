@@ -928,10 +928,13 @@ def _acceptance_for(capture, k: int, curve: Sequence[float] | None, acceptance: 
         rows = per_prompt_counters(per_prompt)
         ids = {r["id"] for r in rows}
         # matched by prompt tokens, not ids: a capture of some calibration prompts (any ids,
-        # any order) reads their measured counters; one prompt outside them, the content
-        # model for all
+        # any order) reads their measured counters; prompts outside them, the content model
         cal = calibration_ids(capture.prompts)
-        if all(c is not None and c in ids for c in cal):
+        matched = [i for i, c in enumerate(cal) if c is not None and c in ids]
+        if matched and len(matched) < len(cal):
+            model, cur, note = _mixed_acceptance(capture, k, per_prompt, cal, matched,
+                                                 len(ids), model.curve)
+        elif len(matched) == len(cal):
             model = load_acceptance(per_prompt=per_prompt)
             n_cal = len(set(cal))
             model.meta["model"] = (
@@ -954,6 +957,50 @@ def _acceptance_for(capture, k: int, curve: Sequence[float] | None, acceptance: 
         raise InputError(f"K={k} exceeds the acceptance curve depth {model.k}; give a deeper "
                          "acceptance curve", field="k")
     return model, cur[:, :k], note
+
+
+def _mixed_acceptance(capture, k: int, per_prompt: str, cal: list, matched: list,
+                      n_cal: int, base_curve: np.ndarray):
+    """(model, curves, note) of a capture holding some calibration prompts and some others.
+
+    The matched prompts read their measured per-prompt curves, the others the content
+    model's; the content model's relative prediction interval of the others' set figure
+    ``r`` acts on the whole set through the set formula ``sum L / sum(L / tpf)``: with
+    ``A`` and ``B`` the matched and the other prompts' ``sum L / tpf``, the whole set moves
+    by ``(A + B) / (A + B / r)``, so a few foreign prompts widen the interval a little,
+    not as if every prompt were predicted.
+    """
+    from dataclasses import replace
+
+    from models.drafting.acceptance import load_acceptance
+    from models.drafting.acceptance_model import for_capture
+
+    model = load_acceptance(per_prompt=per_prompt)
+    others = [i for i in range(len(cal)) if i not in set(matched)]
+    kk = min(k, model.k)
+    pred = for_capture(capture.subset(others), base_curve, kk)
+    cur = np.empty((len(cal), model.k))
+    cur[matched] = model.curves_for([cal[i] for i in matched], subset=True)
+    cur[others] = np.pad(pred.curves, ((0, 0), (0, model.k - pred.curves.shape[1])),
+                         constant_values=1e-9)
+    ln = np.array([len(c) for c in capture.completions], float)
+    per = ln / (1 + cur[:, :kk].sum(1))
+    a, b = float(per[matched].sum()), float(per[others].sum())
+
+    def whole(r: float) -> float:
+        return (a + b) / (a + b / r)
+
+    n_m = len(set(cal[i] for i in matched))
+    label = (f"measured per-prompt counters for {n_m} of the {n_cal} calibration prompts "
+             f"(matched by prompt tokens), {pred.model['model']} for the other {len(others)}")
+    model.meta.update(content=replace(pred, ratio_low=whole(pred.ratio_low),
+                                      ratio_high=whole(pred.ratio_high),
+                                      model={**pred.model, "prompts_predicted": len(others)}),
+                      model=label)
+    note = (f"{len(others)} of the {len(cal)} prompts are not calibration prompts "
+            "(prompt_set_hash 43df0c18b56abde3): their curves are predicted by the content "
+            f"model; the other {len(matched)} read their measured counters")
+    return model, cur, note
 
 
 def _by_prompt(stats: dict, groups, cluster: np.ndarray) -> tuple[dict, list | None]:

@@ -319,12 +319,46 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
         q_meas = measured(qcap)
         priv_cal = p_meas is not None
         pub_cal = q_meas is not None
+
+        def mixed(cap, seed_off):
+            """(draws, source, prediction) for a capture holding some calibration prompts and
+            some others: the matched prompts' measured tokens/forward (runs A+B, power-scaled
+            to depth k) and the content model's set draws for the others, combined as one set
+            (sum L / sum(L / tpf)); None unless both kinds are present."""
+            cal = calibration_ids(cap.prompts)
+            mi = [i for i, c in enumerate(cal) if c is not None]
+            fi = [i for i, c in enumerate(cal) if c is None]
+            if not mi or not fi:
+                return None
+            pr = for_capture(cap.subset(fi), base, k, level=level, n_draws=n_draws,
+                             seed=seed + seed_off, model=m)
+            per: dict = {}
+            for r in rows:
+                c = per.setdefault(r["id"], [0.0, 0.0])
+                c[0] += r["num_drafts"]
+                c[1] += r["num_accepted"]
+            t7 = np.array([1 + per[cal[i]][1] / per[cal[i]][0] for i in mi])
+            tk = 1 + scale_curve(base, t7)[:, :k].sum(1)
+            ln = np.array([len(c) for c in cap.completions], float)
+            draws = ln.sum() / ((ln[mi] / tk).sum() + ln[fi].sum() / pr.draws)
+            src = (f"measured counters runs A+B for {len(set(cal[i] for i in mi))} calibration "
+                   f"prompts (matched by prompt tokens), content model for the other "
+                   f"{len(fi)}")
+            return draws, src, pr
+
+        # a capture with some calibration prompts and some others reads the measured counters
+        # for the first and the content model for the rest (one foreign prompt no longer sends
+        # the whole capture to the model)
+        p_mix = None if priv_cal else mixed(pcap, 0)
+        q_mix = None if pub_cal else mixed(qcap, 1)
         pair = None
         ppred = None
         if priv_cal:  # the private prompts are calibration prompts: measured
             priv_tpf = np.full(n_draws, p_meas[0])
             priv_src = p_meas[1]
-        elif pub_cal:  # unchanged: content model on the private capture only
+        elif p_mix is not None:
+            priv_tpf, priv_src, ppred = p_mix
+        elif pub_cal or q_mix is not None:  # content model on the private capture only
             ppred = for_capture(pcap, base, k, level=level, n_draws=n_draws, seed=seed,
                                 model=m)
             priv_tpf = ppred.draws
@@ -332,7 +366,10 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
         if pub_cal:
             pub_tpf = np.full(n_draws, q_meas[0])
             pub_src = q_meas[1]
-        elif priv_cal:
+        elif q_mix is not None:
+            pub_tpf, pub_src, _ = q_mix
+            pub_src += f" on {public_capture}"
+        elif priv_cal or p_mix is not None:
             qpred = for_capture(qcap, base, k, level=level, n_draws=n_draws, seed=seed + 1,
                                 model=m)
             pub_tpf = qpred.draws
@@ -401,6 +438,12 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
                     f"{n_cal} calibration prompts (matched by prompt tokens), read through "
                     "their measured counters; the public capture through the content "
                     "model. ")
+        elif p_mix is not None or q_mix is not None:
+            lead = ("capture mode: " + "; ".join(
+                f"the {side} capture mixes prompts: {src}" for side, src in
+                (("private", priv_src if p_mix is not None else None),
+                 ("public", pub_src if q_mix is not None else None)) if src)
+                + " (combined as one set: sum L / sum(L / tpf)). ")
         else:
             lead = ""
         if dropped:

@@ -181,3 +181,52 @@ def test_part_of_the_calibration_prompts_reads_their_measured_counters(tmp_path)
     rows_in_full = [where[str(r["id"])[3:]] for r in (json.loads(x) for x in
                                                      ren.read_text().splitlines())]
     np.testing.assert_array_equal(cur_part, cur_full[rows_in_full])
+
+
+def test_a_few_foreign_prompts_do_not_send_the_calibration_prompts_to_the_model(tmp_path):
+    """20 calibration prompts and 2 others (new-user report: one foreign prompt among 100
+    calibration prompts turned a measured 3.84 into the content model's 3.47 and P(drop)
+    0.00 into 0.78): the 20 keep their measured counters, the 2 are predicted, and the
+    interval is far narrower than if all 22 were predicted."""
+    import gzip
+    import json
+
+    def recs(path, n):
+        with gzip.open(path, "rt") as fh:
+            return [json.loads(ln) for ln in fh if ln.strip()][:n]
+
+    cal = recs(FRONTIER, 20)
+    other = recs(C + "ar_longform_aime_int4.jsonl.gz", 2)
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("".join(json.dumps(r) + "\n" for r in cal + other))
+    allpred = tmp_path / "allpred.jsonl"
+    allpred.write_text("".join(json.dumps({**r, "prompt_token_ids": [2] + r["prompt_token_ids"]})
+                               + "\n" for r in cal + other))
+    d = run_shift(481.53, private_capture=mixed, seed=0, n_draws=4000).to_dict()
+    src = d["private"]["source"]
+    assert src.startswith("measured counters runs A+B for 20 calibration prompts")
+    assert src.endswith("content model for the other 2")
+    assert "mixes prompts" in d["trust"]
+    a = run_shift(481.53, private_capture=allpred, seed=0, n_draws=4000).to_dict()
+    assert "source" not in a["private"]  # all through the content model
+    # on the log scale: 2 of the 22 prompts predicted (with long completions, so about
+    # half the tokens) against all 22
+    assert np.log(_width(d)) < 0.6 * np.log(_width(a))
+
+    from planner.draft import _acceptance_for
+
+    cap = load_capture(mixed)
+    model, cur, note = _acceptance_for(cap, 7, None, None, "B")
+    assert "for 20 of the 128 calibration prompts" in model.meta["model"]
+    assert note.startswith("2 of the 22 prompts are not calibration prompts")
+    full = load_capture(FRONTIER)
+    m_full, cur_full, _ = _acceptance_for(full, 7, None, None, "B")
+    np.testing.assert_array_equal(cur[:20], cur_full[:20])  # measured, untouched
+    pred = model.meta["content"]
+    assert pred.model["prompts_predicted"] == 2
+    # the interval of the whole set: the 2 predicted prompts' interval, diluted by the 20
+    from models.drafting.acceptance import default_model
+    from models.drafting.acceptance_model import for_capture
+
+    two = for_capture(cap.subset([20, 21]), default_model().curve, 7)
+    assert two.ratio_low < pred.ratio_low < 1 < pred.ratio_high < two.ratio_high
