@@ -266,8 +266,9 @@ PLATFORM_ALIASES = {
 
 
 def platform_key(name: str | None) -> str | None:
-    """The embedded platform a name denotes, aliases, letter case and surrounding blanks
-    folded (``HF-A10G-Small`` and ``hf-job-a10g-small`` are ``hf-a10g-small``).
+    """The embedded platform a name denotes, aliases, letter case, ``_`` for ``-`` and
+    surrounding blanks folded (``HF-A10G-Small``, ``hf_a10g_small`` and
+    ``hf-job-a10g-small`` are ``hf-a10g-small``).
 
     Parameters
     ----------
@@ -282,7 +283,7 @@ def platform_key(name: str | None) -> str | None:
     """
     if not name:
         return None
-    return PLATFORM_ALIASES.get(name.strip().lower())
+    return PLATFORM_ALIASES.get(name.strip().lower().replace("_", "-"))
 
 
 def _load_embedded() -> dict:

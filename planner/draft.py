@@ -1116,7 +1116,7 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     for sp in [*policies, baseline]:
         validate_policy(sp)
     noise = noise or NoiseSpec()
-    from models.noise import platform_prior
+    from models.noise import platform_key, platform_prior
     from planner.costs import cost_model
 
     run_cost = cost_model(platform, price_per_hour=price_per_hour,
@@ -1346,7 +1346,7 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
                   "tps_anchor": "baseline_tps" if baseline_tps is not None else "cost model",
                   "noise": {"sigma_tps": sigma, "cv": noise_cv, "source": noise_source,
                             "label": noise_label},
-                  "platform": platform, "run_cap": run_cap, "assurance": DEFAULT_ASSURANCE,
+                  "platform": platform_key(platform) or platform, "run_cap": run_cap, "assurance": DEFAULT_ASSURANCE,
                   "sizing_sims": SIZING_SIMS, "run_cost_model": run_cost.to_dict(),
                   "cost_model": cost.to_dict()},
         acceptance={"source": model.source, "k": model.k, "curve": model.curve,
@@ -1441,6 +1441,9 @@ def _projection_note(p: dict) -> str:
     mu = (p.get("worth_a_run") or {}).get("model_uncertainty")
     if mu:
         pi += f", TPS 90 % PI [{mu['tps_pi_low']:.1f}, {mu['tps_pi_high']:.1f}]"
+    if "measured per-prompt counters" in p.get("numbers_from", ""):
+        return ("projected from the MTP counters measured on these prompts (see "
+                "\N{DAGGER}), not from this capture's own tokens" + pi)
     return ("projected from the MTP acceptance curve (see \N{DAGGER}), not measured on this "
             f"capture{pi}")
 

@@ -341,7 +341,7 @@ def prior_file_entry(spec: str | None) -> dict | None:
     """
     import hashlib
 
-    if not spec or spec in ("auto", "weak", "none"):
+    if not spec or spec.strip().lower() in ("auto", "weak", "none"):
         return None
     p = Path(spec)
     if not p.is_file():
@@ -399,14 +399,15 @@ def resolve_prior(spec: str | None, platform: str | None, metric: str | None = N
             base = _auto(plat, metric, workload).prior
         pr = stated_prior(cv=cv, cv_instance=cv_instance, aa_runs=aa_runs, base=base)
         return PriorChoice(pr, "stated", cell, source=pr.source, label="stated")
-    if spec is None or spec == "auto":
+    word = spec.strip().lower() if spec is not None else None  # words in any case
+    if spec is None or word == "auto":
         return _auto(plat, metric, workload)
-    if spec in ("weak", "none"):
+    if word in ("weak", "none"):
         return PriorChoice(None, "weak", cell, source=WEAK.source, label="weak")
     try:
         pr = platform_prior(spec)
         return PriorChoice(pr, "named", f"{_canon(spec)}/*/*", source=pr.source,
-                           label=f"platform:{spec}")
+                           label=f"platform:{_canon(spec)}")
     except KeyError:
         pass
     if not Path(spec).exists():

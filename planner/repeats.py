@@ -850,8 +850,8 @@ def _existing_note(given: str | None = None) -> str:
 #: What a paired design assumes (repeats' notes, budget's views).
 PAIRED_NOTE = ("paired designs run A and B interleaved on the same allocation, so the "
                "instance effect cancels; their assurance rests on the prior of the "
-               "within-allocation scale sigma (on hf-a10g-small a weak one: it is not "
-               "measured there) — and they estimate Δ on that one allocation")
+               "within-allocation scale sigma (a weak one where it is not measured, as on "
+               "hf-a10g-small) — and they estimate Δ on that one allocation")
 
 
 def _notes(rpi: int, kinds: Sequence[str], existing: Existing | None,

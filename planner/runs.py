@@ -631,7 +631,7 @@ def _header_map(cols: Iterable[str], path: str, tps_column: str | None = None,
             renames[c] = to
     if config_column and "config" not in owner:
         raise InputError(f"no column '{config_column}' (columns: {listing})", file=path,
-                         line=1, field="config")
+                         line=1, field="config", remedy="config_column")
     if "config" not in owner:
         aliases = [a for a in CONFIG_ALIASES if a in owner]
         if len(aliases) > 1:
@@ -651,7 +651,7 @@ def _header_map(cols: Iterable[str], path: str, tps_column: str | None = None,
         rate = user[_fold(tps_column)]
         if rate not in owner:
             raise InputError(f"no column '{tps_column}' (columns: {listing})", file=path,
-                             line=1, field=tps_column)
+                             line=1, field="tps", remedy="tps_column")
         return renames, rate
     if "tps" in owner:
         return renames, "tps"
@@ -664,8 +664,9 @@ def _header_map(cols: Iterable[str], path: str, tps_column: str | None = None,
         return renames, aliases[0]
     if "n" in owner and ("mean" in owner or "median" in owner):
         return renames, "tps"  # summary rows only (planner.summaries)
-    raise InputError(f"missing required column 'tps' (or one of {', '.join(RATE_ALIASES)}; "
-                     f"columns: {listing})", file=path, line=1, field="tps")
+    raise InputError(f"missing required column 'tps' (columns: {listing}); call it tps or one "
+                     f"of {', '.join(RATE_ALIASES)}, or name the value column", file=path,
+                     line=1, field="tps", remedy="tps_column")
 
 
 def _renamed(d: dict, renames: dict) -> dict:
@@ -771,11 +772,18 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
     first = text.lstrip()[:1]
     from planner.readers import detect_format, read_results
 
+    from planner.readers import FORMATS
+
+    if format is not None and format not in FORMATS:
+        raise InputError(f"unknown format {format!r} (known: {', '.join(FORMATS)})",
+                         field="format")
     fmt = format or ("table" if suffix == ".csv" else detect_format(text))
     if fmt != "table":
         if tps_column or config_column:
-            raise InputError(f"a {fmt} result has no columns; choose its field with metric",
-                             file=name, field="tps_column" if tps_column else "config_column")
+            raise InputError(f"a {fmt} result has no columns to name (its configs are its "
+                             "commands or runs; the value read is chosen with metric)",
+                             file=name, field="tps_column" if tps_column else "config_column",
+                             remedy="metric")
         runs = read_results(text, path=name, format=fmt, metric=metric, instance=instance)
     elif instance:
         raise InputError("a runs table names its instances in its 'instance' column",

@@ -21,6 +21,7 @@ _OPTIONS = {"delta": "--delta", "baseline_tps": "--baseline-tps", "rule": "--rul
             "pairs_per_instance": "--pairs-per-instance", "batch": "--batch", "sims": "--sims",
             "cv": "--cv", "cv_instance": "--cv-instance", "aa_runs": "--aa-runs",
             "prior": "--prior", "config_column": "--config-column", "tps_column": "--tps-column",
+            "metric": "--metric", "format": "--format",
             "platform": "--platform", "a": "--a", "b": "--b"}
 # --known-noise states its scales as known: ``2%:known`` (planner.priors.KNOWN_NOISE_DF,
 # 1e9, above models.assurance.KNOWN_DF = 1e6; a typed df stops at limits.PRIOR_DF)
@@ -224,7 +225,7 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
         raise InputError(f"platform {platform!r} has no noise prior: give --prior (a "
                          "platform or a calibrate file) or --cv", field="--platform")
     prior_file = prior if prior is not None and platform_key(prior) is None and \
-        prior not in ("weak", "none", "auto") else None
+        prior.strip().lower() not in ("weak", "none", "auto") else None
     guard_outputs([("--md", md), ("--html", html)], [runs, prior_file])
     designs = _designs(design)
     if design == "auto" and PLATFORM_ALIASES.get(platform) == "published-n4" and \
@@ -324,7 +325,8 @@ def _check_options(*, sims, runs_per_instance, pairs_per_instance, batch, runs, 
                                 ("--workload", workload), ("--run-group", run_group))
                  if v is not None]
         if given:
-            raise InputError(f"{' and '.join(given)} only apply with --runs (the runs already "
+            raise InputError(f"{' and '.join(given)} "
+                             f"{'only applies' if len(given) == 1 else 'only apply'} with --runs (the runs already "
                              "bought); without --runs give just --delta", field=given[0])
     elif baseline_tps is not None:
         raise InputError("does not apply with --runs: the TPS level of A is its runs' level "

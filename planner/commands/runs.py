@@ -25,7 +25,7 @@ _CONFIG_COLUMN_HELP = ("Runs table column holding the config labels (default: co
 
 #: Plain settings of a runs table -> their options (the remedies of table errors).
 _TABLE_OPTIONS = {"config_column": "--config-column", "tps_column": "--tps-column",
-                  "platform": "--platform"}
+                  "platform": "--platform", "metric": "--metric", "format": "--format"}
 
 
 def register(app: typer.Typer) -> None:

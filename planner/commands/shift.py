@@ -29,8 +29,9 @@ def register(app: typer.Typer) -> None:
         private_capture: Optional[Path] = typer.Option(None, "--private-capture",
                                                        help="Capture of the private-proxy "
                                                        "prompts."),
-        evidence: str = typer.Option("official", "--evidence", help="Without a private "
-                                     "capture: official | proxy shipped pairs."),
+        evidence: Optional[str] = typer.Option(None, "--evidence", help="Without a private "
+                                               "capture: official | proxy shipped pairs "
+                                               "[default: official]."),
         x: float = typer.Option(5.0, "--x", help="Drop threshold X in %."),
         k: int = typer.Option(7, "--k", help="MTP chain depth (1..7)."),
         level: float = typer.Option(0.90, "--level", help="Interval level."),
@@ -57,6 +58,18 @@ def register(app: typer.Typer) -> None:
             raise InputError("give exactly one of --public-tps (one score) or --run (repeat "
                              "for several runs)", field="--public-tps" if public_tps is None
                              else "--run")
+        from planner.errors import InputError
+
+        # options that only one mode reads are refused in the other, not silently ignored
+        if private_capture is None and public_capture is not None:
+            raise InputError("--public-capture is read against a private capture: give "
+                             "--private-capture too (without one the shipped public/private "
+                             "pairs are used, which need no capture)", field="--public-capture")
+        if private_capture is not None and evidence is not None:
+            raise InputError("--evidence picks the shipped pairs used without a private "
+                             "capture; with --private-capture the captures are the evidence",
+                             field="--evidence")
+        evidence = evidence or "official"
         try:
             res = run_shift(public_tps, runs=runs or None, public_capture=public_capture,
                             private_capture=private_capture, evidence=evidence, x_pct=x, k=k,

@@ -18,7 +18,7 @@ _OPTIONS = {"rope": "--rope", "engine": "--engine", "likelihood": "--likelihood"
             "a_summary": "--a-summary", "b_summary": "--b-summary", "prior": "--prior",
             "cv": "--cv", "cv_instance": "--cv-instance", "aa_runs": "--aa-runs",
             "seed": "--seed", "platform": "--platform", "config_column": "--config-column",
-            "tps_column": "--tps-column"}
+            "tps_column": "--tps-column", "metric": "--metric", "format": "--format"}
 
 
 def _floats(text: str, opt: str) -> list[float]:

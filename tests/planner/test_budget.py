@@ -561,7 +561,7 @@ def test_paired_purchases_carry_their_caveat_and_lone_overruns_their_reason():
         is None
     for c in (comp("paired"), comp("sequential", layout="paired")):
         note = _paired_note({"comparisons": [comp("separate"), c]})
-        assert note and "not measured there" in note
+        assert note and "where it is not measured" in note
     items = [{"recommended": {"assurance": 0.9, "cost_usd": 18.33}},
              {"recommended": {"assurance": 0.9, "cost_usd": 4.0}}]
     _set_status(items, [None, None], set(), Budget(total_usd=15.0))

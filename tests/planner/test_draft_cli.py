@@ -403,8 +403,10 @@ def test_default_headline_is_led_by_a_capture_row_and_names_the_model_row():
     assert w["verdict"].startswith("worth a run: +41.2 TPS projected")
     assert "(best measured on this capture's tokens: suffix)" in w["verdict"]
     mtp = rows["mtp(k=7)"]["tokens_per_forward"]
-    assert (f"model-based best: mtp(k=7) †, +304.0 TPS projected from the MTP acceptance curve"
-            f" (see †), not measured on this capture, tokens/forward {mtp['point']:.3f}, new "
+    # the shipped capture holds the calibration prompts: their measured counters
+    assert (f"model-based best: mtp(k=7) †, +304.0 TPS projected from the MTP counters "
+            f"measured on these prompts (see †), not from this capture's own tokens, "
+            f"tokens/forward {mtp['point']:.3f}, new "
             f"prompt set 90 % PI [{mtp['pi_low']:.3f}, {mtp['pi_high']:.3f}]") in w["verdict"]
     # unchanged: the highest-gain row is still reported as such
     assert w["best_policy"] == "mtp(k=7)" and w["best_runnable"] == "mtp(k=7)"

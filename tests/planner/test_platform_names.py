@@ -58,3 +58,24 @@ def test_repeats_reads_the_platform_in_any_case(cli):
         r = json.loads(out)
         runs.append((r["designs"], r["recommended"]))
     assert runs[0] == runs[1]
+
+
+def test_underscores_and_prior_words_in_any_case(cli):
+    assert platform_key("hf_a10g_small") == "hf-a10g-small"
+    a = resolve_prior("WEAK", "hf-a10g-small")
+    assert a.level == "weak" and a.prior is None
+    b = resolve_prior(" Official ", None)
+    assert b.label == "platform:hf-a10g-small"
+    code, _, err = cli("verdict", "examples/runs/tps_runs.csv", "--a", "A", "--b", "B",
+                       "--format", "foo")
+    assert code == 2 and "unknown format 'foo' (known: table, vllm" in err
+    assert "field '--format'" in err
+
+
+def test_shift_refuses_options_it_would_ignore(cli):
+    code, _, err = cli("shift", "--public-tps", "480", "--public-capture",
+                       "tests/fixtures/shift_aime2026_p128.jsonl.gz")
+    assert code == 2 and "field '--public-capture'" in err and "--private-capture" in err
+    code, _, err = cli("shift", "--public-tps", "480", "--private-capture",
+                       "tests/fixtures/shift_aime2026_p128.jsonl.gz", "--evidence", "proxy")
+    assert code == 2 and "field '--evidence'" in err

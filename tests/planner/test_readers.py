@@ -127,7 +127,8 @@ def test_csv_tps_column_names_any_column(tmp_path):
     assert [r.tps for r in t.runs] == [3.3, 3.2] and t.lower_is_better
     with pytest.raises(InputError) as e:
         read_runs(p, tps_column="rate")
-    assert e.value.field == "rate"
+    assert e.value.field == "tps" and e.value.remedy == "tps_column"
+    assert "no column 'rate'" in e.value.message
 
 
 def test_ingest_folder_of_vllm_results(tmp_path):
