@@ -197,6 +197,21 @@ def _fast_invoke(args: list[str]) -> bool:
     return True
 
 
+def _quick_exit(argv) -> None:
+    """Spare the ``planner`` process the final garbage collection of its exit.
+
+    A command that loaded numba, SciPy or PyMC holds up to a million tracked objects; the
+    collector's passes over them at interpreter exit took 0.2-0.8 s of a 1-5 s command.
+    :func:`gc.freeze` moves every object alive now to the permanent generation, which no
+    later collection walks; exit still runs atexit handlers, flushes and closes files. Only
+    when :func:`main` is the process's entry point (``argv`` None): an in-process caller
+    (tests, a program calling ``main([...])``) keeps its collector as it was."""
+    if argv is None:
+        import gc
+
+        gc.freeze()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``planner`` console script.
 
@@ -216,9 +231,11 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if _fast_invoke(args):
             sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+            _quick_exit(argv)
             return
         rv = app(args=args, standalone_mode=False)
         sys.stdout.flush()
+        _quick_exit(argv)
         if isinstance(rv, int) and rv:
             sys.exit(rv)
     except BrokenPipeError:

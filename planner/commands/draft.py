@@ -51,31 +51,6 @@ def _progress(enabled: bool):
     return (lambda d, n: _Progress(d, n)) if enabled else None
 
 
-def _cli_process() -> bool:
-    """True when this process is the ``planner`` command itself (console script or
-    ``python -m planner``), not a test runner or a program calling the app in-process."""
-    import sys
-
-    main = sys.modules.get("__main__")
-    spec = getattr(main, "__spec__", None)
-    return (getattr(spec, "name", None) == "planner.__main__"
-            or Path(sys.argv[0] if sys.argv else "").name == "planner")
-
-
-def _quick_exit() -> None:
-    """Spare the ``planner`` process the final garbage collection of its exit.
-
-    numba's compiler objects (loaded with the kernels) are about a million tracked objects;
-    the collector's passes over them at interpreter exit take 0.5 s of a 1-2 s command.
-    :func:`gc.freeze` moves every object alive now to the permanent generation, which no
-    later collection walks; exit still runs atexit handlers, flushes and closes files. Only
-    in the command's own process: an in-process caller keeps its collector as it was."""
-    if _cli_process():
-        import gc
-
-        gc.freeze()
-
-
 def _emit(result, as_json: bool, md: Optional[Path], html: Optional[Path], inputs=()) -> None:
     """Render a :class:`planner.draft.DraftResult` or :class:`planner.draft.SweepResult`
     through the report layer (:mod:`planner.report.render`): every view reads the JSON
@@ -347,7 +322,6 @@ def register(app: typer.Typer) -> None:
             minutes_per_run=minutes_per_run, price_per_hour=price_per_hour,
             progress=_progress(not as_json))
         _emit(result, as_json, md, html, inputs)
-        _quick_exit()
 
     @app.command("draft-sweep")
     def draft_sweep(
@@ -420,4 +394,3 @@ def register(app: typer.Typer) -> None:
 
         emit(result.to_dict(), as_json=as_json, md=md, html=html, inputs=[capture],
              terminal=lambda r: render_sweep_terminal(r, top))
-        _quick_exit()

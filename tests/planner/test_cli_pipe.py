@@ -46,3 +46,21 @@ def test_closed_stdout_typer_path(tmp_path):
     proc = _closed_stdout(["report", str(saved)])
     assert proc.stderr == ""
     assert proc.returncode == 141
+
+
+def test_only_the_planner_process_skips_the_final_collection(cli):
+    """gc.freeze() after the command, in the planner process only: an in-process caller
+    (this test runner) keeps its collector as it was."""
+    import gc
+
+    before = gc.get_freeze_count()
+    code, _, err = cli("verdict", "--a", "308.49", "--b", "308.05")
+    assert code == 0, err
+    assert gc.get_freeze_count() == before
+    src = ("import atexit, gc, sys\n"
+           "atexit.register(lambda: print('frozen', gc.get_freeze_count(), file=sys.stderr))\n"
+           "sys.argv = ['planner', 'verdict', '--a', '308.49', '--b', '308.05']\n"
+           "from planner.cli import main\nmain()\n")
+    p = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert int(p.stderr.split("frozen")[-1].split()[0]) > 1000
