@@ -1,4 +1,5 @@
-"""Spelling the decision layer's plain field names as a command's options.
+"""Spelling the decision layer's plain field names as a command's options, and the options
+every command that reads a runs table shares (their help and their fields).
 
 The decision layer names the field of a bad value plainly (``max_runs``, ``target``); only the
 command line knows that the user typed ``--max-runs`` or ``--assurance``. Each command keeps
@@ -11,7 +12,27 @@ from typing import Mapping
 
 from models.errors import ModelInputError
 
-__all__ = ["as_option"]
+__all__ = ["CONFIG_COLUMN_HELP", "FORMAT_HELP", "INSTANCE_HELP", "TABLE_OPTIONS",
+           "TPS_COLUMN_HELP", "as_option"]
+
+
+#: Help of the runs-table options (verdict, repeats --runs, calibrate).
+FORMAT_HELP = ("Input format: table, vllm (vllm-serve, vllm-throughput, vllm-latency), sglang, "
+               "pyperf, hyperfine (default: detected from the content).")
+INSTANCE_HELP = ("Instance (machine) of every run read from a tool's result file, which cannot "
+                 "say. Without it the instance stays blank: planner verdict then reads each "
+                 "config's runs as one session on a machine of its own (no platform) or each "
+                 "run as its own instance (a platform with noise data).")
+TPS_COLUMN_HELP = ("Runs table column holding the values (default: tps, else throughput, "
+                   "output_throughput, tokens_per_s, tok/s or tokens/s; any case).")
+CONFIG_COLUMN_HELP = ("Runs table column holding the config labels (default: config, else "
+                      "variant, name, label or configuration; any case).")
+
+
+#: Plain settings of a runs table -> their options (the fields and remedies of table errors),
+#: the same in every command that reads one.
+TABLE_OPTIONS = {"config_column": "--config-column", "tps_column": "--tps-column",
+                 "platform": "--platform", "metric": "--metric", "format": "--format"}
 
 
 def as_option(exc: ModelInputError, options: Mapping[str, str]) -> ModelInputError:

@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 
+from planner.commands._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
+                                       TABLE_OPTIONS, TPS_COLUMN_HELP)
 from planner.priors import AA_RUNS_HELP, CV_HELP, CV_INSTANCE_HELP
 from planner.defaults import (BASELINE_TPS, DEFAULT_ASSURANCE, DEFAULT_PLATFORM, DEFAULT_ROPE,
                               DEFAULT_RULE, MAX_SIMS, check_assurance, check_sims)
@@ -20,9 +22,7 @@ _OPTIONS = {"delta": "--delta", "baseline_tps": "--baseline-tps", "rule": "--rul
             "flavor": "--flavor", "runs_per_instance": "--runs-per-instance",
             "pairs_per_instance": "--pairs-per-instance", "batch": "--batch", "sims": "--sims",
             "cv": "--cv", "cv_instance": "--cv-instance", "aa_runs": "--aa-runs",
-            "prior": "--prior", "config_column": "--config-column", "tps_column": "--tps-column",
-            "metric": "--metric", "format": "--format",
-            "platform": "--platform", "a": "--a", "b": "--b"}
+            "prior": "--prior", "a": "--a", "b": "--b", **TABLE_OPTIONS}
 # --known-noise states its scales as known: ``2%:known`` (planner.priors.KNOWN_NOISE_DF,
 # 1e9, above models.assurance.KNOWN_DF = 1e6; a typed df stops at limits.PRIOR_DF)
 
@@ -79,17 +79,11 @@ def register(app: typer.Typer) -> None:
                                                "workload (with --runs)."),
         run_group: Optional[str] = typer.Option(None, "--run-group", help="Keep rows of this "
                                                 "run_group (experiment; with --runs)."),
-        format: Optional[str] = typer.Option(None, "--format", help="--runs format: table, "
-                                             "vllm, sglang, pyperf, hyperfine (default: "
-                                             "detected)."),
-        tps_column: Optional[str] = typer.Option(None, "--tps-column", help="--runs table "
-                                                 "column of the values (default tps or an "
-                                                 "alias)."),
-        config_column: Optional[str] = typer.Option(None, "--config-column", help="--runs "
-                                                    "table column of the config labels "
-                                                    "(default config or an alias)."),
-        instance: Optional[str] = typer.Option(None, "--instance", help="Instance of every run "
-                                               "of a tool's result file (it cannot say)."),
+        format: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
+        tps_column: Optional[str] = typer.Option(None, "--tps-column", help=TPS_COLUMN_HELP),
+        config_column: Optional[str] = typer.Option(None, "--config-column",
+                                                    help=CONFIG_COLUMN_HELP),
+        instance: Optional[str] = typer.Option(None, "--instance", help=INSTANCE_HELP),
         lower_is_better: Optional[bool] = typer.Option(
             None, "--lower-is-better/--higher-is-better",
             help="With --runs: the metric's direction (a latency or duration is "

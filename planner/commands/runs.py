@@ -9,23 +9,9 @@ from typing import Optional
 
 import typer
 
+from planner.commands._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
+                                       TABLE_OPTIONS, TPS_COLUMN_HELP)
 from planner.errors import InputError
-
-_FORMAT_HELP = ("Input format: table, vllm (vllm-serve, vllm-throughput, vllm-latency), sglang, "
-                "pyperf, hyperfine (default: detected from the content).")
-_INSTANCE_HELP = ("Instance (machine) of every run read from a tool's result file, which cannot "
-                  "say. Without it the instance stays blank: planner verdict then reads each "
-                  "config's runs as one session on a machine of its own (no platform) or each "
-                  "run as its own instance (a platform with noise data).")
-_TPS_COLUMN_HELP = ("Runs table column holding the values (default: tps, else throughput, "
-                    "output_throughput, tokens_per_s, tok/s or tokens/s; any case).")
-_CONFIG_COLUMN_HELP = ("Runs table column holding the config labels (default: config, else "
-                       "variant, name, label or configuration; any case).")
-
-
-#: Plain settings of a runs table -> their options (the remedies of table errors).
-_TABLE_OPTIONS = {"config_column": "--config-column", "tps_column": "--tps-column",
-                  "platform": "--platform", "metric": "--metric", "format": "--format"}
 
 
 def register(app: typer.Typer) -> None:
@@ -45,8 +31,8 @@ def register(app: typer.Typer) -> None:
                                              "(default bench_serving)."),
         workload: Optional[str] = typer.Option(None, "--workload", help="Workload of every run "
                                                "(harness default 128x512)."),
-        format: Optional[str] = typer.Option(None, "--format", help=_FORMAT_HELP),
-        instance: Optional[str] = typer.Option(None, "--instance", help=_INSTANCE_HELP),
+        format: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
+        instance: Optional[str] = typer.Option(None, "--instance", help=INSTANCE_HELP),
     ) -> None:
         """Walk result folders and write a runs table (one row per run)."""
         from planner.ingest import ingest as do_ingest
@@ -83,11 +69,11 @@ def register(app: typer.Typer) -> None:
         workload: Optional[str] = typer.Option(None, "--workload", help="Keep rows of this "
                                                "workload (e.g. 128x512: prompts x output "
                                                "tokens)."),
-        format: Optional[str] = typer.Option(None, "--format", help=_FORMAT_HELP),
-        tps_column: Optional[str] = typer.Option(None, "--tps-column", help=_TPS_COLUMN_HELP),
+        format: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
+        tps_column: Optional[str] = typer.Option(None, "--tps-column", help=TPS_COLUMN_HELP),
         config_column: Optional[str] = typer.Option(None, "--config-column",
-                                                    help=_CONFIG_COLUMN_HELP),
-        instance: Optional[str] = typer.Option(None, "--instance", help=_INSTANCE_HELP),
+                                                    help=CONFIG_COLUMN_HELP),
+        instance: Optional[str] = typer.Option(None, "--instance", help=INSTANCE_HELP),
         keep_cold: bool = typer.Option(False, "--keep-cold", help="Keep cold first runs "
                                        "(dropped by default: the noise model is for warm "
                                        "runs)."),
@@ -116,14 +102,14 @@ def register(app: typer.Typer) -> None:
                               instance=instance, config_column=config_column).filter(
                 platform=platform, metric=metric, workload=workload)
         except ModelInputError as exc:
-            raise as_option(exc, _TABLE_OPTIONS) from None
+            raise as_option(exc, TABLE_OPTIONS) from None
         if len(table) == 0:
             raise InputError("no rows left after --platform/--metric/--workload filters",
                              file=str(runs))
         try:
             res = do_calibrate(table, drop_cold=not keep_cold, max_df=max_df)
         except ModelInputError as exc:
-            raise as_option(exc, _TABLE_OPTIONS) from None
+            raise as_option(exc, TABLE_OPTIONS) from None
         if output is not None:
             from planner.report.output import guard_outputs
 

@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 
+from planner.commands._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
+                                       TABLE_OPTIONS, TPS_COLUMN_HELP)
 from planner.defaults import DEFAULT_ROPE
 from planner.errors import InputError
 from planner.priors import AA_RUNS_HELP, CV_HELP, CV_INSTANCE_HELP, PRIOR_HELP
@@ -17,8 +19,7 @@ _OPTIONS = {"rope": "--rope", "engine": "--engine", "likelihood": "--likelihood"
             "paired": "--paired", "a_runs": "--a-runs", "b_runs": "--b-runs",
             "a_summary": "--a-summary", "b_summary": "--b-summary", "prior": "--prior",
             "cv": "--cv", "cv_instance": "--cv-instance", "aa_runs": "--aa-runs",
-            "seed": "--seed", "platform": "--platform", "config_column": "--config-column",
-            "tps_column": "--tps-column", "metric": "--metric", "format": "--format"}
+            "seed": "--seed", **TABLE_OPTIONS}
 
 
 def _floats(text: str, opt: str) -> list[float]:
@@ -88,15 +89,11 @@ def register(app: typer.Typer) -> None:
                                                "workload."),
         run_group: Optional[str] = typer.Option(None, "--run-group", help="Keep rows of this "
                                                 "run_group (experiment)."),
-        format: Optional[str] = typer.Option(None, "--format", help="RUNS format: table, vllm, "
-                                             "sglang, pyperf, hyperfine (default: detected)."),
-        tps_column: Optional[str] = typer.Option(None, "--tps-column", help="Runs table column "
-                                                 "of the values (default tps or an alias)."),
-        config_column: Optional[str] = typer.Option(None, "--config-column", help="Runs "
-                                                    "table column of the config labels "
-                                                    "(default config or an alias)."),
-        instance: Optional[str] = typer.Option(None, "--instance", help="Instance of every run "
-                                               "of a tool's result file (it cannot say)."),
+        format: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
+        tps_column: Optional[str] = typer.Option(None, "--tps-column", help=TPS_COLUMN_HELP),
+        config_column: Optional[str] = typer.Option(None, "--config-column",
+                                                    help=CONFIG_COLUMN_HELP),
+        instance: Optional[str] = typer.Option(None, "--instance", help=INSTANCE_HELP),
         cold: Optional[bool] = typer.Option(None, "--cold/--no-cold", help="Model the cold-start "
                                             "indicator (default: when a run is flagged; a "
                                             "rep 0 run on a named instance, or cold=1, is "

@@ -135,7 +135,7 @@ def test_api_errors():
     (("--delta", "1", "--platform", "mars"), "--platform", ["unknown platform 'mars'"]),
     (("--delta", "1", "--batch", "0"), "--batch", [">= 1"]),
     (("--a", "A", "--b", "B", "--delta", "1"), "--a", ["only apply with --runs"]),
-    (("--delta", "1", "--workload", "128x512"), "--workload", ["only apply with --runs"]),
+    (("--delta", "1", "--workload", "128x512"), "--workload", ["only applies with --runs"]),
     (("--delta", "1", "--sims", "5000000"), "--sims", ["100,000"]),
     (("--delta", "1", "--seed", "-1"), "--seed", []),
 ])
