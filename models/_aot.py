@@ -104,7 +104,7 @@ KERNELS: dict = {
         "models.drafting.acceptance_model", "_py_walk_kernel", None, "f8[::1]",
         ("f8[::1]", "i8[::1]", "i8")),
     "label_mixtures_fused": (
-        "models._assurance_kernels", "_py_kernel_fused", None, "void",
+        "models._assurance_kernels", "_py_kernel_fused", "_jit_helpers", "void",
         ("f8[:,::1]", "f8[:,::1]", "f8[:,::1]", "f8[:,::1]", "f8[::1]", "f8", "f8[::1]",
          "b1[:,::1]", "f8", "i8", "f8", "f8[:,:,::1]w", "b1", "f8[:,::1]")),
 }

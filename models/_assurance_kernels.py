@@ -1,4 +1,4 @@
-r"""Numba kernels of the assurance simulations: decision labels of Normal-mixture posteriors.
+r"""Kernels of the assurance simulations: decision labels of Normal-mixture posteriors.
 
 Private module: the public, documented interface is :func:`models.assurance.decide` and
 :func:`models.assurance.decide_analysis_levels`. The kernels label, for a batch of D
@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import math
 import os
+import sys
+import threading
 
 import numpy as np
 
@@ -49,10 +51,6 @@ import numpy as np
 # the user set is kept.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-try:  # numba is a hard dependency of the project, but keep import errors readable
-    import numba as _nb
-except ImportError:  # pragma: no cover
-    _nb = None
 
 __all__ = ["PHI_TAB", "label_mixtures", "label_mixtures_fused", "rule_code"]
 
@@ -521,32 +519,73 @@ def _py_mix_quantile(p, w, mm, ss, na, mu, sdv, lo, hi):
     return x
 
 
-if _nb is not None:
-    _prange = _nb.prange
-    _normal_start = _nb.njit(cache=True)(_py_normal_start)
-    _mix_pdf = _nb.njit(cache=True)(_py_mix_pdf)
-    _mix_quantile = _nb.njit(cache=True)(_py_mix_quantile)
-    _tab_rows = _nb.njit(cache=True)(_py_tab_rows)
-    _row = _nb.njit(cache=True)(_py_row)
-    _tab_cmp = _nb.njit(cache=True)(_py_tab_cmp)
-    _spread = _nb.njit(cache=True)(_py_spread)
-    _tab_cmp_s = _nb.njit(cache=True)(_py_tab_cmp_s)
-    _tab_label = _nb.njit(cache=True)(_py_tab_label)
-    _exact_label = _nb.njit(cache=True)(_py_exact_label)
-    _label = _nb.njit(cache=True)(_py_label)
-    _any_active = _nb.njit(cache=True)(_py_any_active)
-    _active = _nb.njit(cache=True)(_py_active)
-    _kernel = _nb.njit(parallel=True, cache=True, nogil=True)(_py_kernel)
-    _kernel_fused = _nb.njit(parallel=True, cache=True, nogil=True)(_py_kernel_fused)
-else:  # pragma: no cover
-    _prange = range
-    _normal_start = _py_normal_start
-    _mix_pdf, _mix_quantile, _label = _py_mix_pdf, _py_mix_quantile, _py_label
-    _tab_cmp, _tab_label = _py_tab_cmp, _py_tab_label
-    _tab_rows, _row, _spread, _tab_cmp_s = _py_tab_rows, _py_row, _py_spread, _py_tab_cmp_s
-    _exact_label = _py_exact_label
-    _any_active, _active = _py_any_active, _py_active
-    _kernel, _kernel_fused = _py_kernel, _py_kernel_fused
+# ---------------------------------------------------------------------------------------
+# Compilation. Importing this module imports neither numba nor the AOT module: the
+# callees' names below are the plain functions until _jit_helpers() rebinds them to numba's
+# compiled ones (the kernel bodies call them by these names), before a kernel is compiled,
+# by numba's JIT (parallel, releasing the GIL) or ahead of time (models._aot: serial, same
+# labels; used while this process has not loaded numba, e.g. planner draft and repeats).
+# ---------------------------------------------------------------------------------------
+_prange = range
+#: The kernels' callees: every ``_py_<name>`` of this module but the two kernels, bound to
+#: ``_<name>`` (plain Python until :func:`_jit_helpers`).
+_CALLEES = tuple(n[3:] for n in list(globals())
+                 if n.startswith("_py_") and n not in ("_py_kernel", "_py_kernel_fused"))
+for _n in _CALLEES:
+    globals()[_n] = globals()["_py" + _n]
+del _n
+_JIT: dict = {}
+_JIT_LOCK = threading.Lock()
+
+
+def _jit_helpers() -> None:
+    """Compile the kernels' callees with numba (lazily, on their first call) and rebind
+    their names here, ``_prange`` to ``numba.prange`` (idempotent; imports numba; without
+    numba the kernels stay plain Python)."""
+    with _JIT_LOCK:  # budget's sizing threads may get here together
+        if "fused" in _JIT:
+            return
+        try:  # numba is a hard dependency of the project, but keep import errors readable
+            import numba as nb
+        except ImportError:  # pragma: no cover
+            _JIT.update(kernel=_py_kernel, fused=_py_kernel_fused)
+            return
+        g = globals()
+        g["_prange"] = nb.prange
+        for name in _CALLEES:
+            g[name] = nb.njit(cache=True)(g["_py" + name])
+        kernel = nb.njit(parallel=True, cache=True, nogil=True)(_py_kernel)
+        fused = nb.njit(parallel=True, cache=True, nogil=True)(_py_kernel_fused)
+        _JIT.update(kernel=kernel, fused=fused)
+
+
+def _jit_label_mixtures():
+    """:func:`_py_kernel` compiled by numba's JIT (parallel; imports numba)."""
+    _jit_helpers()
+    return _JIT["kernel"]
+
+
+def _jit_label_mixtures_fused():
+    """:func:`_py_kernel_fused` compiled by numba's JIT (parallel; imports numba)."""
+    _jit_helpers()
+    return _JIT["fused"]
+
+
+_FUSED = []  # [AOT-or-JIT kernel], resolved on the first call without numba loaded
+
+
+def _kernel(*args):
+    return _jit_label_mixtures()(*args)
+
+
+def _kernel_fused(*args):
+    if "numba" in sys.modules:  # numba is loaded anyway: its parallel kernel
+        return _jit_label_mixtures_fused()(*args)
+    if not _FUSED:
+        from models._aot import kernel
+
+        _FUSED.append(kernel("label_mixtures_fused", _jit_label_mixtures_fused))
+    return _FUSED[0](*args)
 
 
 #: ``label_mixtures(lw, m, sd, r, hps, act, level, rule, cut, out, fast, tab)``: labels of D
