@@ -46,3 +46,34 @@ def test_logpdf_and_ppf_match_scipy_stats(p):
             np.testing.assert_array_equal(p.logpdf(x), _ref_logpdf(p, x))
         for x in ([0.0, 0.5], [1.0], [np.nan], [1.5]):
             np.testing.assert_array_equal(p.ppf(x), _ref_ppf(p, x))
+
+
+def test_stored_scale_quantiles_are_scipys_bit_for_bit():
+    """models/data/scale_quantiles.json holds what scipy.special gives (ScalePrior.ppf's
+    formula), for every scale of every embedded platform prior at the grid's quantiles."""
+    import json
+    from importlib import resources
+
+    from scipy import special
+
+    from models.noise import ScalePrior, known_platforms, platform_prior
+
+    rows = json.loads(resources.files("models").joinpath("data/scale_quantiles.json")
+                      .read_text("utf-8"))["rows"]
+    for r in rows:
+        if r["kind"] == "half_normal":
+            want = special.ndtri((1 + r["q"]) / 2.0) * r["scale"] + 0.0
+        else:
+            b = r["df"] * r["scale"] ** 2 / 2.0
+            want = np.sqrt(1.0 / special.gammainccinv(r["df"] / 2.0, r["q"]) * b + 0.0)
+        assert r["value"] == float(want), r
+    have = {(r["kind"], r["df"], r["scale"], r["q"]) for r in rows}
+    for p in known_platforms():
+        pr = platform_prior(p)
+        for sp in (pr.tau, pr.sigma):
+            for q in (1e-4, 1 - 1e-4, 0.5):
+                assert (sp.kind, sp.df if sp.kind == "inv_chi2" else None, sp.scale, q) in have
+    # a prior that is not stored still goes through scipy: the same formula
+    sp = ScalePrior("inv_chi2", 0.0123, 5.0)
+    assert float(sp.ppf(1e-4)) == float(np.sqrt(
+        1.0 / special.gammainccinv(2.5, 1e-4) * (5.0 * 0.0123 ** 2 / 2.0)))
