@@ -399,3 +399,16 @@ def test_draft_with_the_module_imports_no_numba_and_prints_the_same_json(built, 
     assert "scipy.special" not in aot_mods
     assert "_kernels_" not in jit_mods and "numba" in jit_mods  # off: never loaded
     assert sorted(p.name for p in built.iterdir()) == before  # and nothing built
+
+
+def test_compile_into_a_folder_it_cannot_make_is_one_line_exit_2(tmp_path):
+    """A cache 'folder' that is a file: one line naming it, exit 2, no traceback; a draft in
+    the same setting falls back to the JIT quietly (the JIT path is what the suite runs)."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    env = {**os.environ, "SPEC_PLANNER_AOT": "1", "SPEC_PLANNER_AOT_DIR": str(blocker / "aot")}
+    out = subprocess.run([sys.executable, "-m", "planner", "compile"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.startswith("planner: error: ") and "SPEC_PLANNER_AOT_DIR" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
