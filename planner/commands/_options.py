@@ -13,7 +13,7 @@ from typing import Mapping
 from models.errors import ModelInputError
 
 __all__ = ["CONFIG_COLUMN_HELP", "FORMAT_HELP", "INSTANCE_HELP", "TABLE_OPTIONS",
-           "TPS_COLUMN_HELP", "as_option"]
+           "TPS_COLUMN_HELP", "as_option", "record_default"]
 
 
 #: Help of the runs-table options (verdict, repeats --runs, calibrate).
@@ -70,3 +70,16 @@ def as_option(exc: ModelInputError, options: Mapping[str, str]) -> ModelInputErr
     if field == exc.field and message == exc.message:
         return exc
     return type(exc)(message, file=exc.file, line=exc.line, field=field, remedy=remedy)
+
+
+def record_default(name: str, value) -> None:
+    """Set a parameter of the running command as its input record will show it (a default
+    the command fills in itself, recorded as if typed)."""
+    try:  # typer >= 0.16 vendors click
+        from typer._click.globals import get_current_context
+    except ImportError:  # pragma: no cover - typer on an installed click
+        from click import get_current_context
+
+    ctx = get_current_context(silent=True)
+    if ctx is not None and name in ctx.params:
+        ctx.params[name] = value

@@ -6,6 +6,8 @@ ahead-of-time kernels off (nothing is built)."""
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 
@@ -45,7 +47,7 @@ def register(app: typer.Typer) -> None:
             last = head + "." if sep and tail.endswith(":") else first
             print(f"planner: error: AOT build failed: {last} (the kernels keep using "
                   f"numba's JIT; details in {res['path'].rsplit('.', 2)[0]}.failed)",
-                  file=__import__("sys").stderr)
+                  file=sys.stderr)
             raise typer.Exit(1)
         if res["built"]:
             print(f"compiled {len(_aot.KERNELS)} kernels in {res['seconds']:.1f} s: "

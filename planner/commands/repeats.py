@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from planner.commands._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
-                                       TABLE_OPTIONS, TPS_COLUMN_HELP)
+                                       TABLE_OPTIONS, TPS_COLUMN_HELP, record_default)
 from planner.priors import AA_RUNS_HELP, CV_HELP, CV_INSTANCE_HELP
 from planner.defaults import (BASELINE_TPS, DEFAULT_ASSURANCE, DEFAULT_PLATFORM, DEFAULT_ROPE,
                               DEFAULT_RULE, MAX_SIMS, check_assurance, check_sims)
@@ -131,23 +131,11 @@ def register(app: typer.Typer) -> None:
         if runs is None and baseline_tps is None:
             # the default level, recorded as before (with --runs the level is A's, from its
             # runs, and no --baseline-tps is recorded)
-            _record_default("baseline_tps", BASELINE_TPS)
+            record_default("baseline_tps", BASELINE_TPS)
         try:
             _repeats(**locals())
         except ModelInputError as exc:
             raise as_option(exc, _OPTIONS) from None
-
-
-def _record_default(name: str, value) -> None:
-    """Set a parameter of the running command as its input record will show it."""
-    try:  # typer >= 0.16 vendors click
-        from typer._click.globals import get_current_context
-    except ImportError:  # pragma: no cover - typer on an installed click
-        from click import get_current_context
-
-    ctx = get_current_context(silent=True)
-    if ctx is not None and name in ctx.params:
-        ctx.params[name] = value
 
 
 def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metric, workload, rule,

@@ -45,7 +45,8 @@ def register(app: typer.Typer) -> None:
         """P(private score more than X % below public): project the private TPS through the
         content acceptance model and the cost model (or the shipped public/private pairs)."""
         from models.errors import ModelInputError
-        from planner.commands._options import as_option
+        from planner.commands._options import as_option, record_default
+        from planner.errors import InputError
         from planner.report.output import emit, guard_outputs
         from planner.report.shift_view import render_html, render_markdown, render_terminal
         from planner.shift import run_shift
@@ -53,13 +54,9 @@ def register(app: typer.Typer) -> None:
         caps = [p for p in (public_capture, private_capture) if p]
         guard_outputs([("--md", md), ("--html", html)], caps)
         if (public_tps is None) == (not runs):
-            from planner.errors import InputError
-
             raise InputError("give exactly one of --public-tps (one score) or --run (repeat "
                              "for several runs)", field="--public-tps" if public_tps is None
                              else "--run")
-        from planner.errors import InputError
-
         # options that only one mode reads are refused in the other, not silently ignored
         if private_capture is None and public_capture is not None:
             raise InputError("--public-capture is read against a private capture: give "
@@ -69,7 +66,9 @@ def register(app: typer.Typer) -> None:
             raise InputError("--evidence picks the shipped pairs used without a private "
                              "capture; with --private-capture the captures are the evidence",
                              field="--evidence")
-        evidence = evidence or "official"
+        if evidence is None:  # recorded as before, when it was the option's default
+            evidence = "official"
+            record_default("evidence", evidence)
         try:
             res = run_shift(public_tps, runs=runs or None, public_capture=public_capture,
                             private_capture=private_capture, evidence=evidence, x_pct=x, k=k,

@@ -128,3 +128,11 @@ def test_cli_range_errors_spell_the_option_only_in_the_field(cli, args, line):
     code, out, err = cli("shift", "--public-tps", "481", *args)
     assert code == 2 and out == ""
     assert err.strip() == f"planner: error: {line}"
+
+
+def test_cli_records_the_default_evidence(cli):
+    """--evidence defaults to 'official' (refused only beside a private capture): the input
+    record keeps saying so, as when it was the option's default."""
+    code, out, err = cli("shift", "--public-tps", "480", "--draws", "1000", "--json")
+    assert code == 0, err
+    assert json.loads(out)["inputs"]["options"]["evidence"] == "official"
