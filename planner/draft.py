@@ -951,14 +951,19 @@ def _acceptance_for(capture, k: int, curve: Sequence[float] | None, acceptance: 
             model.meta.update(content=pred, model=pred.model["model"])
             note = ("prompts are not the calibration prompts (prompt_set_hash 43df0c18b56abde3):"
                     " per-prompt curves predicted by the content model")
-            cur = np.pad(pred.curves, ((0, 0), (0, model.k - pred.curves.shape[1])),
-                         constant_values=1e-9)
+            cur = _to_depth(pred.curves, model.k)
     else:
         cur = model.curves_for(capture.ids)
     if k > model.k:
         raise InputError(f"K={k} exceeds the acceptance curve depth {model.k}; give a deeper "
                          "acceptance curve", field="k")
     return model, cur[:, :k], note
+
+
+def _to_depth(curves: np.ndarray, k: int) -> np.ndarray:
+    """Content-model curves (P, K') padded to depth ``k`` with a negligible survival (1e-9)
+    beyond K' (the model predicts up to its calibration depth)."""
+    return np.pad(curves, ((0, 0), (0, k - curves.shape[1])), constant_values=1e-9)
 
 
 def _mixed_acceptance(capture, k: int, per_prompt: str, cal: list, matched: list,
@@ -978,13 +983,13 @@ def _mixed_acceptance(capture, k: int, per_prompt: str, cal: list, matched: list
     from models.drafting.acceptance_model import for_capture
 
     model = load_acceptance(per_prompt=per_prompt)
-    others = [i for i in range(len(cal)) if i not in set(matched)]
+    taken = set(matched)
+    others = [i for i in range(len(cal)) if i not in taken]
     kk = min(k, model.k)
     pred = for_capture(capture.subset(others), base_curve, kk)
     cur = np.empty((len(cal), model.k))
     cur[matched] = model.curves_for([cal[i] for i in matched], subset=True)
-    cur[others] = np.pad(pred.curves, ((0, 0), (0, model.k - pred.curves.shape[1])),
-                         constant_values=1e-9)
+    cur[others] = _to_depth(pred.curves, model.k)
     ln = np.array([len(c) for c in capture.completions], float)
     per = ln / (1 + cur[:, :kk].sum(1))
     a, b = float(per[matched].sum()), float(per[others].sum())

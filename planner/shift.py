@@ -296,10 +296,10 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
         rows = per_prompt_counters("A+B")
         n_cal = len({r["id"] for r in rows})
 
-        def measured(cap):
+        def measured(cal):
             """(set tokens/forward, source, prompts) from the measured counters when every
-            prompt of ``cap`` is a calibration prompt (matched by its tokens), else None."""
-            cal = calibration_ids(cap.prompts) if cap is not None else [r["id"] for r in rows]
+            prompt is a calibration prompt (``cal``: each prompt's calibration id, matched by
+            its tokens), else None."""
             if any(c is None for c in cal):
                 return None
             want = set(cal)
@@ -315,17 +315,20 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
 
         # a capture whose prompts are all calibration prompts (the whole set or part of it,
         # any ids) reads their measured counters, as planner draft does
-        p_meas = measured(pcap)
-        q_meas = measured(qcap)
+        # each capture's prompts matched to the calibration prompts once (no public
+        # capture: the calibration set itself)
+        p_ids = calibration_ids(pcap.prompts)
+        q_ids = calibration_ids(qcap.prompts) if qcap is not None else [r["id"] for r in rows]
+        p_meas = measured(p_ids)
+        q_meas = measured(q_ids)
         priv_cal = p_meas is not None
         pub_cal = q_meas is not None
 
-        def mixed(cap, seed_off):
+        def mixed(cap, cal, seed_off):
             """(draws, source, prediction) for a capture holding some calibration prompts and
             some others: the matched prompts' measured tokens/forward (runs A+B, power-scaled
             to depth k) and the content model's set draws for the others, combined as one set
             (sum L / sum(L / tpf)); None unless both kinds are present."""
-            cal = calibration_ids(cap.prompts)
             mi = [i for i, c in enumerate(cal) if c is not None]
             fi = [i for i, c in enumerate(cal) if c is None]
             if not mi or not fi:
@@ -349,8 +352,8 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
         # a capture with some calibration prompts and some others reads the measured counters
         # for the first and the content model for the rest (one foreign prompt no longer sends
         # the whole capture to the model)
-        p_mix = None if priv_cal else mixed(pcap, 0)
-        q_mix = None if pub_cal else mixed(qcap, 1)
+        p_mix = None if priv_cal else mixed(pcap, p_ids, 0)
+        q_mix = None if pub_cal else mixed(qcap, q_ids, 1)
         pair = None
         ppred = None
         if priv_cal:  # the private prompts are calibration prompts: measured
