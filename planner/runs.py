@@ -727,6 +727,12 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
         that carry a rep, instance, session or timestamp), or a
         syntax error; the message names the file, line and field.
     """
+    if format is not None:  # checked before the file is read
+        from planner.readers import FORMATS
+
+        if format not in FORMATS:
+            raise InputError(f"unknown format {format!r} (known: {', '.join(FORMATS)})",
+                             field="format")
     p = Path(path)
     name = str(path)
     if p.is_dir():
@@ -772,11 +778,6 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
     first = text.lstrip()[:1]
     from planner.readers import detect_format, read_results
 
-    from planner.readers import FORMATS
-
-    if format is not None and format not in FORMATS:
-        raise InputError(f"unknown format {format!r} (known: {', '.join(FORMATS)})",
-                         field="format")
     fmt = format or ("table" if suffix == ".csv" else detect_format(text))
     if fmt != "table":
         if tps_column or config_column:
