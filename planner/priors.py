@@ -328,6 +328,21 @@ def _read_prior_file(spec: str) -> NoisePrior:
                          file=spec, field="prior") from None
 
 
+#: ``--prior`` words that name no file and no platform (any letter case).
+PRIOR_WORDS = ("auto", "weak", "none")
+
+
+def prior_file(spec: str | None) -> str | None:
+    """``spec`` when it names a prior file: not empty, not a word of :data:`PRIOR_WORDS`,
+    not a platform name (a platform wins over a same-named file, as in
+    :func:`resolve_prior`), and an existing file; else None."""
+    if not spec or spec.strip().lower() in PRIOR_WORDS or not Path(spec).is_file():
+        return None
+    from models.noise import platform_key
+
+    return None if platform_key(spec) is not None else spec
+
+
 def prior_file_entry(spec: str | None) -> dict | None:
     """The recorded-inputs entry of a ``--prior`` file: ``{role: "prior", name, sha256}``
     (the shape of :func:`planner.report.output.input_record`'s ``files``), so a saved report
@@ -341,19 +356,10 @@ def prior_file_entry(spec: str | None) -> dict | None:
     """
     import hashlib
 
-    if not spec or spec.strip().lower() in ("auto", "weak", "none"):
+    if prior_file(spec) is None:
         return None
-    p = Path(spec)
-    if not p.is_file():
-        return None
-    from models.noise import platform_prior
-
-    try:  # a platform name wins over a same-named file (as in resolve_prior)
-        platform_prior(spec)
-        return None
-    except KeyError:
-        pass
-    return {"role": "prior", "name": spec, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+    return {"role": "prior", "name": spec,
+            "sha256": hashlib.sha256(Path(spec).read_bytes()).hexdigest()}
 
 
 def resolve_prior(spec: str | None, platform: str | None, metric: str | None = None,
@@ -402,7 +408,7 @@ def resolve_prior(spec: str | None, platform: str | None, metric: str | None = N
     word = spec.strip().lower() if spec is not None else None  # words in any case
     if spec is None or word == "auto":
         return _auto(plat, metric, workload)
-    if word in ("weak", "none"):
+    if word in PRIOR_WORDS:  # weak, none
         return PriorChoice(None, "weak", cell, source=WEAK.source, label="weak")
     try:
         pr = platform_prior(spec)

@@ -147,7 +147,7 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
     """The body of ``planner repeats`` (errors name plain fields or options)."""
     from models.noise import PLATFORM_ALIASES, known_platforms, platform_key
     from planner.costs import PLATFORM_FLAVOR, cost_model
-    from planner.priors import prior_file_entry, resolve_prior
+    from planner.priors import prior_file, prior_file_entry, resolve_prior
     from planner.repeats import plan_more_runs, plan_repeats
     from planner.report.output import emit, guard_outputs, input_record, with_record
     from planner.report.repeats_view import render_markdown, render_terminal
@@ -206,9 +206,6 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
             not stated:
         raise InputError(f"platform {platform!r} has no noise prior: give --prior (a "
                          "platform or a calibrate file) or --cv", field="--platform")
-    prior_file = prior if prior is not None and platform_key(prior) is None and \
-        prior.strip().lower() not in ("weak", "none", "auto") else None
-    guard_outputs([("--md", md), ("--html", html)], [runs, prior_file])
     designs = _designs(design)
     if design == "auto" and PLATFORM_ALIASES.get(platform) == "published-n4" and \
             prior is None:
@@ -283,7 +280,7 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
         rec = input_record() or {"files": [], "options": {}}
         out = with_record(out, {**rec, "files": list(rec.get("files", [])) + [entry]})
     emit(out, as_json=as_json, terminal=render_terminal, md=md,
-         md_renderer=render_markdown, html=html, inputs=[runs, prior_file])
+         md_renderer=render_markdown, html=html, inputs=[runs, prior_file(prior)])
 
 
 def _exact(cv: str) -> str:
