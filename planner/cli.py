@@ -7,6 +7,7 @@ result to a renderer. It holds no statistics. Every subcommand lives in its own 
 
 from __future__ import annotations
 
+import re
 import sys
 
 import typer
@@ -67,18 +68,24 @@ _register_all()
 
 #: Commands invoked by :func:`_fast_invoke` when their arguments are plain (issue 9: click's
 #: parser builds a pydantic adapter per option, ~0.1-0.2 s of a ~0.4 s ``planner verdict``).
-_FAST_COMMANDS = ("verdict",)
+_FAST_COMMANDS = ("verdict", "draft")
+
+#: Values the fast path converts itself; anything else (signs, ``nan``, ``1_0``, hex) goes to
+#: typer, which words the error or the conversion.
+_PLAIN_INT = re.compile(r"[0-9]+\Z")
+_PLAIN_FLOAT = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 
 
 def _fast_invoke(args: list[str]) -> bool:
     """Call a command of :data:`_FAST_COMMANDS` directly when its arguments are plain.
 
-    Plain means: the command's options are ``str``, ``Path``, ``int`` (within its ``min`` /
-    ``max``) or boolean flags (``--x`` or ``--x/--no-x``) declared with ``typer.Option`` /
-    ``typer.Argument`` and no callback or environment variable; every token is a known
-    option (``--opt value`` or ``--opt=value``, each at most once) or one of the positional
-    arguments; no ``--help``, no ``--``, no value starting with ``-``. The parsed values are
-    those click would pass. Anything else returns False and the caller lets typer parse (and
+    Plain means: the command's options are ``str``, ``Path``, ``int`` or ``float`` (digits,
+    within its ``min`` / ``max``), ``List[str]`` (the option repeated) or boolean flags
+    (``--x`` or ``--x/--no-x``) declared with ``typer.Option`` / ``typer.Argument`` and no
+    callback or environment variable; every token is a known option (``--opt value``,
+    ``--opt=value`` or ``-o value``, each at most once unless a list) or one of the
+    positional arguments; no ``--help``, no ``--``, no value starting with ``-``. The parsed
+    values are those click would pass. Anything else returns False and the caller lets typer parse (and
     word the usage error) as before.
 
     Returns
@@ -102,7 +109,7 @@ def _fast_invoke(args: list[str]) -> bool:
         hints = typing.get_type_hints(cb)
     except Exception:  # noqa: BLE001 - an annotation typer resolves differently
         return False
-    kinds = {str: str, Path: Path, int: int, bool: bool}
+    kinds = {str: str, Path: Path, int: int, float: float, bool: bool}
     opts: dict[str, tuple[str, object, object]] = {}   # spelling -> (param, kind, flag value)
     positional: list[tuple[str, object]] = []
     values: dict[str, object] = {}
@@ -114,6 +121,8 @@ def _fast_invoke(args: list[str]) -> bool:
         base = targs[0] if typing.get_origin(hint) is typing.Union and len(targs) == 1 \
             else hint
         kind = kinds.get(base)
+        if typing.get_origin(base) is list and typing.get_args(base) == (str,):
+            kind = list  # a repeatable option: each use appends its value
         if kind is None or not isinstance(info, (OptionInfo, ArgumentInfo)) or \
                 info.callback is not None or info.envvar is not None or \
                 info.default is ... or info.default_factory is not None or \
@@ -122,7 +131,9 @@ def _fast_invoke(args: list[str]) -> bool:
                 getattr(info, "exists", False) or getattr(info, "resolve_path", False) or \
                 getattr(info, "allow_dash", False) or getattr(info, "clamp", False):
             return False  # click would check or transform the value
-        values[name] = info.default
+        values[name] = list(info.default) if kind is list else info.default
+        if kind is list and (not isinstance(info, OptionInfo) or values[name]):
+            return False  # a list argument, or a non-empty default list: leave it to typer
         infos[name] = info
         if isinstance(info, ArgumentInfo):
             positional.append((name, kind))
@@ -133,7 +144,7 @@ def _fast_invoke(args: list[str]) -> bool:
                 opts[on.strip()] = (name, bool, True)
                 if off:
                     opts[off.strip()] = (name, bool, False)
-            elif decl.startswith("--"):
+            elif decl.startswith("--") or (len(decl) == 2 and decl[0] == "-"):
                 opts[decl] = (name, kind, None)
             else:
                 return False
@@ -149,9 +160,12 @@ def _fast_invoke(args: list[str]) -> bool:
             if spell not in opts:
                 return False
             name, kind, flag = opts[spell]
-            if name in seen:
+            if eq and not spell.startswith("--"):
+                return False  # click reads '-p=x' as the value '=x'
+            if name in seen and kind is not list:
                 return False
-            seen.append(name)
+            if name not in seen:
+                seen.append(name)
             if kind is bool:
                 if eq:
                     return False
@@ -170,15 +184,16 @@ def _fast_invoke(args: list[str]) -> bool:
             (name, kind), free = free[0], free[1:]
             seen.append(name)
             val = tok
-        if kind is int:
-            try:
-                iv = int(val)
-            except ValueError:
+        if kind is int or kind is float:
+            if not (_PLAIN_INT if kind is int else _PLAIN_FLOAT).match(val):
                 return False
+            num = kind(val)
             lo, hi = infos[name].min, infos[name].max
-            if (lo is not None and iv < lo) or (hi is not None and iv > hi):
+            if (lo is not None and num < lo) or (hi is not None and num > hi):
                 return False
-            values[name] = iv
+            values[name] = num
+        elif kind is list:
+            values[name].append(val)
         else:
             values[name] = kind(val)
     # the parsed parameters as click's context holds them (the report records them): the
