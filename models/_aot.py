@@ -100,6 +100,9 @@ KERNELS: dict = {
     "gather_sums": (
         "models.drafting.bootstrap", "_py_gather_sums", "_jit_helpers", "void",
         ("f8[:,::1]", "i8[:,::1]", "i8[:,::1]", "i8", "i8", "i8[:,::1]", "f8[:,::1]w")),
+    "ndtr_ratio_rows": (
+        "models.special", "_py_ndtr_ratio_rows", None, "void",
+        ("f8[::1]", "f8[::1]", "f8[:,::1]w")),
     "mtp_walk_tpf": (
         "models.drafting.acceptance_model", "_py_walk_kernel", None, "f8[::1]",
         ("f8[::1]", "i8[::1]", "i8")),

@@ -18,6 +18,9 @@ t_sf(t, df)
     Upper tail of Student's t, :math:`P(T > t)`, by the regularised incomplete beta function.
 logsumexp(a, axis)
     :math:`\log\sum e^{a}` along an axis, shifted by the maximum.
+mean_ndtr_ratio(x, scales)
+    :math:`\frac1S\sum_s \frac1B\sum_j \Phi(x_j / s)`, by a compiled kernel (for the
+    ~5e5 terms of a draft's P(one run beats the baseline)).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["ndtr", "ndtri", "t_sf", "logsumexp"]
+__all__ = ["ndtr", "ndtri", "t_sf", "logsumexp", "mean_ndtr_ratio"]
 
 _SQRT1_2 = math.sqrt(0.5)
 _ERFC = np.frompyfunc(math.erfc, 1, 1)
@@ -182,3 +185,77 @@ def logsumexp(a, axis: int = -1) -> np.ndarray:
     with np.errstate(divide="ignore"):
         out = np.log(np.sum(np.exp(a - mx), axis=axis, keepdims=True)) + mx
     return np.squeeze(out, axis=axis)
+
+
+def _py_ndtr_ratio_rows(x, scales, out):  # pragma: no cover - numba
+    """``out[i, j] = ndtr(x[j] / scales[i])``, the operations of :func:`ndtr` in its order
+    (divide, negate, times sqrt(1/2), libm ``erfc``, times 0.5): bitwise its values."""
+    for i in range(scales.shape[0]):
+        s = scales[i]
+        for j in range(x.shape[0]):
+            z = x[j] / s
+            out[i, j] = 0.5 * math.erfc(-z * _SQRT1_2)
+
+
+def _jit_ndtr_ratio_rows():
+    """:func:`_py_ndtr_ratio_rows` by numba's JIT (``cache=True``; imports numba)."""
+    from numba import njit
+
+    return njit(cache=True, nogil=True)(_py_ndtr_ratio_rows)
+
+
+_NDTR_RATIO_KERNEL = None
+
+
+def _ndtr_ratio_rows(x, scales, out) -> None:
+    """The compiled :func:`_py_ndtr_ratio_rows` (:mod:`models._aot` loaded on first use, so
+    that a verdict importing this module loads neither it nor numba)."""
+    global _NDTR_RATIO_KERNEL
+    if _NDTR_RATIO_KERNEL is None:
+        from models._aot import lazy
+
+        _NDTR_RATIO_KERNEL = lazy("ndtr_ratio_rows", _jit_ndtr_ratio_rows)
+    _NDTR_RATIO_KERNEL(x, scales, out)
+
+
+#: Elements of the work block of :func:`mean_ndtr_ratio` (8 MiB of float64).
+_BLOCK = 1 << 20
+
+
+def mean_ndtr_ratio(x, scales) -> float:
+    r"""Mean over scales of the mean Normal CDF of ``x / s``:
+    :math:`\frac1S\sum_{i}\frac1B\sum_j \Phi(x_j / s_i)`.
+
+    The value of ``float(np.mean([ndtr(x / s).mean() for s in scales]))``, bit for bit
+    (the same elementwise operations in a compiled loop, then NumPy's own pairwise means
+    row by row), at ~5 ns an element instead of ~0.2 us. Memory is a block of at most
+    :data:`_BLOCK` elements, whatever ``S * B``.
+
+    Parameters
+    ----------
+    x : array_like, shape (B,)
+        Values (e.g. TPS gains), B >= 1.
+    scales : array_like, shape (S,)
+        Positive divisors (e.g. sd of a one-run difference, TPS), S >= 1.
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    The kernel is AOT-compiled with the others (:mod:`models._aot`) or JIT-compiled by
+    numba on the first call.
+    """
+    x = np.ascontiguousarray(x, dtype=np.float64).ravel()
+    scales = np.ascontiguousarray(scales, dtype=np.float64).ravel()
+    rows = max(1, _BLOCK // max(x.size, 1))
+    means = np.empty(scales.size)
+    buf = np.empty((min(rows, scales.size), x.size))
+    for a in range(0, scales.size, rows):
+        blk = scales[a:a + rows]
+        out = buf[:blk.size]
+        _ndtr_ratio_rows(x, blk, out)
+        for i in range(blk.size):  # 1-D means: NumPy's pairwise sum, as ndtr(...).mean()
+            means[a + i] = out[i].mean()
+    return float(means.mean())

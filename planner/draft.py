@@ -272,13 +272,13 @@ def worth_a_run(gain: np.ndarray, sigma: float, *, baseline_tps: float, prior,
     p_pos = float((g > 0).mean())
     # the Normal CDF on the stdlib's erfc (models.special; within 1e-14 of scipy.special.ndtr,
     # whose import alone was a fifth of a warm planner draft)
-    from models.special import ndtr
+    from models.special import mean_ndtr_ratio, ndtr
 
     if noise_draws is None:
         p_one = float(ndtr(g / (sigma * math.sqrt(2))).mean())
     else:
         sd = baseline_tps * math.sqrt(2) * np.asarray(noise_draws, float)
-        p_one = float(np.mean([ndtr(g / s).mean() for s in sd]))
+        p_one = mean_ndtr_ratio(g, sd)  # = mean over sd of ndtr(g / s).mean(), bit for bit
     n_needed = assurance = cost_usd = None
     if pt > 0:
         from planner.repeats import plan_repeats

@@ -70,6 +70,10 @@ def _jit_factory(name):
         from models.drafting import acceptance_model
 
         return acceptance_model._jit_walk_kernel
+    if name == "ndtr_ratio_rows":
+        from models import special
+
+        return special._jit_ndtr_ratio_rows
     if name == "label_mixtures_fused":
         from models import _assurance_kernels as ak
 
@@ -89,6 +93,7 @@ _CALL_SITES = {
     "gather_sums": ("models.drafting.bootstrap", "_gather_sums"),
     "mtp_walk_tpf": ("models.drafting.acceptance_model", "_walk_kernel"),
     "label_mixtures_fused": ("models._assurance_kernels", "label_mixtures_fused"),
+    "ndtr_ratio_rows": ("models.special", "_ndtr_ratio_rows"),
 }
 
 
