@@ -187,7 +187,9 @@ def predictive_run_sd(prior, n: int = NOISE_PRIOR_DRAWS,
         Relative sds (fractions of the TPS level), > 0.
     """
     total = prior.total_sd_draws() if total is None else total
-    return np.quantile(total, (np.arange(n) + 0.5) / n)
+    # sorted first: the same order statistics, so the same quantiles bit for bit, but
+    # np.quantile's partition for 2n kth values took 12-30 ms on 20,000 draws, a sort 1 ms
+    return np.quantile(np.sort(total), (np.arange(n) + 0.5) / n)
 
 
 #: Simulated experiments per design when ``draft`` sizes a run (the assurance planner's

@@ -82,7 +82,11 @@ def _table_size(seq_off, R):
 
 
 def _py_pld_batch(seq, seq_off, plen, comp_off, n, D, acc, mlen, prop):
-    """Prompt lookup: most recent earlier occurrence of the last n tokens."""
+    """Prompt lookup: most recent earlier occurrence of the last n tokens.
+
+    The n-gram looked up at position p (``S[p-n:p]``) is the one inserted at p + 1, and the
+    table does not change in between, so the insert reuses the lookup's slot (the key's
+    slot, or the empty one where it goes) instead of hashing and probing again."""
     R = plen.shape[0]
     size = _table_size(seq_off, R)
     mask = np.uint64(size - 1)
@@ -93,13 +97,18 @@ def _py_pld_batch(seq, seq_off, plen, comp_off, n, D, acc, mlen, prop):
         N = S.shape[0]
         P = plen[r]
         o = comp_off[r]
+        carry = -1  # slot of S[p-n-1:p-1] found by the lookup at p - 1, or -1
         for p in range(N):
             j = p - n - 1  # newest n-gram start whose continuation is known
             if j >= 0:
-                h = _ngram_hash(S, j, n)
-                slot, found = _table_find(S, tab_pos, tab_stamp, mask, r, j, n, h)
+                if carry >= 0:
+                    slot = carry
+                else:
+                    h = _ngram_hash(S, j, n)
+                    slot, found = _table_find(S, tab_pos, tab_stamp, mask, r, j, n, h)
                 tab_pos[slot] = j  # most recent occurrence wins
                 tab_stamp[slot] = r
+            carry = -1
             if p < P:
                 continue
             t = p - P
@@ -109,6 +118,7 @@ def _py_pld_batch(seq, seq_off, plen, comp_off, n, D, acc, mlen, prop):
             if p >= n:
                 h = _ngram_hash(S, p - n, n)
                 slot, found = _table_find(S, tab_pos, tab_stamp, mask, r, p - n, n, h)
+                carry = slot
                 if found:
                     s = tab_pos[slot] + n
                     d = min(D, p - s)
