@@ -72,7 +72,7 @@ _FAST_COMMANDS = ("verdict", "draft")
 
 #: Values the fast path converts itself; anything else (signs, ``nan``, ``1_0``, hex) goes to
 #: typer, which words the error or the conversion.
-_PLAIN_INT = re.compile(r"[0-9]+\Z")
+_PLAIN_INT = re.compile(r"[0-9]{1,18}\Z")  # < 2**63; Python refuses int() of > 4300 digits
 _PLAIN_FLOAT = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 
 
@@ -196,20 +196,29 @@ def _fast_invoke(args: list[str]) -> bool:
             values[name].append(val)
         else:
             values[name] = kind(val)
-    # the parsed parameters as click's context holds them (the report records them): the
-    # ones given, in command-line order, then the others in declaration order
+    # the parsed parameters as click's context holds them (the report records them, files
+    # in this order): the options given, in command-line order, then the positional
+    # arguments (click's parser takes them after every option, given or not), then the
+    # others in declaration order
     from typer._click.core import Context
     from typer._click.globals import pop_context, push_context
     from typer.core import TyperCommand
 
     ctx = Context(TyperCommand(args[0]))
-    ctx.params = {n: values[n] for n in seen + [n for n in values if n not in seen]}
+    pos = [n for n, _ in positional]
+    order = [n for n in seen if n not in pos] + pos
+    ctx.params = {n: values[n] for n in order + [n for n in values if n not in order]}
     push_context(ctx)
     try:
         cb(**values)
     finally:
         pop_context()
     return True
+
+
+def _command_names() -> set:
+    """The registered command names (``draft``, ``draft-sweep``, ...)."""
+    return {c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands}
 
 
 def _quick_exit(argv) -> None:
@@ -244,7 +253,14 @@ def main(argv: list[str] | None = None) -> None:
     if args[:2] == ["draft", "sweep"]:
         args = ["draft-sweep"] + args[2:]
     try:
-        if _fast_invoke(args):
+        try:
+            ran = _fast_invoke(args)
+        except KeyboardInterrupt:  # as typer's own wrapper does: quiet, exit 130
+            sys.exit(130)
+        except EOFError:
+            print(file=sys.stderr)
+            raise _ABORT() from None
+        if ran:
             sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
             _quick_exit(argv)
             return
@@ -279,7 +295,9 @@ def main(argv: list[str] | None = None) -> None:
         msg = " ".join(exc.format_message().split())
         if "'--delta'" in msg and any(t.endswith("%") for t in args):
             msg += "; for a relative effect give the number with --relative (--delta 0.3 --relative)"
-        cmd = getattr(getattr(exc, "ctx", None), "command_path", "planner")
+        cmd = getattr(getattr(exc, "ctx", None), "command_path", None)
+        if cmd is None:  # an error raised before click made the command's context
+            cmd = "planner" + (f" {args[0]}" if args and args[0] in _command_names() else "")
         print(f"{cmd}: error: {msg} (see '{cmd} --help')", file=sys.stderr)
         sys.exit(getattr(exc, "exit_code", 2) or 2)
     except _ABORT:

@@ -278,7 +278,7 @@ def register(app: typer.Typer) -> None:
                              "MTP policy (run draft once per curve)", field="--curve")
         curve = curve[0] if curve else None
         inputs = [capture, cost_file] + ([Path(curve)] if curve and Path(curve).exists() else [])
-        guard_outputs([("--md", md), ("--md", md.with_suffix(".png") if md else None),
+        guard_outputs([("--md", md), ("--md", md.with_suffix(".png") if md and md.name else None),
                        ("--html", html)], inputs)
         check_all([("bootstrap", bootstrap, "--bootstrap"), ("mc_reps", mc_reps, "--mc-reps"),
                    ("seed", seed, "--seed"), ("baseline_tps", baseline_tps, "--baseline-tps"),

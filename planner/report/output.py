@@ -211,13 +211,14 @@ def emit(result: dict, *, as_json: bool,
     if md is not None:
         if md_renderer is not None:
             Path(md).write_text(md_renderer(saved) + render.inputs_markdown(saved),
-                                encoding="utf-8")
+                                encoding="utf-8", errors="surrogateescape")
         else:
             render.write_markdown(saved, md, samples=samples)
     if html is not None:
         page = (render.add_inputs_html(html_renderer(saved), saved) if html_renderer
                 else render.render_html(saved))
-        Path(html).write_text(page, encoding="utf-8")
+        # file names not in UTF-8 (os.fsdecode's surrogates) go back out as their bytes
+        Path(html).write_text(page, encoding="utf-8", errors="surrogateescape")
     if as_json:
         print(to_json(result))
     elif terminal is not False:

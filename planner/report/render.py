@@ -184,8 +184,8 @@ def render_html(result: dict) -> str:
 
 def markdown_plot_path(result: dict, md: Path | str | None) -> Path | None:
     """The PNG written next to the Markdown report ``md`` (draft results only)."""
-    if md is None or kind_of(result) != "draft":
-        return None
+    if md is None or kind_of(result) != "draft" or not Path(md).name:
+        return None  # (an empty name is refused as a directory by guard_outputs)
     return Path(md).with_suffix(".png")
 
 
@@ -197,7 +197,8 @@ def write_markdown(result: dict, md: Path | str, samples: dict | None = None) ->
         from planner.report.plots import tpf_plot
 
         png.write_bytes(tpf_plot(result["policies"], samples))
-    Path(md).write_text(render_markdown(result, png.name if png else None), encoding="utf-8")
+    Path(md).write_text(render_markdown(result, png.name if png else None), encoding="utf-8",
+                        errors="surrogateescape")  # a plot name not in UTF-8: its bytes
 
 
 def read_result(path: Path | str) -> dict:

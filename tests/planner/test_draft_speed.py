@@ -68,3 +68,37 @@ def test_a_repeated_policy_keeps_its_order(monkeypatch):
 ])
 def test_anything_else_is_left_to_typer(args):
     assert cli._fast_invoke(args) is False
+
+
+def test_files_are_recorded_in_typer_order_whatever_the_command_line_order(monkeypatch,
+                                                                          tmp_path):
+    """click's parser takes the positional CAPTURE after every option: the recorded files
+    (and the report's inputs line) list --cost-file first even when the capture comes
+    first on the command line."""
+    cost = tmp_path / "cost.json"
+    cost.write_text(json.dumps({"verify_base_ms": 6.5}), encoding="utf-8")
+    args = ["draft", BF16, "--cost-file", str(cost), *SMALL, "--json"]
+    fast = _run(args, monkeypatch, fast=True)
+    assert fast == _run(args, monkeypatch, fast=False)
+    assert [f["role"] for f in json.loads(fast)["inputs"]["files"]] == ["cost_file", "capture"]
+
+
+@pytest.mark.parametrize("args", [
+    ["draft", "--seed", "1" * 19], ["draft", "--seed", "1" * 5000],
+    ["verdict", "--a", "1", "--b", "2", "--seed", "0" * 4301],
+])
+def test_long_integers_are_left_to_typer(args):
+    """int() of more than 4300 digits raises (a traceback on the fast path): typer words it."""
+    assert cli._fast_invoke(args) is False
+
+
+@pytest.mark.parametrize("exc, code", [(KeyboardInterrupt, 130), (EOFError, 1)])
+def test_interrupt_exits_as_typer_does(exc, code, monkeypatch, capsys):
+    def boom(args):
+        raise exc
+
+    monkeypatch.setattr(cli, "_fast_invoke", boom)
+    with pytest.raises(SystemExit) as e:
+        cli.main(["draft"])
+    assert e.value.code == code
+    assert "Traceback" not in capsys.readouterr().err

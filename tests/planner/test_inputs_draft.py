@@ -29,8 +29,9 @@ def _one_line_error(code, out, err, *needles):
     (["--bootstrap", "500000"], "--bootstrap", "outside [100, 100,000]"),      # D1
     (["--run-cap", "1000000000"], "--run-cap", "outside [1, 1,000] runs"),     # D2
     (["--run-cap", "0"], "--run-cap", "outside [1, 1,000] runs"),
-    (["--sync-factor", "1e308"], "--sync-factor", "outside (0, 100]"),         # D3
-    (["--sync-factor", "-1"], "--sync-factor", "outside (0, 100]"),
+    (["--sync-factor", "1e308"], "--sync-factor", "outside [0.5, 100]"),         # D3
+    (["--sync-factor", "-1"], "--sync-factor", "outside [0.5, 100]"),
+    (["--sync-factor", "4.9e-324"], "--sync-factor", "outside [0.5, 100]"),  # TPS overflowed
     (["--drafter-ms", "1e308"], "--drafter-ms", "outside [0, 1000] ms"),
     (["--drafter-ms", "-0.5"], "--drafter-ms", "outside [0, 1000] ms"),
     (["--correlation", "1e308"], "--correlation", "[0, 100]"),
@@ -125,8 +126,8 @@ _COST_CASES = [
     ({"drafter_per_token_ms": 1e308}, "drafter_per_token_ms", "outside [0, 1000] ms"),
     ({"host_ms": 2000}, "host_ms", "outside [0, 1000] ms"),
     ({"sync_add_ms": 1e308}, "sync_add_ms", "outside [0, 1000] ms"),
-    ({"sync_factor": 1e308}, "sync_factor", "outside (0, 100]"),
-    ({"sync_factor": 0}, "sync_factor", "outside (0, 100]"),
+    ({"sync_factor": 1e308}, "sync_factor", "outside [0.5, 100]"),
+    ({"sync_factor": 0}, "sync_factor", "outside [0.5, 100]"),
     ({"harness_efficiency": 1e308}, "harness_efficiency", "outside (0, 2]"),
     ({"harness_efficiency": True}, "harness_efficiency", "not a number"),
     ({"verify_base_ms": "6.2"}, "verify_base_ms", "positive number"),
@@ -234,3 +235,28 @@ def test_docs_name_the_depth_as_the_outputs_do():
     sec = drafting.split("## How much capture a projection needs", 1)[1].split("\n## ", 1)[0]
     assert "planner shift" in sec and "EVIDENCE_FLOORS" in sec
     assert EVIDENCE_FLOORS["refuse"]["prompts"] == 3
+
+
+def test_an_empty_report_name_is_one_line(cli):
+    """``--md ""`` is the current folder: refused as a directory (it was a traceback from
+    Path('').with_suffix)."""
+    _one_line_error(*cli("draft", SMALL, "-p", "pld", "--md", ""), "--md", "is a directory")
+
+
+def test_a_flag_given_a_value_names_the_command(cli):
+    code, out, err = cli("draft", "--stop-at-eos=true")
+    assert code == 2 and "planner draft: error:" in err and "'planner draft --help'" in err
+
+
+def test_report_names_not_in_utf8_are_written(cli, tmp_path):
+    """A file name that is not UTF-8 (bytes 0xff) reaches Python as a surrogate: the
+    Markdown (which names its plot) and the HTML are still written (they were a traceback)."""
+    import os
+
+    md = os.fsdecode(os.fsencode(str(tmp_path)) + b"/r\xff.md")
+    html = os.fsdecode(os.fsencode(str(tmp_path)) + b"/r\xff.html")
+    code, out, err = cli("draft", SMALL, "-p", "pld", "--md", md, "--html", html)
+    assert code == 0, err
+    names = sorted(os.listdir(os.fsencode(str(tmp_path))))
+    assert names == [b"r\xff.html", b"r\xff.md", b"r\xff.png"]
+    assert b"r\xff.png" in (tmp_path / os.fsdecode(b"r\xff.md")).read_bytes()
