@@ -68,7 +68,7 @@ _register_all()
 
 #: Commands invoked by :func:`_fast_invoke` when their arguments are plain (issue 9: click's
 #: parser builds a pydantic adapter per option, ~0.1-0.2 s of a ~0.4 s ``planner verdict``).
-_FAST_COMMANDS = ("verdict", "draft")
+_FAST_COMMANDS = ("verdict", "draft", "repeats", "budget")
 
 #: Values the fast path converts itself; anything else (signs, ``nan``, ``1_0``, hex) goes to
 #: typer, which words the error or the conversion.
@@ -84,9 +84,9 @@ def _fast_invoke(args: list[str]) -> bool:
     (``--x`` or ``--x/--no-x``) declared with ``typer.Option`` / ``typer.Argument`` and no
     callback or environment variable; every token is a known option (``--opt value``,
     ``--opt=value`` or ``-o value``, each at most once unless a list) or one of the
-    positional arguments; no ``--help``, no ``--``, no value starting with ``-``. The parsed
-    values are those click would pass. Anything else returns False and the caller lets typer parse (and
-    word the usage error) as before.
+    positional arguments (a required one given); no ``--help``, no ``--``, no value
+    starting with ``-``. The parsed values are those click would pass. Anything else returns
+    False and the caller lets typer parse (and word the usage error) as before.
 
     Returns
     -------
@@ -125,7 +125,8 @@ def _fast_invoke(args: list[str]) -> bool:
             kind = list  # a repeatable option: each use appends its value
         if kind is None or not isinstance(info, (OptionInfo, ArgumentInfo)) or \
                 info.callback is not None or info.envvar is not None or \
-                info.default is ... or info.default_factory is not None or \
+                (info.default is ... and not isinstance(info, ArgumentInfo)) or \
+                info.default_factory is not None or \
                 getattr(info, "is_eager", False) or getattr(info, "prompt", False) or \
                 getattr(info, "count", False) or getattr(info, "parser", None) is not None or \
                 getattr(info, "exists", False) or getattr(info, "resolve_path", False) or \
@@ -196,6 +197,8 @@ def _fast_invoke(args: list[str]) -> bool:
             values[name].append(val)
         else:
             values[name] = kind(val)
+    if any(values[n] is ... for n, _ in free):
+        return False  # a required argument missing: typer words the usage error
     # the parsed parameters as click's context holds them (the report records them, files
     # in this order): the options given, in command-line order, then the positional
     # arguments (click's parser takes them after every option, given or not), then the

@@ -106,7 +106,7 @@ def test_direct_invocation_records_a_prior_file_as_typer_does(monkeypatch, tmp_p
 @pytest.mark.parametrize("args", [
     ["verdict", "--help"], ["verdict", "--a", "1", "--b", "2", "--seed", "-1"],
     ["verdict", "--a", "1", "--a", "2"], ["verdict", "--nope", "1"],
-    ["verdict", "--a", "-5", "--b", "2"], ["verdict", "--seed", "x"], ["repeats", "--delta", "1"],
+    ["verdict", "--a", "-5", "--b", "2"], ["verdict", "--seed", "x"], ["report", "r.json"],
     ["verdict", "--", "x"], ["verdict", "a.csv", "b.csv"], ["verdict", "--json=1"],
 ])
 def test_anything_else_is_left_to_typer(args):
