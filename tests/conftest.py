@@ -35,3 +35,25 @@ def cli(capsys):
         return code, out, err
 
     return run
+
+
+@pytest.fixture
+def cli_output(monkeypatch):
+    """``planner.cli.main(args)``'s stdout, run in-process from the repository root.
+
+    ``fast=False`` makes typer parse every command (no direct invocation,
+    :func:`planner.cli._fast_invoke`); ``fast=True`` allows it for ``args[0]`` only."""
+    import contextlib
+    import io
+
+    import planner.cli as cli
+
+    def run(args, fast: bool = True) -> str:
+        monkeypatch.setattr(cli, "_FAST_COMMANDS", (args[0],) if fast else ())
+        monkeypatch.chdir(ROOT)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            cli.main(list(args))
+        return out.getvalue()
+
+    return run

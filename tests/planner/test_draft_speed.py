@@ -2,13 +2,11 @@
 
 Typer 0.29 builds a pydantic adapter per option on every parse (~0.15-0.2 s of a ~1 s
 ``planner draft BIG.jsonl``); :func:`planner.cli._fast_invoke` calls the command itself when
-its arguments are plain. These tests run each argument list both ways and compare the
-whole ``--json`` output, recorded inputs included, and check every other spelling is left to
-typer (its parse, its conversion, its error).
+its arguments are plain. The whole-JSON comparisons of both ways are in
+``test_cli_fast.py``; here: draft's list option, file order, long integers, interrupts, and
+every other spelling left to typer (its parse, its conversion, its error).
 """
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
@@ -21,41 +19,11 @@ BF16 = "examples/captures/ar_reference_bf16.jsonl.gz"
 SMALL = ["--bootstrap", "200", "--mc-reps", "20"]
 
 
-def _run(args, monkeypatch, fast: bool) -> str:
-    monkeypatch.setattr(cli, "_FAST_COMMANDS", ("draft",) if fast else ())
-    monkeypatch.chdir(ROOT)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        cli.main(args)
-    return out.getvalue()
-
-
-@pytest.mark.parametrize("args", [
-    [],
-    [BF16, "-p", "pld", "--policy", "mtp", "--n", "3", "--depth", "16",
-     "--baseline-tps", "120.5", "--sigma-tps", "1.2"],
-    ["--policy=suffix", BF16, "--sync-factor", "1.1", "--stop-at-eos", "--convention", "vllm",
-     "--seed=7"],
-    ["-p", "mtp", "--k", "3", "--curve", "0.7,0.5,0.3", "--drafter-ms", ".5", "--minutes-per-run", "9",
-     "--price-per-hour", "1e0", "--platform", "hf-a10g-small"],
-])
-def test_direct_invocation_gives_the_typer_json(args, monkeypatch):
-    args = ["draft", *args, *SMALL, "--json"]
-    slow = _run(args, monkeypatch, fast=False)
-    called = []
-    real = cli._fast_invoke
-    monkeypatch.setattr(cli, "_fast_invoke", lambda a: called.append(real(a)) or called[-1])
-    fast = _run(args, monkeypatch, fast=True)
-    assert called == [True]
-    assert fast == slow
-    assert json.loads(fast)["inputs"]["options"]["bootstrap"] == 200
-
-
-def test_a_repeated_policy_keeps_its_order(monkeypatch):
+def test_a_repeated_policy_keeps_its_order(cli_output, monkeypatch):
     args = ["draft", "-p", "mtp", "--policy", "pld", *SMALL, "--json"]
-    fast = json.loads(_run(args, monkeypatch, fast=True))
+    fast = json.loads(cli_output(args, fast=True))
     assert fast["inputs"]["options"]["policy"] == ["mtp", "pld"]
-    assert fast == json.loads(_run(args, monkeypatch, fast=False))
+    assert fast == json.loads(cli_output(args, fast=False))
 
 
 @pytest.mark.parametrize("args", [
@@ -70,7 +38,7 @@ def test_anything_else_is_left_to_typer(args):
     assert cli._fast_invoke(args) is False
 
 
-def test_files_are_recorded_in_typer_order_whatever_the_command_line_order(monkeypatch,
+def test_files_are_recorded_in_typer_order_whatever_the_command_line_order(cli_output, monkeypatch,
                                                                           tmp_path):
     """click's parser takes the positional CAPTURE after every option: the recorded files
     (and the report's inputs line) list --cost-file first even when the capture comes
@@ -78,8 +46,8 @@ def test_files_are_recorded_in_typer_order_whatever_the_command_line_order(monke
     cost = tmp_path / "cost.json"
     cost.write_text(json.dumps({"verify_base_ms": 6.5}), encoding="utf-8")
     args = ["draft", BF16, "--cost-file", str(cost), *SMALL, "--json"]
-    fast = _run(args, monkeypatch, fast=True)
-    assert fast == _run(args, monkeypatch, fast=False)
+    fast = cli_output(args, fast=True)
+    assert fast == cli_output(args, fast=False)
     assert [f["role"] for f in json.loads(fast)["inputs"]["files"]] == ["cost_file", "capture"]
 
 

@@ -8,8 +8,6 @@
 * the "to settle" screen against the simulation it replaces, on a held-out grid of cases.
 """
 
-import contextlib
-import io
 import json
 import subprocess
 import sys
@@ -18,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy import special, stats
+from scipy import stats
 
 import planner.cli as cli
 from models.tps_exact import fit_exact
@@ -58,15 +56,6 @@ def test_welch_and_z_test_equal_scipy_stats():
         assert zt["p"] == pytest.approx(float(2 * stats.norm.sf(abs(zt["z"]))), rel=1e-13)
 
 
-def _run(args, monkeypatch, fast: bool) -> str:
-    monkeypatch.setattr(cli, "_FAST_COMMANDS", ("verdict",) if fast else ())
-    monkeypatch.chdir(ROOT)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        cli.main(args)
-    return out.getvalue()
-
-
 @pytest.mark.parametrize("args", [
     ["--a", "308.49", "--b", "308.05"],
     ["--a-runs", "308.1,307.9", "--b-runs", "309.0,309.4", "--paired", "--rope=0.5%"],
@@ -77,27 +66,27 @@ def _run(args, monkeypatch, fast: bool) -> str:
      "fa2sw_precache_agentI", README[0], "--b", "fa2sw_precache_agentI+SDPA_NUM_STAGES_AB=2",
      "--cold"],
 ])
-def test_direct_invocation_gives_the_typer_json(args, monkeypatch):
-    slow = _run(["verdict", *args, "--json"], monkeypatch, fast=False)
+def test_direct_invocation_gives_the_typer_json(cli_output, args, monkeypatch):
+    slow = cli_output(["verdict", *args, "--json"], fast=False)
     called = []
     real = cli._fast_invoke
     monkeypatch.setattr(cli, "_fast_invoke", lambda a: called.append(1) or real(a))
-    fast = _run(["verdict", *args, "--json"], monkeypatch, fast=True)
+    fast = cli_output(["verdict", *args, "--json"], fast=True)
     assert fast == slow
     d = json.loads(fast)
     assert d["inputs"]["options"]  # the parameters are recorded, in click's order
     assert called
 
 
-def test_direct_invocation_records_a_prior_file_as_typer_does(monkeypatch, tmp_path):
+def test_direct_invocation_records_a_prior_file_as_typer_does(cli_output, monkeypatch, tmp_path):
     """A --prior file is a recorded input (role prior, sha256) on both paths alike."""
     prior = json.loads((ROOT / "models" / "data" / "noise_priors.json").read_text())["local-a10g"]
     p = tmp_path / "prior.json"
     p.write_text(json.dumps({"prior": prior}), encoding="utf-8")
     args = ["verdict", "--a-runs", "308.1,307.9", "--b-runs", "309.0,309.4", "--prior", str(p),
             "--json"]
-    slow = _run(args, monkeypatch, fast=False)
-    fast = _run(args, monkeypatch, fast=True)
+    slow = cli_output(args, fast=False)
+    fast = cli_output(args, fast=True)
     assert fast == slow
     files = json.loads(fast)["inputs"]["files"]
     assert [(f["role"], f["name"]) for f in files] == [("prior", str(p))]
@@ -219,12 +208,12 @@ _REWORDED = {
     ("verdict_golden_quick_hf.json", ["--a", "308.49", "--b", "308.05", "--platform",
                                       "hf-a10g-small"]),
 ])
-def test_verdict_json_within_the_stated_tolerance_of_the_scipy_version(fixture, args,
+def test_verdict_json_within_the_stated_tolerance_of_the_scipy_version(cli_output, fixture, args,
                                                                         monkeypatch):
     """The JSON written before models.special and the Normal-start HDI (SciPy's ndtr, stdtr,
     gammaln; the table-start HDI): every number within 1e-10 relative, the rest identical."""
     old = dict(_flat(json.loads((ROOT / "tests" / "fixtures" / fixture).read_text())))
-    new = dict(_flat(json.loads(_run(["verdict", *args, "--json"], monkeypatch, fast=True))))
+    new = dict(_flat(json.loads(cli_output(["verdict", *args, "--json"], fast=True))))
     assert old.keys() == new.keys()
     for k, v in old.items():
         v = _REWORDED.get(v, v) if isinstance(v, str) else v
