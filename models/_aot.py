@@ -73,6 +73,9 @@ KERNELS: dict = {
     "parse_token_arrays": (
         "models.drafting.capture", "_py_parse_token_arrays", None, "i8",
         ("u1[::1]r", "i8[::1]", "i4[::1]w", "i8[::1]w")),
+    "scan_records": (
+        "models.drafting._scan", "_py_scan_records", "_jit_helpers", "i8",
+        ("u1[::1]r", "i4[::1]w", "i8[:,::1]w")),
     "pld_batch": (
         "models.drafting._lookup_kernels", "_py_pld_batch", "_jit_helpers", "void",
         ("i4[::1]", "i8[::1]", "i8[::1]", "i8[::1]", "i8", "i8",

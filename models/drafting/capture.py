@@ -292,6 +292,43 @@ def _read_chunks(p: Path, gz: bool):
             yield buf[:cut] if rest else buf
 
 
+def _scan_chunk(buf: bytes, n_nl: int, stop_at_eos: bool, eos_ids):
+    """The records of a chunk by the one-pass scanner (:mod:`models.drafting._scan`):
+    ``(ids, prompts, completions, groups, eos tokens removed)``, or None when a line is not
+    a plain record (the msgspec reader below then reads the chunk and words any error).
+
+    ``n_nl`` is the chunk's newline count. A chunk of many short lines (more than one per
+    32 bytes: blank lines, not records) is left to that reader too, so the per-line table
+    stays small (16 int64 a line)."""
+    from models.drafting._scan import N_COLS, scan_records
+
+    n_lines = n_nl + (0 if buf.endswith(b"\n") else 1)
+    if n_lines * 32 > len(buf) + 32:
+        return None
+    rec = np.empty((n_lines, N_COLS), np.int64)
+    out = np.empty(len(buf) // 2 + 1, np.int32)  # an id takes >= 2 bytes (digit, separator)
+    used = scan_records(np.frombuffer(buf, np.uint8), out, rec)
+    status = rec[:, 0]
+    if np.any(status == 2):
+        return None
+    out.resize((used,), refcheck=False)  # realloc in place: no view of out exists yet
+    rec = rec[status == 0]
+    c_start, c_len = rec[:, 8], rec[:, 9]
+    keep = _eos_lengths(out, c_start, c_len, eos_ids) if stop_at_eos else c_len
+    removed = int((c_len - keep).sum())
+    c_end = (c_start + keep).tolist()
+    ids, prompts, comps, groups = [], [], [], []
+    for j, (_, _, _, id_kind, a, b, ps, pn, cs, _, gk, ga, gb, kk, ka, kb) in \
+            enumerate(rec.tolist()):
+        rid = buf[a:b].decode("utf-8") if id_kind == 0 else str(a)
+        ids.append(rid)
+        prompts.append(out[ps:ps + pn])
+        comps.append(out[cs:c_end[j]])
+        groups.append(_group_from(buf[ga:gb].decode("utf-8") if gk == 2 else None,
+                                  buf[ka:kb].decode("utf-8") if kk == 2 else None, rid))
+    return ids, prompts, comps, groups, removed
+
+
 def _load_fast(p: Path, fname: str, gz: bool, stop_at_eos: bool, eos_ids) -> Capture:
     ids, prompts, comps, groups = [], [], [], []
     removed = 0
@@ -302,6 +339,15 @@ def _load_fast(p: Path, fname: str, gz: bool, stop_at_eos: bool, eos_ids) -> Cap
         n_lines = buf.count(b"\n")
         if b"\r" in buf and buf.count(b"\r") != buf.count(b"\r\n"):
             raise _SlowPath  # a lone CR ends a line in text mode: leave numbering to it
+        got = _scan_chunk(buf, n_lines, stop_at_eos, eos_ids)
+        if got is not None:
+            ids += got[0]
+            prompts += got[1]
+            comps += got[2]
+            groups += got[3]
+            removed += got[4]
+            line0 += n_lines
+            continue
         lines = buf.split(b"\n")
         if buf.endswith(b"\n"):
             lines.pop()

@@ -70,6 +70,10 @@ def _jit_factory(name):
         from models.drafting import acceptance_model
 
         return acceptance_model._jit_walk_kernel
+    if name == "scan_records":
+        from models.drafting import _scan
+
+        return _scan._jit_scan
     if name == "ndtr_ratio_rows":
         from models import special
 
@@ -94,6 +98,7 @@ _CALL_SITES = {
     "mtp_walk_tpf": ("models.drafting.acceptance_model", "_walk_kernel"),
     "label_mixtures_fused": ("models._assurance_kernels", "label_mixtures_fused"),
     "ndtr_ratio_rows": ("models.special", "_ndtr_ratio_rows"),
+    "scan_records": ("models.drafting._scan", "scan_records"),
 }
 
 
@@ -123,6 +128,13 @@ def _record_real_calls(monkeypatch, cli) -> dict:
     from models.drafting.cost import load_cost_model
 
     cap = load_capture(CAPTURE)
+    # a line the one-pass scanner leaves to msgspec (an escaped id): the raw-array parser
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        odd = Path(d) / "odd.jsonl"
+        odd.write_text('{"id":"a\\tb","prompt_token_ids":[1,2],"completion_token_ids":[3]}\n')
+        assert load_capture(odd).ids == ["a\tb"]
     b = draft_profiles(cap, PLD(2, 24))
     walk(b.lengths, mode="lookup", lookup=b, cost=load_cost_model("F").step_ms, trace=True)
     L = b.lengths
