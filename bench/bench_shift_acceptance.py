@@ -408,19 +408,19 @@ def _fit_v5(X, off, z, c0):
     return r.x, np.linalg.pinv(r.jac.T @ r.jac), s2
 
 
-def v5_fit(g, nd, na, L, excluded, *, local):
-    """Fit v5a/v5b leaving ``excluded`` out, set effect as v3 (nested inner
-    leave-one-group-out, pooled toward the raw between-group spread)."""
-    c0 = np.r_[am._C0, np.zeros(2 if local else 0)]
+def _fit_walk(states, g, nd, na, L, excluded, c0):
+    """Fit a walk model leaving ``excluded`` out, ``states(excluded) -> (X, off)`` giving
+    the per-token states of a fold; set effect as v3 (nested inner leave-one-group-out set
+    errors, pooled toward the raw between-group spread, t with G + 1 df)."""
     zall = np.log(na / nd)
     ex = sorted(set(excluded))
     keep = np.flatnonzero(~np.isin(g, ex))
     groups = sorted(set(g[keep]))
-    X, off = v5_states(ex, g, local=local)
+    X, off = states(ex)
     c, cov, s2 = _fit_v5(*am._subset(X, off, keep), zall[keep], c0)
     errs = []
     for h in groups:
-        Xi, oi = v5_states(ex + [h], g, local=local)
+        Xi, oi = states(ex + [h])
         tr = np.flatnonzero(~np.isin(g, ex + [h]))
         te = np.flatnonzero(g == h)
         ci, _, s2i = _fit_v5(*am._subset(Xi, oi, tr), zall[tr], c0)
@@ -433,6 +433,12 @@ def v5_fit(g, nd, na, L, excluded, *, local):
     G = len(groups)
     tau = float(np.sqrt((G * tau_hat2 + tau0 ** 2) / (G + 1)))
     return am.ContentModel(c, cov, s2, tau, G + 1, int(len(keep)), list(groups)), X, off
+
+
+def v5_fit(g, nd, na, L, excluded, *, local):
+    """Fit v5a/v5b leaving ``excluded`` out (:func:`_fit_walk`)."""
+    return _fit_walk(lambda e: v5_states(e, g, local=local), g, nd, na, L, excluded,
+                     np.r_[am._C0, np.zeros(2 if local else 0)])
 
 
 def _chunks(te, size=14):
@@ -610,28 +616,9 @@ def v6_states(excluded, g):
 
 
 def v6_fit(g, nd, na, L, excluded):
-    """Fit v6 leaving ``excluded`` out; set effect as v3 (nested inner leave-one-group-out
-    set errors, pooled toward the raw between-group spread, t with G + 1 df)."""
-    zall = np.log(na / nd)
-    ex = sorted(set(excluded))
-    keep = np.flatnonzero(~np.isin(g, ex))
-    groups = sorted(set(g[keep]))
-    X, off = v6_states(ex, g)
-    c, cov, s2 = _fit_v5(*am._subset(X, off, keep), zall[keep], am._C0)
-    errs = []
-    for h in groups:
-        tr = np.flatnonzero(~np.isin(g, ex + [h]))
-        te = np.flatnonzero(g == h)
-        ci, _, s2i = _fit_v5(*am._subset(X, off, tr), zall[tr], am._C0)
-        zp = am._z(ci, *am._subset(X, off, te))
-        pred = am.set_tpf(1 + np.exp(zp + s2i / 2), L[te])
-        meas = (nd[te] + na[te]).sum() / nd[te].sum()
-        errs.append((float(np.log(pred - 1) - np.log(meas - 1)), s2i / len(te)))
-    tau_hat2 = max(float(np.mean([d * d - v for d, v in errs])), 0.0)
-    tau0 = float(np.std([zall[g == h].mean() for h in groups], ddof=1))
-    G = len(groups)
-    tau = float(np.sqrt((G * tau_hat2 + tau0 ** 2) / (G + 1)))
-    return am.ContentModel(c, cov, s2, tau, G + 1, int(len(keep)), list(groups)), X, off
+    """Fit v6 leaving ``excluded`` out (:func:`_fit_walk`; its states do not depend on the
+    fold)."""
+    return _fit_walk(lambda e: v6_states(e, g), g, nd, na, L, excluded, am._C0)
 
 
 def v6_candidate():
