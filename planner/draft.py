@@ -1035,8 +1035,9 @@ def _duplicates_entry(cap) -> dict:
     distinct = int(cap.prompt_cluster.max()) + 1
     return {"duplicates": {
         "records": len(cap) - distinct, "distinct_prompts": distinct,
-        "note": (f"{len(cap) - distinct} records repeat earlier ones (same id, or the same "
-                 f"prompt and completion): every replay reads them all, and the bootstrap "
+        "note": (f"{len(cap) - distinct} records repeat earlier ones (same id and prompt, "
+                 f"or the same prompt and completion): every replay reads them all, and the "
+                 f"bootstrap "
                  f"resamples the {distinct} distinct prompts with their copies, so the "
                  "intervals are those of the distinct prompts")}}
 
@@ -1346,7 +1347,9 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     return DraftResult(
         capture={"path": capture_name(capture_path), "n_prompts": len(cap), "n_tokens": int(lengths.sum()),
                  "stop_at_eos": stop_at_eos, "eos_tokens_removed": cap.eos_tokens_removed,
-                 "stratified_groups": sorted(set(groups)) if groups else None,
+                 # records without a group (None) are a stratum of their own, listed last
+                 "stratified_groups": (sorted(set(groups), key=lambda g: (g is None, g or ""))
+                                       if groups else None),
                  "walk_start": start, **_duplicates_entry(cap)},
         evidence=evidence,
         settings={"bootstrap": n_boot, "seed": seed, "mc_replicates": mc_reps,

@@ -282,8 +282,8 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
     if private_capture is not None:
         pcap_all = load_capture(private_capture)
         qcap_all = load_capture(public_capture) if public_capture is not None else None
-        # a prompt set counts each prompt once: repeated records (same id, or the same
-        # prompt and completion) are read once
+        # a prompt set counts each prompt once: repeated records (same id and prompt, or
+        # the same prompt and completion) are read once
         pcap = pcap_all.distinct()
         qcap = qcap_all.distinct() if qcap_all is not None else None
         dropped = len(pcap_all) - len(pcap) + (len(qcap_all) - len(qcap) if qcap_all else 0)

@@ -128,6 +128,17 @@ def prompt_set_hash(prompts: Iterable[Sequence[int]]) -> str:
     return hashlib.sha256("".join(digests).encode()).hexdigest()[:16]
 
 
+class _LongInt(str):
+    """An integer literal longer than Python's ``int()`` reads (4,300 digits): its text.
+    Such a number in a field the reader ignores does not stop the line, as in the faster
+    readers; as an id or a token id it is an error."""
+
+
+def _parse_int(text: str):
+    """``json.loads``'s ``parse_int``: ``int(text)``, or :class:`_LongInt` when too long."""
+    return int(text) if len(text) <= 4300 else _LongInt(text)
+
+
 def _token_array(value, *, file, line, field_name, allow_empty):
     if not isinstance(value, list):
         raise ModelInputError(f"expected a list of token ids, got {type(value).__name__}",
@@ -135,6 +146,10 @@ def _token_array(value, *, file, line, field_name, allow_empty):
     if not value and not allow_empty:
         raise ModelInputError("empty token list", file=file, line=line, field=field_name)
     for i, x in enumerate(value):
+        if isinstance(x, _LongInt):
+            raise ModelInputError(f"token {i} out of range (an integer of {len(x):,} "
+                                  "characters); ids must be 0..2^31-1",
+                                  file=file, line=line, field=field_name)
         if isinstance(x, bool) or not isinstance(x, int):
             raise ModelInputError(f"token {i} is not an integer ({x!r})",
                                   file=file, line=line, field=field_name)
@@ -174,8 +189,8 @@ def _group_from(g, k, rid: str):
         return g
     if isinstance(k, str) and k:
         return k
-    if "-" in rid:
-        return rid.split("-", 1)[0]
+    if "-" in rid:  # an id like "-1" has no prefix: no group (it was the group "")
+        return rid.split("-", 1)[0] or None
     return None
 
 
@@ -358,7 +373,7 @@ def _load_fast(p: Path, fname: str, gz: bool, stop_at_eos: bool, eos_ids) -> Cap
                 continue
             try:
                 rec = _DECODER.decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError):
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 recs.append((line0 + i, line, None))
                 continue
             recs.append((line0 + i, line, rec))
@@ -432,11 +447,16 @@ def _parse_line(text: str, lineno: int, fname: str):
     if not text.strip():
         return None
     try:
-        rec = json.loads(text)
+        # the line without its newline, so a column counts on this line (json.loads put
+        # an object cut short before the newline at "line 2, column 1")
+        rec = json.loads(text.rstrip("\r\n"), parse_int=_parse_int)
     except json.JSONDecodeError as e:
         what = "truncated line" if not text.endswith("\n") else "invalid JSON"
         raise ModelInputError(f"{what}: {e.msg} at column {e.colno}",
                               file=fname, line=lineno) from None
+    except RecursionError:  # nested arrays / objects thousands deep
+        raise ModelInputError("invalid JSON: nested too deep to read", file=fname,
+                              line=lineno) from None
     if not isinstance(rec, dict):
         raise ModelInputError("expected a JSON object per line", file=fname,
                               line=lineno)
@@ -444,6 +464,9 @@ def _parse_line(text: str, lineno: int, fname: str):
         if key not in rec:
             raise ModelInputError("missing field", file=fname, line=lineno, field=key)
     rid = rec["id"]
+    if isinstance(rid, _LongInt):
+        raise ModelInputError(f"id is an integer of {len(rid):,} characters; give it as a "
+                              "string", file=fname, line=lineno, field="id")
     if not isinstance(rid, (str, int)) or isinstance(rid, bool):
         raise ModelInputError("id must be a string or integer",
                               file=fname, line=lineno, field="id")
@@ -499,37 +522,42 @@ def load_capture(path, *, stop_at_eos: bool = False, eos_ids=DEFAULT_EOS_IDS) ->
 
 
 def _mark_duplicates(cap: Capture) -> None:
-    """Set ``cap.prompt_cluster`` when records repeat: a repeated record id, or the same
-    prompt and completion token ids under another id (a greedy stream repeated).
+    """Set ``cap.prompt_cluster`` when records repeat: a record id repeated with the same
+    prompt token ids (the prompt captured again, any completion), or the same prompt and
+    completion token ids under another id (a greedy stream repeated).
 
     A repeated record counts one prompt twice, so a bootstrap over records would narrow
     (about sqrt(2) for a capture doubled). The records are kept (every replay reads them:
     a capture repeated to time the replay is a real workload), and the bootstrap resamples
     distinct prompts with all their copies (a cluster bootstrap, :mod:`planner.draft`).
-    The check is a set over ids and over 16-byte blake2b digests of each record's token
-    arrays (hashed in place, no copy).
+    An id reused for different prompts does not join them: those are different prompts
+    (twelve prompts all under one id had been one cluster, and a zero-width interval).
+    The check is a set over (id, prompt) and over 16-byte blake2b digests of each record's
+    token arrays (hashed in place, no copy).
     """
     ids = cap.ids
-    keys = [hashlib.blake2b(np.ascontiguousarray(pr), digest_size=16).digest()
-            + hashlib.blake2b(np.ascontiguousarray(co), digest_size=16).digest()
-            for pr, co in zip(cap.prompts, cap.completions)]
-    if len(set(ids)) == len(ids) and len(set(keys)) == len(keys):
+    p_keys = [hashlib.blake2b(np.ascontiguousarray(pr), digest_size=16).digest()
+              for pr in cap.prompts]
+    keys = [pk + hashlib.blake2b(np.ascontiguousarray(co), digest_size=16).digest()
+            for pk, co in zip(p_keys, cap.completions)]
+    id_keys = list(zip(ids, p_keys))
+    if len(set(id_keys)) == len(ids) and len(set(keys)) == len(keys):
         return
     by_id: dict = {}
     by_key: dict = {}
     cluster = np.empty(len(ids), np.int64)
     n_clusters = 0
-    for k, (rid, key) in enumerate(zip(ids, keys)):
-        c = by_id.get(rid)
+    for k, (idk, key) in enumerate(zip(id_keys, keys)):
+        c = by_id.get(idk)
         if c is None:
-            j = by_key.get(key)  # two 128-bit digests: a collision is not a practical risk
+            j = by_key.get(key)  # 128-bit digests: a collision is not a practical risk
             if j is not None:
                 c = cluster[j]
         if c is None:
             c = n_clusters
             n_clusters += 1
         cluster[k] = c
-        by_id.setdefault(rid, c)
+        by_id.setdefault(idk, c)
         by_key.setdefault(key, k)
     cap.prompt_cluster = cluster
 

@@ -250,3 +250,48 @@ def test_repeated_records_are_marked_as_one_prompt(tmp_path, monkeypatch, slow):
     f2 = tmp_path / "ok.jsonl"
     f2.write_text(_rec("a-1", [2, 3], [4, 5]) + _rec("a-2", [2, 3], [4]))
     assert load_capture(f2).prompt_cluster is None
+
+
+def test_an_id_reused_for_different_prompts_keeps_them_apart(tmp_path):
+    """Twelve prompts under one id are twelve prompts (they had been one cluster: the
+    bootstrap then resampled one prompt, a zero-width interval)."""
+    f = tmp_path / "same_id.jsonl"
+    f.write_text("".join(_rec("x", [2, 10 + i], [4, i]) for i in range(12))
+                 + _rec("x", [2, 10], [4, 7]))
+    cap = load_capture(f)
+    assert cap.prompt_cluster.tolist() == list(range(12)) + [0]
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('{"id":"a","x":' + "[" * 5000 + "]" * 5000 + ',"prompt_token_ids":[1],'
+     '"completion_token_ids":[2]}\n', ":1: invalid JSON: nested too deep to read"),
+    ('{"id":' + "9" * 5000 + ',"prompt_token_ids":[1],"completion_token_ids":[2]}\n',
+     "field 'id': id is an integer of 5,000 characters"),
+    ('{"id":"a","prompt_token_ids":[' + "9" * 5000 + '],"completion_token_ids":[2]}\n',
+     "field 'prompt_token_ids': token 0 out of range (an integer of 5,000 characters)"),
+    ('{"id":"a","prompt_token_ids":[1],"completion_token_ids":[2]}\n{"id":"x"\n',
+     ":2: invalid JSON: Expecting ',' delimiter at column 10"),
+])
+def test_odd_lines_are_one_line_errors(tmp_path, text, needle):
+    """Nesting thousands deep, integers longer than int() reads (a RecursionError and a
+    ValueError traceback before), and the column of a line cut short before its newline
+    (it was 'column 1', json.loads's next line)."""
+    f = tmp_path / "odd.jsonl"
+    f.write_text(text)
+    with pytest.raises(ModelInputError) as e:
+        load_capture(f)
+    assert needle in str(e.value)
+
+
+def test_a_long_integer_in_an_ignored_field_is_ignored_by_every_reader(tmp_path,
+                                                                       monkeypatch):
+    import models.drafting.capture as cm
+
+    f = tmp_path / "extra.jsonl"
+    f.write_text("".join('{"id":"a-%d","x":%s,"prompt_token_ids":[1,%d],'
+                         '"completion_token_ids":[2,3]}\n' % (i, "9" * 5000, i)
+                         for i in range(3)))
+    fast = load_capture(f)
+    monkeypatch.setattr(cm, "_load_fast", lambda *a: (_ for _ in ()).throw(cm._SlowPath()))
+    slow = load_capture(f)
+    assert fast.ids == slow.ids == ["a-0", "a-1", "a-2"]
