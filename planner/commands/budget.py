@@ -47,8 +47,10 @@ def register(app: typer.Typer) -> None:
         html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained "
                                             "HTML report (plots inline)."),
     ) -> None:
-        """Plan a budget: per comparison the cheapest design reaching the assurance target,
-        then the set of comparisons that buys the most decisive verdicts."""
+        """Plan a budget: the cheapest design per comparison, then the best set to buy.
+
+        Per comparison the cheapest design reaching the assurance target, then the set of
+        comparisons that buys the most decisive verdicts."""
         from models.errors import ModelInputError
         from planner.commands._options import as_option
 

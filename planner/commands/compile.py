@@ -19,8 +19,10 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="Compile again even when the "
                                    "module for these sources exists."),
     ) -> None:
-        """Compile the numba kernels ahead of time (once per user, kernel source and numba
-        version): later commands load them without importing numba.
+        """Compile the numba kernels ahead of time: later commands skip numba's import.
+
+        Once per user, kernel source and numba version: later commands load the module
+        without importing numba.
 
         Without this command the first run that needs a kernel starts the same build in the
         background (10-30 s, a C compiler needed) and uses numba's JIT meanwhile; the

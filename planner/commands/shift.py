@@ -42,8 +42,10 @@ def register(app: typer.Typer) -> None:
         md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
         html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML report."),
     ) -> None:
-        """P(private score more than X % below public): project the private TPS through the
-        content acceptance model and the cost model (or the shipped public/private pairs)."""
+        """P(private score more than X % below public): the public-to-private risk.
+
+        Projects the private TPS through the content acceptance model and the cost model
+        (or the shipped public/private pairs)."""
         from models.errors import ModelInputError
         from planner.commands._options import as_option, record_default
         from planner.errors import InputError
