@@ -213,32 +213,28 @@ def _skip_value(buf, j, e, stack):
             break
 
 
+def _equals(buf, a, lit):
+    """``buf[a:a + len(lit)]`` holds the bytes ``lit`` (a tuple of ints)."""
+    for q in range(len(lit)):
+        if buf[a + q] != lit[q]:
+            return False
+    return True
+
+
 def _key_code(buf, a, b):
     """1 id, 2 prompt_token_ids, 4 completion_token_ids, 8 group, 16 kind, 0 another key
-    (``buf[a:b]``, the key's bytes)."""
+    (``buf[a:b]``, the key's bytes; the five have five lengths)."""
     n = b - a
     if n == 2:
         return 1 if buf[a] == 105 and buf[a + 1] == 100 else 0
     if n == 16:
-        for q in range(16):
-            if buf[a + q] != _PROMPT[q]:
-                return 0
-        return 2
+        return 2 if _equals(buf, a, _PROMPT) else 0
     if n == 20:
-        for q in range(20):
-            if buf[a + q] != _COMPLETION[q]:
-                return 0
-        return 4
+        return 4 if _equals(buf, a, _COMPLETION) else 0
     if n == 5:
-        for q in range(5):
-            if buf[a + q] != _GROUP[q]:
-                return 0
-        return 8
+        return 8 if _equals(buf, a, _GROUP) else 0
     if n == 4:
-        for q in range(4):
-            if buf[a + q] != _KIND[q]:
-                return 0
-        return 16
+        return 16 if _equals(buf, a, _KIND) else 0
     return 0
 
 
@@ -402,7 +398,7 @@ def _py_scan_records(buf, out, rec):  # pragma: no cover - numba
 #: The kernel's callees and their numba options (compiled and rebound in this module's
 #: globals before the kernel, by either route: the kernel body calls them by these names).
 _HELPERS = ("_ws", "_string", "_number", "_literal", "_member_key", "_skip_value",
-            "_key_code", "_token_ids", "_plain_string_or_null", "_record")
+            "_equals", "_key_code", "_token_ids", "_plain_string_or_null", "_record")
 _PY_HELPERS = {name: globals()[name] for name in _HELPERS}
 _JITTED: dict = {}
 
