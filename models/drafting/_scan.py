@@ -102,31 +102,30 @@ def _number(buf, j, e):
         j += 1
     if j >= e:
         return -1
-    c = buf[j]
-    if c == 48:
+    if buf[j] == 48:
         j += 1
-    elif 49 <= c <= 57:
-        while j < e and 48 <= buf[j] <= 57:
-            j += 1
     else:
-        return -1
+        j = _digits(buf, j, e)  # (a leading 0 took the branch above)
+        if j < 0:
+            return -1
     if j < e and buf[j] == 46:
-        j += 1
-        s = j
-        while j < e and 48 <= buf[j] <= 57:
-            j += 1
-        if j == s:
+        j = _digits(buf, j + 1, e)
+        if j < 0:
             return -1
     if j < e and (buf[j] == 101 or buf[j] == 69):
         j += 1
         if j < e and (buf[j] == 43 or buf[j] == 45):
             j += 1
-        s = j
-        while j < e and 48 <= buf[j] <= 57:
-            j += 1
-        if j == s:
-            return -1
+        j = _digits(buf, j, e)
     return j
+
+
+def _digits(buf, j, e):
+    """One or more decimal digits at j: the index after them, or -1."""
+    s = j
+    while j < e and 48 <= buf[j] <= 57:
+        j += 1
+    return j if j > s else -1
 
 
 def _literal(buf, j, e):
@@ -238,6 +237,23 @@ def _key_code(buf, a, b):
     return 0
 
 
+def _uint(buf, j, e, max_digits):
+    """A JSON integer without sign at j (no leading zero, at most ``max_digits`` digits,
+    no fraction or exponent after it): ``(index after it, value)``, or ``(-1, 0)``."""
+    s = j
+    v = 0
+    while j < e and 48 <= buf[j] <= 57:
+        v = v * 10 + (buf[j] - 48)
+        j += 1
+        if j - s > max_digits:
+            return -1, 0
+    if j == s or (buf[s] == 48 and j - s > 1):
+        return -1, 0
+    if j < e and (buf[j] == 46 or buf[j] == 101 or buf[j] == 69):
+        return -1, 0
+    return j, v
+
+
 def _token_ids(buf, j, e, out, k):
     """A non-empty JSON array of integers in 0..2^31-1 at j: ``(index after it, new k)``
     with the ids written to ``out[k:]``, or ``(-1, k)``."""
@@ -247,15 +263,9 @@ def _token_ids(buf, j, e, out, k):
     while True:
         if j >= e:
             return -1, k
-        s = j
-        v = 0
-        while j < e and 48 <= buf[j] <= 57:
-            v = v * 10 + (buf[j] - 48)
-            j += 1
-            if j - s > 10:
-                return -1, k
-        if j == s or (buf[s] == 48 and j - s > 1) or v > 2147483647:
-            return -1, k  # not an integer, a leading zero, or out of range
+        j, v = _uint(buf, j, e, 10)
+        if j < 0 or v > 2147483647:
+            return -1, k
         out[k] = v
         k += 1
         j = _ws(buf, j, e)
@@ -318,15 +328,8 @@ def _record(buf, j, e, out, k, rec, r, stack):
                 rec[r, 5] = j2 - 1
                 j = j2
             elif 48 <= c <= 57:
-                s = j
-                v = 0
-                while j < e and 48 <= buf[j] <= 57:
-                    v = v * 10 + (buf[j] - 48)
-                    j += 1
-                    if j - s > 18:
-                        return -1
-                if (buf[s] == 48 and j - s > 1) or \
-                        (j < e and (buf[j] == 46 or buf[j] == 101 or buf[j] == 69)):
+                j, v = _uint(buf, j, e, 18)
+                if j < 0:
                     return -1
                 rec[r, 3] = 1
                 rec[r, 4] = v
@@ -397,8 +400,8 @@ def _py_scan_records(buf, out, rec):  # pragma: no cover - numba
 
 #: The kernel's callees and their numba options (compiled and rebound in this module's
 #: globals before the kernel, by either route: the kernel body calls them by these names).
-_HELPERS = ("_ws", "_string", "_number", "_literal", "_member_key", "_skip_value",
-            "_equals", "_key_code", "_token_ids", "_plain_string_or_null", "_record")
+_HELPERS = ("_ws", "_string", "_digits", "_number", "_literal", "_member_key", "_skip_value",
+            "_equals", "_key_code", "_uint", "_token_ids", "_plain_string_or_null", "_record")
 _PY_HELPERS = {name: globals()[name] for name in _HELPERS}
 _JITTED: dict = {}
 
