@@ -32,7 +32,10 @@ array passed where int32 is compiled is read as garbage), so the guard checks ev
 argument against the signature (array type, dtype, dimensions, C-contiguity, alignment,
 writeability where the kernel writes; scalars of the exact kinds numba would type alike)
 and calls the JIT dispatcher on any mismatch. The compiled kernels are serial (pycc has
-no ``parallel=True``: ``prange`` runs as ``range``) and hold the GIL.
+no ``parallel=True``: ``prange`` runs as ``range``) and release the GIL while they run
+(numba's ``nogil``: pycc has no option for it, so the build compiles with numba's
+``release_gil`` flag set; :func:`_compile`), so threads can run them on several cores, as
+``planner budget`` does.
 
 ``SPEC_PLANNER_AOT=0`` turns off both the use and the build.
 """
@@ -106,6 +109,9 @@ KERNELS: dict = {
     "ndtr_ratio_rows": (
         "models.special", "_py_ndtr_ratio_rows", None, "void",
         ("f8[::1]", "f8[::1]", "f8[:,::1]w")),
+    "kde_sum_1d": (
+        "models.special", "_py_kde_sum", None, "f8[::1]",
+        ("f8[::1]", "f8[::1]", "f8[::1]", "f8")),
     "mtp_walk_tpf": (
         "models.drafting.acceptance_model", "_py_walk_kernel", None, "f8[::1]",
         ("f8[::1]", "i8[::1]", "i8")),
@@ -469,7 +475,21 @@ def _compile(out: Path) -> None:
     from numba.core.errors import NumbaPendingDeprecationWarning
 
     warnings.simplefilter("ignore", NumbaPendingDeprecationWarning)
+    import numba.pycc.compiler as pycc_compiler
     from numba.pycc import CC
+
+    # pycc compiles every export with a fresh numba.core.compiler.Flags(); its wrappers
+    # then hold the GIL. numba's own nogil=True is the flag release_gil on those Flags:
+    # set it for the exports of this build (restored below), so the compiled wrappers
+    # release the GIL around the kernel as njit(nogil=True) dispatchers do.
+    base_flags = pycc_compiler.Flags
+
+    class _NoGilFlags(base_flags):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.release_gil = True
+
+    pycc_compiler.Flags = _NoGilFlags
 
     stem = out.name.split(".")[0]
     tmp = Path(tempfile.mkdtemp(prefix=f".{stem}-", dir=out.parent))
@@ -490,6 +510,7 @@ def _compile(out: Path) -> None:
             raise RuntimeError(f"pycc produced {[p.name for p in tmp.iterdir()]}")
         os.replace(built[0], out)
     finally:
+        pycc_compiler.Flags = base_flags
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -575,21 +575,28 @@ def _jit_label_mixtures_fused():
     return _JIT["fused"]
 
 
-_FUSED = []  # [AOT-or-JIT kernel], resolved on the first call without numba loaded
+_AOT: dict = {}  # name -> AOT-or-JIT kernel, resolved on the first call without numba
 
 
-def _kernel(*args):
+def _aot_or_jit(name: str, jit_factory):
+    """The kernel to call: numba's parallel JIT kernel when this process has numba loaded
+    anyway, else the AOT-compiled one (:mod:`models._aot`; the JIT without a module)."""
+    if "numba" in sys.modules:
+        return jit_factory()
+    fn = _AOT.get(name)
+    if fn is None:
+        from models._aot import kernel
+
+        fn = _AOT.setdefault(name, kernel(name, jit_factory))
+    return fn
+
+
+def _kernel(*args):  # models.assurance.decide only (tests, exploration): numba's JIT
     return _jit_label_mixtures()(*args)
 
 
 def _kernel_fused(*args):
-    if "numba" in sys.modules:  # numba is loaded anyway: its parallel kernel
-        return _jit_label_mixtures_fused()(*args)
-    if not _FUSED:
-        from models._aot import kernel
-
-        _FUSED.append(kernel("label_mixtures_fused", _jit_label_mixtures_fused))
-    return _FUSED[0](*args)
+    return _aot_or_jit("label_mixtures_fused", _jit_label_mixtures_fused)(*args)
 
 
 #: ``label_mixtures(lw, m, sd, r, hps, act, level, rule, cut, out, fast, tab)``: labels of D

@@ -21,6 +21,8 @@ logsumexp(a, axis)
 mean_ndtr_ratio(x, scales)
     :math:`\frac1S\sum_s \frac1B\sum_j \Phi(x_j / s)`, by a compiled kernel (for the
     ~5e5 terms of a draft's P(one run beats the baseline)).
+kde_sum_1d(p, v, x, norm)
+    SciPy's Gaussian KDE sum in one dimension, by a compiled kernel (the budget's Δ curve).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["ndtr", "ndtri", "t_sf", "logsumexp", "mean_ndtr_ratio"]
+__all__ = ["ndtr", "ndtri", "t_sf", "logsumexp", "mean_ndtr_ratio", "kde_sum_1d"]
 
 _SQRT1_2 = math.sqrt(0.5)
 _ERFC = np.frompyfunc(math.erfc, 1, 1)
@@ -259,3 +261,63 @@ def mean_ndtr_ratio(x, scales) -> float:
         for i in range(blk.size):  # 1-D means: NumPy's pairwise sum, as ndtr(...).mean()
             means[a + i] = out[i].mean()
     return float(means.mean())
+
+
+def _py_kde_sum(p, v, x, norm):  # pragma: no cover - numba
+    """SciPy's ``gaussian_kernel_estimate_inner`` for d = p = 1, its operations in its
+    order (``scipy/stats/_stats.pyx``), so the sums are bit for bit SciPy's."""
+    out = np.zeros(x.size)
+    for i in range(p.size):
+        for j in range(x.size):
+            r = p[i] - x[j]
+            arg = 0.0
+            arg += r * r
+            out[j] += v[i] * (math.exp(-arg / 2.) * norm)
+    return out
+
+
+def _jit_kde_sum():
+    """:func:`_py_kde_sum` by numba's JIT (``cache=True``, ``nogil``; imports numba)."""
+    from numba import njit
+
+    return njit(cache=True, nogil=True)(_py_kde_sum)
+
+
+_KDE_KERNEL = None
+
+
+def _kde_kernel(p, v, x, norm):
+    """The compiled :func:`_py_kde_sum` (:mod:`models._aot` loaded on first use)."""
+    global _KDE_KERNEL
+    if _KDE_KERNEL is None:
+        from models._aot import lazy
+
+        _KDE_KERNEL = lazy("kde_sum_1d", _jit_kde_sum)
+    return _KDE_KERNEL(p, v, x, norm)
+
+
+def kde_sum_1d(p, v, x, norm: float) -> np.ndarray:
+    r"""Gaussian kernel density sum in one dimension, as SciPy's ``gaussian_kde`` computes it:
+    :math:`f(x_j) = \sum_i v_i\, \mathrm{norm}\, e^{-(p_i - x_j)^2 / 2}`.
+
+    Parameters
+    ----------
+    p : ndarray, shape (n,)
+        Data points, already divided by the kernel's bandwidth (float64, C-contiguous).
+    v : ndarray, shape (n,)
+        Their weights.
+    x : ndarray, shape (m,)
+        Evaluation points, divided by the same bandwidth.
+    norm : float
+        The kernel's normalisation, :math:`(2\pi)^{-1/2} / \mathrm{bandwidth}`.
+
+    Returns
+    -------
+    ndarray, shape (m,)
+
+    Notes
+    -----
+    AOT-compiled with the other kernels (:mod:`models._aot`; it releases the GIL, so the
+    budget's sizing threads run it side by side) or JIT-compiled by numba on first use.
+    """
+    return _kde_kernel(p, v, x, float(norm))

@@ -323,33 +323,11 @@ def gaussian_kde_1d(data: np.ndarray, xs: np.ndarray) -> np.ndarray:
 
 
 def _kde_sum(p: np.ndarray, v: np.ndarray, x: np.ndarray, norm: float) -> np.ndarray:
-    """SciPy's ``gaussian_kernel_estimate_inner`` for d = p = 1 (compiled on first use)."""
-    global _kde_sum_jit
-    with _KDE_LOCK:
-        if _kde_sum_jit is None:
-            _kde_sum_jit = _compile_kde_sum()
-    return _kde_sum_jit(p, v, x, norm)
+    """SciPy's ``gaussian_kernel_estimate_inner`` for d = p = 1
+    (:func:`models.special.kde_sum_1d`, compiled)."""
+    from models.special import kde_sum_1d
 
-
-def _compile_kde_sum():
-    import numba
-
-    return numba.njit(cache=True, nogil=True)(_py_kde_sum)
-
-
-def _py_kde_sum(p, v, x, norm):
-    out = np.zeros(x.size)
-    for i in range(p.size):
-        for j in range(x.size):
-            r = p[i] - x[j]
-            arg = 0.0
-            arg += r * r
-            out[j] += v[i] * (math.exp(-arg / 2.) * norm)
-    return out
-
-
-_kde_sum_jit = None
-_KDE_LOCK = threading.Lock()
+    return kde_sum_1d(p, v, x, norm)
 
 
 def _runs_mean(plan: Plan, cfg: str, cache: dict) -> float | None:
@@ -587,7 +565,9 @@ def _size_all(plan: Plan, *, sims: int, seed: int, stated: dict | None,
     another; results (and the first error, in plan order) are taken in plan order. The
     assurance kernels release the GIL (``nogil``) and run single-threaded inside a worker
     (:func:`numba.set_num_threads` is per thread), so two comparisons use the two cores
-    of a small machine while the Python between kernel calls takes turns. Once no
+    of a small machine while the Python between kernel calls takes turns; with the
+    ahead-of-time kernels (:mod:`models._aot`, serial, releasing the GIL too) numba is not
+    imported at all. With numba's kernels, once no
     comparison is left to start and only one worker is still sizing, that worker's kernels
     run on all of numba's threads (:data:`models.assurance.before_launch`): the last
     comparison no longer leaves a core idle. The labels do not depend on the thread count.
@@ -603,8 +583,12 @@ def _size_all(plan: Plan, *, sims: int, seed: int, stated: dict | None,
     cache: dict = {}
     comps = list(plan.comparisons)
     workers = max(1, min(_SIZING_THREADS, os.cpu_count() or 1, len(comps)))
-    if workers > 1 and not _threadsafe_kernels():
+    # with the ahead-of-time kernels (serial, releasing the GIL) the threads need no numba
+    # at all: its import and first dispatch were ~0.5 s of a ~4.5 s budget
+    numba_threads = workers > 1 and not _aot_kernels()
+    if numba_threads and not _threadsafe_kernels():
         workers = 1
+        numba_threads = False
 
     lock = threading.Lock()
     count = {"started": 0, "finished": 0}
@@ -626,7 +610,7 @@ def _size_all(plan: Plan, *, sims: int, seed: int, stated: dict | None,
         with lock:
             count["started"] += 1
         try:
-            if workers > 1:
+            if numba_threads:
                 import numba
 
                 numba.set_num_threads(1)
@@ -639,7 +623,7 @@ def _size_all(plan: Plan, *, sims: int, seed: int, stated: dict | None,
     items, plans = [], []
     ex = ThreadPoolExecutor(max_workers=workers)
     hooked = False
-    if workers > 1:
+    if numba_threads:
         import numba
 
         import models.assurance as assurance
@@ -667,6 +651,17 @@ def _size_all(plan: Plan, *, sims: int, seed: int, stated: dict | None,
 
 #: Threads sizing the comparisons of a budget (at most the machine's cores).
 _SIZING_THREADS = 2
+
+
+def _aot_kernels() -> bool:
+    """Whether this process sizes on the ahead-of-time kernels (:mod:`models._aot`): on,
+    built for these sources, and numba not loaded (with numba loaded the assurance kernels
+    are its parallel ones, :mod:`models._assurance_kernels`)."""
+    import sys
+
+    from models import _aot
+
+    return "numba" not in sys.modules and _aot.enabled() and _aot._load_module() is not None
 
 
 def _threadsafe_kernels() -> bool:

@@ -8,6 +8,7 @@ for themselves, building into a temporary folder. The build (~20-40 s) is marked
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -70,6 +71,10 @@ def _jit_factory(name):
         from models.drafting import acceptance_model
 
         return acceptance_model._jit_walk_kernel
+    if name == "kde_sum_1d":
+        from models import special
+
+        return special._jit_kde_sum
     if name == "scan_records":
         from models.drafting import _scan
 
@@ -99,6 +104,7 @@ _CALL_SITES = {
     "label_mixtures_fused": ("models._assurance_kernels", "label_mixtures_fused"),
     "ndtr_ratio_rows": ("models.special", "_ndtr_ratio_rows"),
     "scan_records": ("models.drafting._scan", "scan_records"),
+    "kde_sum_1d": ("models.special", "_kde_kernel"),
 }
 
 
@@ -123,6 +129,10 @@ def _record_real_calls(monkeypatch, cli) -> dict:
                 "suffix-first"):
         code, out, err = cli("draft", CAPTURE, "--policy", pol, "--seed", "1")
         assert code == 0, err
+    # the budget's delta-curve KDE (and its sizing kernels), on a two-comparison plan
+    code, out, err = cli("budget", ROOT / "tests" / "fixtures" / "plan_projection.toml", "--sims",
+                         "200")
+    assert code == 0, err
     from models.drafting import PLD, draft_profiles, load_capture, walk
     from models.drafting.acceptance_model import walk_tpf
     from models.drafting.cost import load_cost_model
@@ -391,12 +401,12 @@ def test_guard_mismatch_falls_back_to_jit_with_the_right_answer(built, monkeypat
     assert jit_calls == [1]
 
 
-def _draft(env, *args):
+def _draft(env, *args, command="draft"):
     code = ("import sys\nfrom planner.cli import main\n"
             "try:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n    assert not e.code\n"
             "print(sorted(m for m in sys.modules if m in ('numba', 'scipy.special')"
             " or m.startswith('_kernels_')), file=sys.stderr)\n")
-    out = subprocess.run([sys.executable, "-c", code, "draft", *map(str, args)], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-c", code, command, *map(str, args)], cwd=ROOT,
                          env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     return out.stdout, out.stderr.strip().splitlines()[-1]
@@ -416,6 +426,21 @@ def test_draft_with_the_module_imports_no_numba_and_prints_the_same_json(built, 
     assert "scipy.special" not in aot_mods
     assert "_kernels_" not in jit_mods and "numba" in jit_mods  # off: never loaded
     assert sorted(p.name for p in built.iterdir()) == before  # and nothing built
+
+
+@pytest.mark.slow
+def test_budget_with_the_module_sizes_without_numba_and_prints_the_same_json(built):
+    """budget's sizing threads run the AOT kernels (they release the GIL): no numba in the
+    process, and the same JSON as numba's parallel kernels (elapsed time aside)."""
+    args = (ROOT / "tests" / "fixtures" / "plan_projection.toml", "--sims", "200", "--seed",
+            "3", "--json")
+    aot_out, aot_mods = _draft(_env(built), *args, command="budget")
+    jit_out, jit_mods = _draft(_env(built, on=False), *args, command="budget")
+    assert "numba" not in aot_mods and "_kernels_" in aot_mods and "numba" in jit_mods
+    a, b = json.loads(aot_out), json.loads(jit_out)
+    for d in (a, b):
+        d.pop("elapsed_s", None)
+    assert a == b and a["comparisons"]
 
 
 def test_compile_into_a_folder_it_cannot_make_is_one_line_exit_2(tmp_path):
