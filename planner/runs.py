@@ -602,7 +602,8 @@ def _header_map(cols: Iterable[str], path: str, tps_column: str | None = None,
         Two columns that are one name once case and spaces are ignored; a missing config or
         value column; two aliases of one column (line 1, the column as field).
     """
-    cols = [c for c in dict.fromkeys(cols) if c]
+    names = [c for c in cols if c]
+    cols = list(dict.fromkeys(names))
     listing = ", ".join(sorted(cols)) or "none"
     user = {}
     if tps_column:
@@ -612,6 +613,12 @@ def _header_map(cols: Iterable[str], path: str, tps_column: str | None = None,
             raise InputError(f"the config column and the value column are both named "
                              f"'{config_column}'", file=path, line=1, field="config")
         user[_fold(config_column)] = "config"
+    if len(cols) < len(names):  # a name written twice: a reader keeps one of them silently
+        for c in cols:
+            to = user.get(_fold(c)) or _FOLDED.get(_fold(c))
+            if to is not None and names.count(c) > 1:
+                raise InputError(f"column '{c}' appears {names.count(c)} times in the header; "
+                                 "rename or remove all but one", file=path, line=1, field=to)
     renames: dict = {}
     owner: dict = {}  # name read -> the file's column read under it
     for c in cols:

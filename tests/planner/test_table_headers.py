@@ -194,3 +194,20 @@ def test_table_errors_name_the_option_that_fixes_them(cli, tmp_path, command):
     assert code == 2 and "(--config-column)" in err and err.startswith("planner: error: ")
     code, _, err = cli(*command, p, *extra, "--config-column", "setup")
     assert code == 2 and "rows mix platforms" in err and err.rstrip().endswith("(--platform)")
+
+
+@pytest.mark.parametrize("header, field", [("config,tps,tps", "tps"),
+                                           ("config,config,tps", "config"),
+                                           ("Config,tps,Config", "config")])
+def test_a_read_column_written_twice_is_refused(tmp_path, header, field):
+    """csv readers keep the last of two equal names silently: 'config,tps,tps' read a
+    column of 1s as TPS, and a second config column swapped the arms (a faster B called
+    slower). A column the table does not read may repeat."""
+    p = tmp_path / "r.csv"
+    p.write_text(header + "\nbase,300,1\nbase,301,1\ncand,310,1\ncand,311,1\n")
+    with pytest.raises(InputError) as e:
+        read_runs(p)
+    assert e.value.line == 1 and e.value.field == field and "2 times" in str(e.value)
+    q = tmp_path / "ok.csv"
+    q.write_text("config,tps,note,note\nbase,300,a,b\ncand,310,a,b\n")
+    assert [r.tps for r in read_runs(q).runs] == [300.0, 310.0]
