@@ -135,6 +135,15 @@ def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
         "sigma_run^2) is learned: the two priors are the same posterior, not a split; "
         "give an instance column (or name the instance of a tool's result file) to "
         "separate them")
+    # sigma_instance is learned only from a config run on two or more instances: with each
+    # config on one instance, its instance effect and its mean are one number
+    spans = any(len(set(zip(d.config.tolist(), d.instance.tolist()))) > len(set(d.config.tolist()))
+                for d in datasets)
+    tau_note = None if spans or not shared else (
+        "no config ran on two or more instances, so the runs cannot tell an instance's "
+        "effect from its config's mean: sigma_instance above is the weak starting prior, "
+        "not learned, and the prior written for it is as uninformative; run a config on "
+        "several instances (or keep the platform's prior for sigma_instance)")
     T, S, w, edge = noise_posterior(datasets, WEAK, n_grid=n_grid)
 
     def summarise(x):
@@ -201,6 +210,7 @@ def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
         "sigma_method": sigma_method,
         "sigma_note": sigma_note,
         "split_note": split_note,
+        "tau_note": tau_note,
         "sigma_population": eb_info,
         "runs_used": used,
         "groups": len(datasets),

@@ -34,6 +34,8 @@ def rows(r: dict) -> list[list[str]]:
         out.append(["why the prior differs", r["sigma_note"]])
     if r.get("split_note"):
         out.append(["instance vs run noise", r["split_note"]])
+    if r.get("tau_note"):
+        out.append(["sigma_instance not learned", r["tau_note"]])
     return out + [
             ["grid edge mass", f"{r['grid_edge_mass']:.1e}" + ("" if r.get("ok") else
                                                                  " (not ok)")]]
@@ -55,6 +57,8 @@ def render_terminal(r: dict) -> None:
         print(f"  {r['sigma_note']}")
     if r.get("split_note"):
         print(f"note: {r['split_note']}")
+    if r.get("tau_note"):
+        print(f"note: {r['tau_note']}")
 
 
 def render_markdown(r: dict) -> str:

@@ -45,3 +45,20 @@ def test_a_half_normal_prior_takes_no_df(cli, tmp_path):
                              "sigma": {"kind": "half_normal", "scale": 0.01}}))
     code, _, err = cli("verdict", "--a-runs", "300,301", "--b-runs", "302,303", "--prior", p)
     assert code == 2 and "tau.df" in err
+
+
+def test_sigma_instance_unlearnable_is_said(tmp_path, cli):
+    """Each config on its own instance: sigma_instance cannot be told from the config
+    means, and the printed 'posterior' is the weak starting prior; a note says so (it read
+    as learned). A config on two instances learns it: no note."""
+    p = tmp_path / "one_each.csv"
+    p.write_text("config,tps,instance\nA,300,i1\nA,301,i1\nB,310,i2\nB,311,i2\n")
+    code, out, err = cli("calibrate", p)
+    assert code == 0, err
+    assert "sigma_instance above is the weak starting prior, not learned" in out
+    q = tmp_path / "spans.csv"
+    q.write_text("config,tps,instance\nA,300,i1\nA,301,i1\nA,303,i2\nA,304,i2\n"
+                 "B,310,i2\nB,311,i2\n")
+    code, out, err = cli("calibrate", q)
+    assert code == 0, err
+    assert "not learned" not in out
