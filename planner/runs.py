@@ -327,7 +327,10 @@ class RunsTable:
         through the cold prior, :func:`models.tps_model.cold_prior_components`). A run alone
         on its instance (every official HF job) is not flagged: its cold start is part of the
         allocation-to-allocation noise its platform's prior was measured from. Runs without an
-        ``instance`` (the quick forms, tool files) are never flagged. Source of the rule: the
+        ``instance`` (the quick forms, tool files) are never flagged here; the verdict reads a
+        table of them without a platform as one session per arm
+        (:func:`planner.verdict.one_session_per_arm`, which names the instance), and its rep 0
+        is then flagged. Source of the rule: the
         cold-start caveat of the shipped runs table (6 of 46 fresh-server cells had a first
         run 1.1-4.2 % slow; ``examples/runs/tps_runs.md``) and issue 8 (a lone rep-0 run read
         as warm). Probe metrics (``probe_*``) are never flagged: their shipped first runs show
