@@ -33,7 +33,8 @@ def register(app: typer.Typer) -> None:
                                                "capture: official | proxy shipped pairs "
                                                "[default: official]."),
         x: float = typer.Option(5.0, "--x", help="Drop threshold X in %."),
-        k: int = typer.Option(7, "--k", help="MTP chain depth (1..7)."),
+        k: Optional[int] = typer.Option(None, "--k", help="With a private capture: MTP "
+                                        "chain depth (1..7) [default: 7]."),
         level: float = typer.Option(0.90, "--level", help="Interval level."),
         draws: int = typer.Option(20000, "--draws", help="Monte-Carlo draws "
                                   "(100..1,000,000)."),
@@ -68,9 +69,18 @@ def register(app: typer.Typer) -> None:
             raise InputError("--evidence picks the shipped pairs used without a private "
                              "capture; with --private-capture the captures are the evidence",
                              field="--evidence")
-        if evidence is None:  # recorded as before, when it was the option's default
+        if private_capture is None and k is not None:
+            raise InputError("--k sets the MTP depth the captures are projected at; without "
+                             "--private-capture the shipped pairs give the ratio (their own "
+                             "stacks)", field="--k")
+        if evidence is None:
             evidence = "official"
-            record_default("evidence", evidence)
+            if private_capture is None:  # the default it was; with captures it is not used
+                record_default("evidence", evidence)
+        if k is None:
+            k = 7
+            if private_capture is not None:  # recorded as when it was the option's default
+                record_default("k", k)
         try:
             res = run_shift(public_tps, runs=runs or None, public_capture=public_capture,
                             private_capture=private_capture, evidence=evidence, x_pct=x, k=k,

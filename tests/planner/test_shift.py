@@ -119,8 +119,11 @@ def test_cli_writes_json_md_html(tmp_path):
 
 @pytest.mark.parametrize("args,line", [
     (["--x", "120"], "field '--x': the drop threshold x must be in (0, 100) %, got 120.0"),
-    (["--k", "9"], "field '--k': the MTP chain depth k must be in 1..7 (content model depth), "
-                   "got 9"),
+    (["--k", "9", "--private-capture", "examples/captures/ar_reference_bf16.jsonl.gz"],
+     "field '--k': the MTP chain depth k must be in 1..7 (content model depth), got 9"),
+    (["--k", "3"], "field '--k': --k sets the MTP depth the captures are projected at; "
+                   "without --private-capture the shipped pairs give the ratio (their own "
+                   "stacks)"),
     (["--level", "0.3"], "field '--level': the interval level must be in [0.5, 1), got 0.3"),
 ])
 def test_cli_range_errors_spell_the_option_only_in_the_field(cli, args, line):
@@ -136,3 +139,13 @@ def test_cli_records_the_default_evidence(cli):
     code, out, err = cli("shift", "--public-tps", "480", "--draws", "1000", "--json")
     assert code == 0, err
     assert json.loads(out)["inputs"]["options"]["evidence"] == "official"
+
+
+def test_cli_does_not_record_an_evidence_a_capture_replaces(cli):
+    """With --private-capture the captures are the evidence (--evidence is refused there):
+    the input record no longer lists evidence=official, which was not used."""
+    cap = "examples/captures/ar_reference_bf16.jsonl.gz"
+    code, out, err = cli("shift", "--public-tps", "480", "--private-capture", cap,
+                         "--public-capture", cap, "--draws", "1000", "--json")
+    assert code == 0, err
+    assert "evidence" not in json.loads(out)["inputs"]["options"]
