@@ -880,7 +880,8 @@ def _notes(rpi: int, kinds: Sequence[str], existing: Existing | None,
 
 def plan_more_runs(table, a: str, b: str, *, prior: NoisePrior, rope: str | Rope = DEFAULT_ROPE,
                    delta: float | None = None, relative: bool = False, sims: int = 2000,
-                   seed: int = 0, lower_is_better: bool | None = None, **kw) -> RepeatPlan:
+                   seed: int = 0, lower_is_better: bool | None = None,
+                   value_name: str | None = None, **kw) -> RepeatPlan:
     """How many more runs, starting from the runs already bought.
 
     The noise and the effect are drawn from the exact posterior of the existing runs of A and
@@ -900,6 +901,9 @@ def plan_more_runs(table, a: str, b: str, *, prior: NoisePrior, rope: str | Rope
         from the rows' metric or value column): the current verdict's label then reads
         "B faster" / "B slower" for a latency or duration, as the verdict's does, and
         ``existing`` records ``direction`` and ``metric``.
+    value_name : str, optional
+        Name of the value column the runs were read from (``mean_tpot_ms``): recorded as
+        ``existing.metric`` when the rows carry no metric, so values show in its unit.
     **kw
         Passed to :func:`plan_repeats` (rule, target, designs, max_runs, cost model, ...).
 
@@ -937,7 +941,10 @@ def plan_more_runs(table, a: str, b: str, *, prior: NoisePrior, rope: str | Rope
     n_a = int(np.sum(data.config == 0))
     res.existing = {"a": a, "b": b, "n_a": n_a, "n_b": int(data.n_runs - n_a),
                     "level_tps_a": level, "label": shown_label(label_from(d), direction),
-                    "direction": direction, "metric": metrics[0] if len(metrics) == 1 else None,
+                    "direction": direction,
+                    # the rows' metric, else the value column's name (its unit: ms, s, TPS),
+                    # as the verdict names it
+                    "metric": metrics[0] if len(metrics) == 1 else (value_name or None),
                     "delta_pct": {"mean": _pct(d.mean), "hdi_low": _pct(d.hdi_low),
                                   "hdi_high": _pct(d.hdi_high)},
                     "p_b_gt_a": d.p_gt0}

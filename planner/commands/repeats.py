@@ -260,7 +260,7 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
             if sessions:
                 table = one_session_per_arm(sub)
             res = plan_more_runs(table, a, b, prior=pr, rope=rope, delta=delta,
-                                 lower_is_better=lower_is_better,
+                                 lower_is_better=lower_is_better, value_name=tps_column,
                                  relative=relative, sims=sims, seed=seed, progress=prog,
                                  **kw)
             if sessions:

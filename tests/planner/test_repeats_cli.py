@@ -402,3 +402,15 @@ def test_runs_of_a_duration_read_in_its_direction(cli):
     assert any("direction given as higher is better" in n for n in r2["notes"])
     code, _, err = cli("repeats", "--delta", "0.5", "--lower-is-better")
     assert code == 2 and "give --runs" in err
+
+
+def test_runs_read_from_a_named_value_column_show_its_unit(cli, tmp_path):
+    """--tps-column mean_tpot_ms: the values are ms, as the verdict on the same file says
+    (repeats said 'units')."""
+    p = tmp_path / "lat.csv"
+    p.write_text("config,mean_tpot_ms\nbase,10.0\nbase,10.1\nbase,9.9\ncand,9.0\ncand,9.1\n"
+                 "cand,8.9\n")
+    code, out, err = cli("repeats", "--runs", p, "--tps-column", "mean_tpot_ms", "--a", "base",
+                         "--b", "cand", "--sims", "200")
+    assert code == 0, err
+    assert "at 10.00 ms" in out and "units" not in out
