@@ -1095,11 +1095,18 @@ def _read_json(text: str, path: str, tps_column: str | None = None,
                                     config_column)
     runs = []
     for k, d in enumerate(data, start=1):
-        if not isinstance(d, dict):
-            raise InputError("expected an object", file=path, line=k)
-        if renames and not renames.keys().isdisjoint(d):
-            d = _renamed(d, renames)
-        runs.append(_row_to_run(d, path=path, line=k, rate=rate))
+        try:
+            if not isinstance(d, dict):
+                raise InputError("expected an object", file=path, line=k)
+            if renames and not renames.keys().isdisjoint(d):
+                d = _renamed(d, renames)
+            runs.append(_row_to_run(d, path=path, line=k, rate=rate))
+        except InputError as exc:
+            if exc.line != k:
+                raise
+            # a JSON list may sit on one line: name its record, not a line number
+            raise InputError(f"record {k} of the list: {exc.message}", file=path,
+                             field=exc.field, remedy=exc.remedy) from None
     return runs
 
 

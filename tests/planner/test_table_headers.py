@@ -211,3 +211,14 @@ def test_a_read_column_written_twice_is_refused(tmp_path, header, field):
     q = tmp_path / "ok.csv"
     q.write_text("config,tps,note,note\nbase,300,a,b\ncand,310,a,b\n")
     assert [r.tps for r in read_runs(q).runs] == [300.0, 310.0]
+
+
+def test_a_json_list_names_the_record_not_a_line(tmp_path):
+    """A JSON list is often one line: its 4th object's error said ':4' (a line it does not
+    have); it names the record."""
+    p = tmp_path / "runs.json"
+    p.write_text(json.dumps([{"config": "a", "tps": 300.1}, {"config": "a", "tps": 301},
+                             {"config": "b", "tps": 310}, {"config": "b", "tps": None}]))
+    with pytest.raises(InputError) as e:
+        read_runs(p)
+    assert e.value.line is None and "record 4 of the list" in e.value.one_line()
