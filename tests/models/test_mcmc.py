@@ -147,3 +147,24 @@ def test_bad_arguments():
         fit_mcmc(d, WEAK, sampler="gibbs")
     with pytest.raises(ValueError):
         fit_mcmc(d, WEAK, draws=0)
+
+
+@pytest.mark.slow
+def test_divergences_are_sampled_again_with_smaller_steps():
+    """3 vs 3 runs on the local-a10g prior: the first NUTS pass (target_accept 0.95) has
+    divergences (the funnel of scales near zero) and gave 'no verdict'; the one re-run with
+    target_accept 0.99 and twice the warm-up is clean, and says so."""
+    from models.tps_mcmc import RETRY_TARGET_ACCEPT, fit_mcmc
+    from planner.priors import resolve_prior
+    from planner.runs import runs_from_values
+    from planner.verdict import build_data
+
+    data = build_data(runs_from_values([300, 301, 302], [310, 311, 309],
+                                       platform="local-a10g"), "A", "B")
+    prior = resolve_prior(None, "local-a10g", None, None).prior
+    first = fit_mcmc(data, prior, seed=0, extend=False)
+    assert first.diagnostics["divergences"] > 0  # the case this remedy is for
+    post = fit_mcmc(data, prior, seed=0)
+    d = post.diagnostics
+    assert d["ok"] and d["divergences"] == 0 and d["r_hat_max"] <= 1.01
+    assert any(f"target_accept {RETRY_TARGET_ACCEPT}" in m for m in d["messages"])
