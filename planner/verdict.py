@@ -805,6 +805,9 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
                      f"and the interval rests on the run-to-run scale sigma, whose prior here "
                      f"has only {sp.df:g} df ({100 * sp.scale:.2g} %): with few runs it sets "
                      "the interval's width; state your noise (a CV or A/A runs)")
+    if prior is not WEAK:
+        notes += prior_conflicts(build_data(table, a, b, use_cold=False,
+                                            lower_is_better=lower), prior, prior_label)
     colds = cold_runs(table, a, b) if data.use_cold else []
     if data.use_cold:
         which = ", ".join(f"{c['config']} rep {c['rep']}" for c in colds[:6]) + \
@@ -862,6 +865,55 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         cold_runs=colds,
         metric=metric_name,
     )
+
+
+#: Draws of a prior scale behind its 95 % range in :func:`prior_conflicts` (seeded, 0).
+CONFLICT_DRAWS = 20_000
+
+
+def prior_conflicts(data: TPSData, prior: NoisePrior, label: str) -> list[str]:
+    """Notes where the runs alone contradict an informative noise prior.
+
+    The runs are fitted again under the weakly informative prior (:data:`models.noise.WEAK`,
+    exact engine). For each scale (``tau``, between instances; ``sigma``, run to run) whose
+    95 % HDI from the runs alone lies entirely outside the prior's central 95 % range, a
+    note says so: the informative prior then moves the noise the runs show into the other
+    scale (a paired A/B on machines 3 % apart, under a prior allowing 0.2-0.55 % between
+    instances, read the machines' spread as run noise and came out undecided while a paired
+    t test gave p = 0.0005). The rule is conservative: a scale the runs cannot learn has a
+    wide HDI and never triggers it.
+
+    Parameters
+    ----------
+    data : TPSData
+        The compared runs (cold flags off).
+    prior : NoisePrior
+        The informative prior the verdict used.
+    label : str
+        Its name, for the note.
+
+    Returns
+    -------
+    list of str
+        Zero to two notes.
+    """
+    from models.tps_exact import fit_exact
+
+    alone = fit_exact(data, WEAK)
+    rng = np.random.default_rng(0)
+    out = []
+    for name, word, sp in (("tau", "sigma_instance (between instances)", prior.tau),
+                           ("sigma", "sigma_run (run to run)", prior.sigma)):
+        s = alone.scale_summary(name)
+        lo, hi = np.quantile(sp.rvs(CONFLICT_DRAWS, rng), [0.025, 0.975])
+        if s["hdi_low"] > hi or s["hdi_high"] < lo:
+            out.append(f"the runs disagree with the {label} prior on {word}: alone they give "
+                       f"{100 * s['median']:.2f} % (95 % HDI {100 * s['hdi_low']:.2f} .. "
+                       f"{100 * s['hdi_high']:.2f} %), outside the prior's 95 % range "
+                       f"{100 * lo:.2f} .. {100 * hi:.2f} %; the prior moves that noise into "
+                       "the other scale and the verdict leans on it: check the platform, or "
+                       "compare with the weak prior")
+    return out
 
 
 def _direction(sub: RunsTable, given: bool | None, *, plain: bool = False
