@@ -237,6 +237,11 @@ class _SeenStr(str):
             self._use()
             raise
 
+    def __getitem__(self, i):
+        if isinstance(i, str):  # read as an object: "abc"["mean"] (an object made a string)
+            self._use()
+        return str.__getitem__(self, i)
+
     def __float__(self):
         self._use()
         return float(str(self))

@@ -426,3 +426,17 @@ def test_wrong_type_names_the_field(kind, view, written, tmp_path, cli):
         assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
         assert f"field '{_dotted(path)}'" in err and "holds 'x' (str)" in err, err
     assert failed >= (1 if kind == "verdict" else 0)
+
+
+@pytest.mark.parametrize("view", ["terminal", "md", "html"])
+def test_an_object_edited_into_a_string_is_named(view, written, tmp_path, cli):
+    """delta_pct = "abc" (an object made a string): 'string indices must be integers'
+    named no field; a string read as an object is recorded as used, and so named."""
+    saved = json.loads(written["verdict"][0].read_text())
+    saved["delta_pct"] = "abc"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(saved))
+    extra = {"terminal": [], "md": ["--md", tmp_path / "b.md"],
+             "html": ["--html", tmp_path / "b.html"]}[view]
+    code, out, err = cli("report", bad, *extra)
+    assert code == 2 and "field 'delta_pct'" in err and "it holds 'abc'" in err
