@@ -273,6 +273,11 @@ def register(app: typer.Typer) -> None:
         from planner.limits import check_all
         from planner.report.output import guard_outputs
 
+        bad = next((p for p in policy + [baseline] if p.startswith("=")), None)
+        if bad is not None:  # click reads '-p=mtp' as the value '=mtp'
+            raise InputError(f"policy {bad!r} starts with '=': a one-letter option takes its "
+                             f"value after a space (-p {bad[1:]}, or --policy={bad[1:]})",
+                             field="--policy")
         if len(curve) > 1:
             raise InputError(f"--curve given {len(curve)} times: one curve applies to every "
                              "MTP policy (run draft once per curve)", field="--curve")

@@ -154,14 +154,12 @@ def test_divergences_are_sampled_again_with_smaller_steps():
     """3 vs 3 runs on the local-a10g prior: the first NUTS pass (target_accept 0.95) has
     divergences (the funnel of scales near zero) and gave 'no verdict'; the one re-run with
     target_accept 0.99 and twice the warm-up is clean, and says so."""
-    from models.tps_mcmc import RETRY_TARGET_ACCEPT, fit_mcmc
-    from planner.priors import resolve_prior
-    from planner.runs import runs_from_values
-    from planner.verdict import build_data
+    from models.tps_mcmc import RETRY_TARGET_ACCEPT
 
-    data = build_data(runs_from_values([300, 301, 302], [310, 311, 309],
-                                       platform="local-a10g"), "A", "B")
-    prior = resolve_prior(None, "local-a10g", None, None).prior
+    # the quick form's reading: every run on its own instance
+    data = TPSData.from_arrays([300, 301, 302, 310, 311, 309], ["A"] * 3 + ["B"] * 3,
+                               [f"i{k}" for k in range(6)], use_cold=False)
+    prior = platform_prior("local-a10g")
     first = fit_mcmc(data, prior, seed=0, extend=False)
     assert first.diagnostics["divergences"] > 0  # the case this remedy is for
     post = fit_mcmc(data, prior, seed=0)

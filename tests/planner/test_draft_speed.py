@@ -70,3 +70,9 @@ def test_interrupt_exits_as_typer_does(exc, code, monkeypatch, capsys):
         cli.main(["draft"])
     assert e.value.code == code
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_one_letter_option_with_an_equals_sign_gets_a_hint(cli):
+    """click reads '-p=pld' as the value '=pld' ('unknown policy' before): say why."""
+    code, out, err = cli("draft", "-p=pld")
+    assert code == 2 and "a one-letter option takes its value after a space (-p pld" in err
