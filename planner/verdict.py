@@ -867,8 +867,9 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
     )
 
 
-#: Draws of a prior scale behind its 95 % range in :func:`prior_conflicts` (seeded, 0).
-CONFLICT_DRAWS = 20_000
+#: Draws of a prior scale behind its 95 % range in :func:`prior_conflicts` (seeded, 0;
+#: the 2.5 % and 97.5 % order statistics of 4,000 draws are within ~3 % of the quantiles).
+CONFLICT_DRAWS = 4_000
 
 
 def prior_conflicts(data: TPSData, prior: NoisePrior, label: str) -> list[str]:
@@ -905,7 +906,8 @@ def prior_conflicts(data: TPSData, prior: NoisePrior, label: str) -> list[str]:
     for name, word, sp in (("tau", "sigma_instance (between instances)", prior.tau),
                            ("sigma", "sigma_run (run to run)", prior.sigma)):
         s = alone.scale_summary(name)
-        lo, hi = np.quantile(sp.rvs(CONFLICT_DRAWS, rng), [0.025, 0.975])
+        draws = np.sort(sp.rvs(CONFLICT_DRAWS, rng))  # order statistics: no np.quantile
+        lo, hi = draws[CONFLICT_DRAWS // 40], draws[CONFLICT_DRAWS - 1 - CONFLICT_DRAWS // 40]
         if s["hdi_low"] > hi or s["hdi_high"] < lo:
             out.append(f"the runs disagree with the {label} prior on {word}: alone they give "
                        f"{100 * s['median']:.2f} % (95 % HDI {100 * s['hdi_low']:.2f} .. "
