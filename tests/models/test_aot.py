@@ -52,42 +52,29 @@ def _bits(x):
             np.asarray(x).tobytes() if isinstance(x, (float, np.floating)) else x)
 
 
+#: (module, attribute) of each kernel's JIT factory (the lookup kernels share one maker).
+_JIT_FACTORIES = {
+    "parse_token_arrays": ("models.drafting.capture", "_jit_parse"),
+    "gather_sums": ("models.drafting.bootstrap", "_jit_gather"),
+    "mtp_walk_tpf": ("models.drafting.acceptance_model", "_jit_walk_kernel"),
+    "kde_sum_1d": ("models.special", "_jit_kde_sum"),
+    "scan_records": ("models.drafting._scan", "_jit_scan"),
+    "ndtr_ratio_rows": ("models.special", "_jit_ndtr_ratio_rows"),
+    "label_mixtures_fused": ("models._assurance_kernels", "_jit_label_mixtures_fused"),
+}
+
+
 def _jit_factory(name):
     """The numba JIT kernel of ``name`` (as the kernel's module makes it)."""
+    import importlib
+
     mod, *_ = _aot.KERNELS[name]
     if mod == "models.drafting._lookup_kernels":
         from models.drafting import _lookup_kernels as k
 
         return k._jit_factory(name)
-    if name == "parse_token_arrays":
-        from models.drafting import capture
-
-        return capture._jit_parse
-    if name == "gather_sums":
-        from models.drafting import bootstrap
-
-        return bootstrap._jit_gather
-    if name == "mtp_walk_tpf":
-        from models.drafting import acceptance_model
-
-        return acceptance_model._jit_walk_kernel
-    if name == "kde_sum_1d":
-        from models import special
-
-        return special._jit_kde_sum
-    if name == "scan_records":
-        from models.drafting import _scan
-
-        return _scan._jit_scan
-    if name == "ndtr_ratio_rows":
-        from models import special
-
-        return special._jit_ndtr_ratio_rows
-    if name == "label_mixtures_fused":
-        from models import _assurance_kernels as ak
-
-        return getattr(ak, "_jit_label_mixtures_fused", lambda: ak.label_mixtures_fused)
-    raise KeyError(name)
+    modname, attr = _JIT_FACTORIES[name]
+    return getattr(importlib.import_module(modname), attr)
 
 
 #: (module, attribute) through which the callers reach each kernel.
