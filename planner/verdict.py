@@ -476,6 +476,14 @@ def _spread(x, scale: float | None = None) -> bool:
     return bool(x.size >= 2 and np.std(x, ddof=1) > 1e-9 * max(ref, 1e-300))
 
 
+def _one_pair(data: TPSData) -> bool:
+    """A single instance holding one run of A and one of B: a paired design too small for
+    the paired t (:func:`_paired_t` needs two pairs), whose advice is still more pairs."""
+    counts = np.zeros((data.n_instances, 2), int)
+    np.add.at(counts, (data.instance, data.config), 1)
+    return data.n_instances == 1 and bool(np.all(counts == 1))
+
+
 def _paired_t(data: TPSData) -> dict:
     """``{"paired_t": {...}}`` when every instance holds exactly one run of A and one of B
     (a paired design: ``--paired`` or a table pairing A and B per machine), else ``{}``.
@@ -777,7 +785,7 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
             post0 = fit_exact(build_data(table, a, b, use_cold=False, lower_is_better=lower),
                               prior)
         more, more_code, more_note = _to_settle(table, a, b, prior, rope, plat, seed, post0,
-                                                paired=bool(paired_t))
+                                                paired=bool(paired_t) or _one_pair(data))
 
     def scale_out(s):
         return {"pct": {k: 100 * v for k, v in s.items()},

@@ -290,3 +290,16 @@ def test_verdict_errors_name_the_option_typed(cli, runs_csv, args, line):
     code, out, err = cli("verdict", *[runs_csv if a == "RUNS" else a for a in args])
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
     assert err.startswith(f"planner: error: {line}"), err
+
+
+def test_one_pair_is_advised_more_pairs(cli, tmp_path):
+    """A and B once on the same machine: the advice is more A/B pairs (the design the runs
+    already use), not '>100 more runs each on a new instance' (the paired t needs two pairs,
+    and the pairing was lost with it)."""
+    p = tmp_path / "onepair.csv"
+    p.write_text("config,tps,instance,platform\nA,300,m1,local-a10g\nB,300,m1,local-a10g\n")
+    code, out, err = cli("verdict", p, "--a", "A", "--b", "B", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert "in A/B pairs on new instances" in d["more_runs_note"]
+    assert d["more_runs_per_arm"] is not None and d["more_runs_per_arm"] <= 100
