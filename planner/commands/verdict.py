@@ -241,12 +241,28 @@ def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, eng
                      lower_is_better=res.direction == "lower_is_better",
                      use_cold=cold)
     out = res.to_dict()
+    out["notes"] = [_spelled(n) for n in out.get("notes") or []]
     entry = prior_file_entry(prior)
     if entry is not None:  # a --prior file is an input like RUNS: its name and sha256
         rec = input_record() or {"files": [], "options": {}}
         out = with_record(out, {**rec, "files": list(rec.get("files", [])) + [entry]})
     emit(out, as_json=as_json, terminal=render_terminal, md=md, md_renderer=render_markdown,
          html=html, html_renderer=render_html, inputs=[runs, prior_path])
+
+
+#: Plain advice in the decision layer's notes -> the option that follows it (the decision
+#: layer never spells options; this command adds them where a note says what to do).
+_NOTE_OPTIONS = (("say lower is better for a latency or duration", "--lower-is-better"),
+                 ("compare with the weak prior", "--prior weak"),
+                 ("state your noise (a CV or A/A runs)", "--cv, --aa-runs"))
+
+
+def _spelled(note: str) -> str:
+    """``note`` with the option of each piece of advice it gives in brackets after it."""
+    for words, option in _NOTE_OPTIONS:
+        if words in note and f"({option})" not in note:
+            note = note.replace(words, f"{words} ({option})", 1)
+    return note
 
 
 def _platform_notes(platform: str, n: int, paired: bool) -> tuple[list[str], bool]:

@@ -194,12 +194,13 @@ def _flat(o, p=""):
 
 
 #: Notes reworded since the fixtures were written (the decision layer no longer spells the
-#: command's options, tests/test_layers.py): old -> new, the only strings allowed to differ.
+#: command's options, tests/test_layers.py; the command adds the option after the advice):
+#: old -> new, the only strings allowed to differ.
 _REWORDED = {
     "higher is better assumed (a rate such as TPS): plain numbers cannot say; pass "
     "--lower-is-better for a latency or duration":
     "higher is better assumed (a rate such as TPS): plain numbers cannot say; say lower is "
-    "better for a latency or duration",
+    "better for a latency or duration (--lower-is-better)",
 }
 
 
