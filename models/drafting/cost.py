@@ -234,7 +234,10 @@ def load_cost_model(profile: str = "F", path: str | Path | None = None, *,
         try:
             obj = json.loads(Path(path).read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
-            raise ModelInputError(f"not JSON: {exc.msg}", file=str(path), line=exc.lineno) from None
+            hint = ("; a cost file is one JSON object (this looks like JSON Lines)"
+                    if exc.msg == "Extra data" else "")
+            raise ModelInputError(f"not JSON: {exc.msg}{hint}", file=str(path),
+                                  line=exc.lineno) from None
         if not isinstance(obj, dict):
             raise ModelInputError("cost file must hold a JSON object", file=str(path))
         for k, v in obj.items():

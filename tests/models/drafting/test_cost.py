@@ -41,3 +41,14 @@ def test_overrides_and_file(tmp_path):
         load_cost_model("nope")
     with pytest.raises(ModelInputError):
         load_cost_model("F", verify_base_ms=-1.0)
+
+
+def test_a_jsonl_cost_file_says_it_should_be_one_object(tmp_path):
+    from models.drafting.cost import load_cost_model
+    from models.errors import ModelInputError
+
+    p = tmp_path / "cost.jsonl"
+    p.write_text('{"verify_base_ms": 6.5}\n{"sync_factor": 1.1}\n')
+    with pytest.raises(ModelInputError) as e:
+        load_cost_model("F", str(p))
+    assert e.value.line == 2 and "one JSON object (this looks like JSON Lines)" in str(e.value)
