@@ -39,6 +39,10 @@ def to_json(result: dict) -> str:
                       indent=2, sort_keys=False)
 
 
+#: File suffixes a report option overwrites when the file exists (option -> suffixes).
+_REPORT_SUFFIXES = {"--md": (".md", ".markdown", ".png"), "--html": (".html", ".htm")}
+
+
 def guard_outputs(outputs, inputs) -> None:
     """Refuse to write a report over an input (also through links) or into a missing folder.
 
@@ -52,8 +56,9 @@ def guard_outputs(outputs, inputs) -> None:
     ------
     InputError
         An output resolves to an input file or lies inside an input folder, two outputs (or
-        a Markdown report and its plot) resolve to one file, an output is a directory, or its
-        folder does not exist.
+        a Markdown report and its plot) resolve to one file, an output is a directory, an
+        existing file a report would replace is not a report of that kind (``--md`` over a
+        ``.toml``), or its folder does not exist.
     """
     import os
 
@@ -75,6 +80,13 @@ def guard_outputs(outputs, inputs) -> None:
                     "" if real == src else " folder's file"), file=str(out), field=opt)
         if os.path.isdir(real):
             raise InputError("is a directory (give a file name)", file=str(out), field=opt)
+        kinds = _REPORT_SUFFIXES.get(opt.split()[0])
+        if kinds and os.path.exists(real) and os.path.splitext(real)[1].lower() not in kinds:
+            # '--md examples/plan.toml' replaced a plan with Markdown: an existing file is
+            # overwritten only when it is a report of that kind
+            raise InputError(f"exists and is not a {kinds[0]} file: refusing to overwrite it "
+                             f"(give a {kinds[0]} name, or remove the file first)",
+                             file=str(out), field=opt)
         parent = os.path.dirname(real) or "."
         if not os.path.isdir(parent):
             raise InputError("folder does not exist", file=str(out), field=opt)

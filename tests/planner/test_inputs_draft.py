@@ -260,3 +260,21 @@ def test_report_names_not_in_utf8_are_written(cli, tmp_path):
     names = sorted(os.listdir(os.fsencode(str(tmp_path))))
     assert names == [b"r\xff.html", b"r\xff.md", b"r\xff.png"]
     assert b"r\xff.png" in (tmp_path / os.fsdecode(b"r\xff.md")).read_bytes()
+
+
+def test_a_report_never_replaces_a_file_of_another_kind(cli, tmp_path):
+    """'--md examples/plan.toml' replaced the shipped plan with Markdown: an existing file is
+    overwritten only by a report of its kind; an .md written twice is fine."""
+    plan = tmp_path / "plan.toml"
+    plan.write_text("[plan]\n")
+    code, out, err = cli("draft", SMALL, "-p", "pld", "--md", plan)
+    assert code == 2 and "exists and is not a .md file" in err
+    assert plan.read_text() == "[plan]\n"
+    html = tmp_path / "keep.json"
+    html.write_text("{}")
+    code, out, err = cli("draft", SMALL, "-p", "pld", "--html", html)
+    assert code == 2 and html.read_text() == "{}"
+    md = tmp_path / "r.md"
+    for _ in range(2):
+        code, out, err = cli("draft", SMALL, "-p", "pld", "--md", md)
+        assert code == 0, err
