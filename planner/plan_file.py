@@ -331,12 +331,24 @@ def read_plan(path: str | Path, *, overrides: dict | None = None) -> Plan:
         raise InputError("the plan lists no comparisons", file=spath,
                          field="comparison" if not is_csv else "name")
     seen: dict[str, int] = {}
+    pairs: dict = {}
     for c in plan.comparisons:
         if c.name in seen:
             raise InputError(f"comparison #{c.index + 1}: duplicate name '{c.name}' (also "
                              f"comparison #{seen[c.name] + 1})", file=spath,
                              line=c.lines.get("name", c.line), field="name")
         seen[c.name] = c.index
+        # one A/B question on one platform, whichever arm is called the baseline: bought
+        # twice it would be paid twice and counted as two decisive verdicts
+        key = (frozenset((c.baseline.strip(), c.candidate.strip())), c.platform)
+        if key in pairs:
+            other = plan.comparisons[pairs[key]]
+            raise InputError(f"comparison #{c.index + 1} '{c.name}' compares the same two "
+                             f"configs as #{other.index + 1} '{other.name}' "
+                             f"('{c.baseline}' and '{c.candidate}'): one experiment answers "
+                             "both; keep one", file=spath,
+                             line=c.lines.get("candidate", c.line), field="candidate")
+        pairs[key] = c.index
     b = plan.budget
     if b.total_usd is None and b.max_runs is None:
         raise InputError("no budget: give total_usd or max_runs in [budget] (or as overrides "

@@ -567,3 +567,21 @@ def test_paired_purchases_carry_their_caveat_and_lone_overruns_their_reason():
     _set_status(items, [None, None], set(), Budget(total_usd=15.0))
     assert "more than the whole budget ($15)" in items[0]["reason"]
     assert "knapsack" in items[1]["reason"]
+
+
+@pytest.mark.parametrize("second", [
+    'name = "y"\nbaseline = "b"\ncandidate = "a"\ndelta_tps = 5.82\n',   # the arms swapped
+    'name = "spec8 "\nbaseline = "a"\ncandidate = "b"\ndelta_tps = -5.82\n',
+])
+def test_one_ab_question_is_not_bought_twice(tmp_path, second):
+    """Two names (or the arms swapped) for one A/B pair on one platform were both bought:
+    paid twice and counted as two decisive verdicts."""
+    p = tmp_path / "plan.toml"
+    p.write_text('[plan]\nplatform = "hf-a10g-small"\nbaseline_tps = 308.0\n'
+                 '[budget]\ntotal_usd = 5.0\n'
+                 '[[comparison]]\nname = "x"\nbaseline = "a"\ncandidate = "b"\n'
+                 'delta_tps = -5.82\n[[comparison]]\n' + second)
+    with pytest.raises(InputError) as e:
+        read_plan(p)
+    assert "compares the same two configs as #1 'x'" in e.value.message
+    assert e.value.field == "candidate" and e.value.line is not None
