@@ -385,7 +385,11 @@ def register(app: typer.Typer) -> None:
         TOP_ROWS.check(top, field="--top")
 
         def ints(s: str, fld: str, lim) -> list[int]:
-            return [lim.check(x, field=fld) for x in split_items(s, field=fld, what="list")]
+            vals = [lim.check(x, field=fld) for x in split_items(s, field=fld, what="list")]
+            dup = next((v for i, v in enumerate(vals) if v in vals[:i]), None)
+            if dup is not None:  # each value is one grid row: twice, it was ranked twice
+                raise InputError(f"{dup} is listed twice; give each value once", field=fld)
+            return vals
 
         if convention not in ("reference", "vllm"):
             raise InputError(f"unknown convention {convention!r} (reference or vllm)",

@@ -278,3 +278,9 @@ def test_a_report_never_replaces_a_file_of_another_kind(cli, tmp_path):
     for _ in range(2):
         code, out, err = cli("draft", SMALL, "-p", "pld", "--md", md)
         assert code == 0, err
+
+
+@pytest.mark.parametrize("option", ["--n-values", "--depth-values", "--k-values"])
+def test_sweep_values_listed_twice_are_refused(cli, option):
+    """'--n-values 2,2,2' ranked the same row three times."""
+    _one_line_error(*cli("draft-sweep", SMALL, option, "3,3"), option, "3 is listed twice")
