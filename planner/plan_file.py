@@ -458,8 +458,15 @@ def _read_csv_plan(text: str, spath: str, overrides: dict) -> Plan:
     for req in ("name", "baseline", "candidate"):
         if req not in cols:
             raise InputError("missing column", file=spath, line=1, field=req)
+    twice = next((c for i, c in enumerate(cols) if c and c in cols[:i]), None)
+    if twice is not None:  # csv keeps the last of two equal names silently
+        raise InputError(f"column '{twice}' appears twice in the header", file=spath, line=1,
+                         field=twice)
     comps = []
     for k, row in enumerate(rdr):
+        if row.get(None):  # cells beyond the header's columns (csv puts them under None)
+            raise InputError(f"{len(cols) + len(row[None])} cells for {len(cols)} columns",
+                             file=spath, line=rdr.line_num)
         raw = {(kk or "").strip(): (vv.strip() if isinstance(vv, str) else vv)
                for kk, vv in row.items() if kk is not None}
         if not any(raw.values()):

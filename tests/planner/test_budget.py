@@ -585,3 +585,17 @@ def test_one_ab_question_is_not_bought_twice(tmp_path, second):
         read_plan(p)
     assert "compares the same two configs as #1 'x'" in e.value.message
     assert e.value.field == "candidate" and e.value.line is not None
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("name,baseline,candidate,delta_tps\nspec8,a,b,-5.82,extra\n", ":2: 5 cells for 4 columns"),
+    ("name,name,baseline,candidate,delta_tps\nx,y,a,b,-5.82\n",
+     ":1 field 'name': column 'name' appears twice in the header"),
+])
+def test_a_csv_plan_with_a_ragged_row_or_a_repeated_column_is_refused(tmp_path, text, needle):
+    """An extra cell was dropped and a repeated column kept its last value, silently."""
+    p = tmp_path / "plan.csv"
+    p.write_text(text)
+    with pytest.raises(InputError) as e:
+        read_plan(p, overrides={"total_usd": 5.0})
+    assert needle in e.value.one_line()
