@@ -233,3 +233,22 @@ def test_unknown_config_of_a_tool_file_names_the_configs_present(tmp_path):
         t.select(["xx"])
     msg = e.value.one_line()
     assert "the file's configs: " in msg and all(f"'{c}'" in msg for c in t.configs), msg
+
+
+def test_ingest_refuses_a_byte_identical_copy_of_a_result_file(tmp_path):
+    """Two copies of one vLLM result under one config were two runs (rep 0 and 1) of the
+    same value, and the verdict took them as independent."""
+    import shutil
+
+    from planner.ingest import ingest
+
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "fixtures" / "readers" / "vllm_throughput.json"
+    d = tmp_path / "res" / "cfg"
+    d.mkdir(parents=True)
+    shutil.copy(src, d / "r1.json")
+    shutil.copy(src, d / "r2.json")
+    with pytest.raises(InputError) as e:
+        ingest(tmp_path / "res")
+    assert "a byte-identical copy of" in e.value.message and e.value.file.endswith("r2.json")
