@@ -167,6 +167,8 @@ def _ingest_results(root: Path, *, platform, metric, workload, format, instance)
                    and p.suffix.lower() in (".json", ".jsonl"))
     runs, skipped = [], 0
     skipped_files: list[str] = []
+    import hashlib
+
     digests: dict[bytes, Path] = {}
     for f in files:
         try:
@@ -175,8 +177,6 @@ def _ingest_results(root: Path, *, platform, metric, workload, format, instance)
             raise InputError("not UTF-8 text", file=str(f)) from None
         except OSError as exc:
             raise InputError(f"unreadable: {exc.strerror}", file=str(f)) from None
-        import hashlib
-
         digest = hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
         if digest in digests and _json_error(text, f.suffix.lower()) is None \
                 and detect_format(text) != "table":
