@@ -210,9 +210,19 @@ def _projection_delta(c: Comparison, plan: Plan, baseline_tps: float, sims: int,
                   "worth_a_run": war.get("worth") if isinstance(war, dict) else war}
     if pol.get("is_baseline"):
         raise err(f"policy '{c.policy}' is the projection's baseline (Δ = 0)", "policy", pline)
-    mean, sd = _speedup(pol)
+    try:
+        mean, sd = _speedup(pol)
+    except (TypeError, ValueError):
+        raise err(f"policy '{c.policy}': speedup_vs_baseline holds a value that is not a "
+                  "number") from None
     if mean is None:
         raise err(f"policy '{c.policy}' has no speedup_vs_baseline")
+    # an edited or corrupt projection: a speed-up is a positive ratio, its sd a spread
+    if not (math.isfinite(mean) and 0.0 < mean <= 100.0):
+        raise err(f"policy '{c.policy}': speedup_vs_baseline.point {mean!r} is not a ratio "
+                  "in (0, 100]")
+    if not (math.isfinite(sd) and 0.0 <= sd <= 100.0):
+        raise err(f"policy '{c.policy}': speedup_vs_baseline.sd {sd!r} is not in [0, 100]")
     info["speedup"], info["speedup_sd"] = mean, sd  # the plan's own Δ, as the file states it
     info["note"] = f"speedup vs the projection's baseline applied to {baseline_tps:g} TPS"
     if sd > 0:

@@ -599,3 +599,24 @@ def test_a_csv_plan_with_a_ragged_row_or_a_repeated_column_is_refused(tmp_path, 
     with pytest.raises(InputError) as e:
         read_plan(p, overrides={"total_usd": 5.0})
     assert needle in e.value.one_line()
+
+
+@pytest.mark.parametrize("edit, needle", [
+    ({"sd": -1.0}, "speedup_vs_baseline.sd -1.0 is not in [0, 100]"),
+    ({"point": float("nan")}, "speedup_vs_baseline.point nan is not a ratio in (0, 100]"),
+    ({"point": "abc"}, "holds a value that is not a number"),
+])
+def test_a_corrupt_projection_is_refused(tmp_path, edit, needle):
+    """A saved draft result edited to sd -1 or a NaN speed-up was read as is ('x1.100±-1.000')."""
+    import shutil
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    shutil.copy(fixtures / "plan_projection.toml", tmp_path / "plan.toml")
+    d = json.loads((fixtures / "plan_draft.json").read_text())
+    for p in d["policies"]:
+        if p.get("label", "").startswith("pld"):
+            p["speedup_vs_baseline"].update(edit)
+    (tmp_path / "plan_draft.json").write_text(json.dumps(d))
+    with pytest.raises(InputError) as e:
+        plan_budget(read_plan(tmp_path / "plan.toml"), sims=200)
+    assert needle in e.value.message and e.value.field == "projection"
