@@ -21,6 +21,7 @@ _OPTIONS = {"flavor": "--platform", "platform": "--platform", "sigma_tps": "--si
             "run_cap": "--run-cap", "seed": "--seed", "curve": "--curve",
             "sync_factor": "--sync-factor", "drafter_per_token_ms": "--drafter-ms",
             "correlation": "--correlation", "policy": "--policy", "cost_profile": "--cost-profile",
+            "cost-profile": "--cost-profile",
             "n-values": "--n-values", "depth-values": "--depth-values",
             "k-values": "--k-values"}
 
@@ -341,7 +342,8 @@ def register(app: typer.Typer) -> None:
                                          "old spelling"),
         k_values: str = typer.Option("1,2,3,4,5,6,7", "--k-values", help="MTP chain depths K, "
                                      f"comma list (no spaces), each {_K_RANGE} (the embedded "
-                                     "stack-F curve is measured to K=7)"),
+                                     "stack-F curve, the sweep's only one, is measured to "
+                                     "K=7)"),
         baseline_tps: Optional[float] = typer.Option(None, "--baseline-tps", help="measured "
                                                      f"TPS of AR, {L.TPS.describe()}; "
                                                      "projections scale it"),
@@ -369,8 +371,8 @@ def register(app: typer.Typer) -> None:
 
         try:
             _sweep(**locals())
-        except ModelInputError as exc:
-            raise as_option(exc, _OPTIONS) from None
+        except ModelInputError as exc:  # the sweep's K is --k-values (draft's is --k)
+            raise as_option(exc, {**_OPTIONS, "k": "--k-values"}) from None
 
     def _sweep(capture, n_values, depth_values, k_values, baseline_tps, mc_reps, seed,
                convention, stop_at_eos, cost_profile, top, as_json, md, html, **_) -> None:

@@ -284,3 +284,10 @@ def test_a_report_never_replaces_a_file_of_another_kind(cli, tmp_path):
 def test_sweep_values_listed_twice_are_refused(cli, option):
     """'--n-values 2,2,2' ranked the same row three times."""
     _one_line_error(*cli("draft-sweep", SMALL, option, "3,3"), option, "3 is listed twice")
+
+
+def test_sweep_errors_name_the_sweep_options(cli):
+    """A K beyond the embedded curve named 'k' (draft's --k, not the sweep's --k-values), and
+    an unknown cost profile 'cost-profile' without its dashes."""
+    _one_line_error(*cli("draft-sweep", SMALL, "--k-values", "8"), "field '--k-values'")
+    _one_line_error(*cli("draft-sweep", SMALL, "--cost-profile", "X"), "field '--cost-profile'")
