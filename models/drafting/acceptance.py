@@ -101,6 +101,9 @@ def validate_curve(curve: Sequence[float], *, k: int | None = None, field: str =
         Not numeric, K outside 1..16, a value outside (0, 1], increasing anywhere, or length
         different from ``k``.
     """
+    if isinstance(curve, (list, tuple)) and any(isinstance(x, (str, bool)) for x in curve):
+        raise ModelInputError("acceptance curve must be a list of numbers (a value is "
+                              "quoted or a boolean)", field=field, file=file)
     try:
         arr = np.asarray(curve, dtype=float).reshape(-1)
     except (TypeError, ValueError):
@@ -284,13 +287,15 @@ def _src(rec: dict) -> str:
 
 
 def _record_curve(rec: dict, *, file: str | None = None) -> np.ndarray:
-    if rec.get("per_position_acceptance"):
-        return validate_curve(rec["per_position_acceptance"], field="per_position_acceptance",
-                              file=file)
+    k = rec.get("k")
+    k = k if isinstance(k, int) and not isinstance(k, bool) else None
+    if "per_position_acceptance" in rec:  # (an empty list is refused by the check)
+        return validate_curve(rec["per_position_acceptance"], k=k,
+                              field="per_position_acceptance", file=file)
     if rec.get("accept_len_histogram"):
         return curve_from_histogram(rec["accept_len_histogram"], rec.get("k"), file=file)
-    if rec.get("curve"):
-        return validate_curve(rec["curve"], field="curve", file=file)
+    if "curve" in rec:
+        return validate_curve(rec["curve"], k=k, field="curve", file=file)
     raise ModelInputError("record has neither per_position_acceptance, curve nor "
                      "accept_len_histogram", file=file, field=str(rec.get("id", "record")))
 
@@ -556,6 +561,11 @@ def load_acceptance(path: str | Path | None = None, *, curve: Sequence[float] | 
                 except json.JSONDecodeError as exc:
                     raise ModelInputError(f"not JSON: {exc.msg}", file=fname, line=j) from None
             rows = [r for r in rows if not r.get("_meta")]
+            if rows and all(isinstance(r, dict) and "num_drafts" not in r for r in rows) and \
+                    any(r.get("method", "mtp_chain") == "mtp_chain" and
+                        ("per_position_acceptance" in r or "curve" in r or
+                         "accept_len_histogram" in r) for r in rows):
+                obj, rows = rows, None  # JSON Lines of curve records, not per-prompt counters
         if isinstance(obj, dict) and "num_drafts" in obj:
             obj, rows = None, [obj]  # a one-line per-prompt JSONL file
         if obj is not None:
