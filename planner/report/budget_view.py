@@ -96,6 +96,8 @@ def _budget_line(r: dict) -> str:
         parts.append(f"{b['max_runs']} runs")
     price = (" on owned hardware ($0/h: the cost is GPU-hours)" if owned(r)
              else f" at ${b['price_per_hour']:.2f}/h")
+    if owned(r) and b.get("total_usd") is not None and b.get("max_runs") is None:
+        price += " (a dollar budget limits nothing at $0/h: set max_runs)"
     return (" and ".join(parts) + price + ", assurance target "
             f"{b['assurance_target']:g}, ≤ {b['max_runs_per_arm']} runs per arm")
 

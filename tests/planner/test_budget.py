@@ -620,3 +620,13 @@ def test_a_corrupt_projection_is_refused(tmp_path, edit, needle):
     with pytest.raises(InputError) as e:
         plan_budget(read_plan(tmp_path / "plan.toml"), sims=200)
     assert needle in e.value.message and e.value.field == "projection"
+
+
+def test_a_dollar_budget_on_owned_hardware_is_said_to_limit_nothing(tmp_path, cli):
+    p = tmp_path / "own.toml"
+    p.write_text('[plan]\nplatform = "local-a10g"\nbaseline_tps = 300\n[budget]\n'
+                 'total_usd = 1.0\n[[comparison]]\nname = "x"\nbaseline = "a"\n'
+                 'candidate = "b"\ndelta_tps = 3\n')
+    code, out, err = cli("budget", p, "--sims", "200")
+    assert code == 0, err
+    assert "a dollar budget limits nothing at $0/h: set max_runs" in " ".join(out.split())
