@@ -353,7 +353,7 @@ def read_plan(path: str | Path, *, overrides: dict | None = None) -> Plan:
     if b.total_usd is None and b.max_runs is None:
         raise InputError("no budget: give total_usd or max_runs in [budget] (or as overrides "
                          "on the command line)", file=spath, line=plan.lines.get(("budget",)),
-                         field="budget.total_usd")
+                         field="budget.total_usd", remedy="total_usd")
     _check_platforms_priors(plan)
     if plan.runs:
         _check_configs(plan)

@@ -231,8 +231,16 @@ def load_cost_model(profile: str = "F", path: str | Path | None = None, *,
     vals["sources"] = profs[profile].get("sources", {})
     from_file: set = set()
     if path is not None:
+        def no_repeats(pairs):  # json.loads keeps the last of two equal keys silently
+            seen = set()
+            for k, _ in pairs:
+                if k in seen:
+                    raise ModelInputError(f"field {k!r} given twice", file=str(path), field=k)
+                seen.add(k)
+            return dict(pairs)
+
         try:
-            obj = json.loads(Path(path).read_text(encoding="utf-8"))
+            obj = json.loads(Path(path).read_text(encoding="utf-8"), object_pairs_hook=no_repeats)
         except json.JSONDecodeError as exc:
             hint = ("; a cost file is one JSON object (this looks like JSON Lines)"
                     if exc.msg == "Extra data" else "")

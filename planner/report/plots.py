@@ -47,8 +47,15 @@ def _fig(w: float = 3.9, h: float = 2.9, *, left: float = 0.17, right: float = 0
 
 
 def _png(fig: Figure) -> bytes:
+    import warnings
+
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=_DPI)
+    with warnings.catch_warnings():
+        # a name in a script the bundled font lacks (CJK, emoji) draws as boxes; matplotlib
+        # also prints a warning per glyph, noise on a report's stderr
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from",
+                                category=UserWarning)
+        fig.savefig(buf, format="png", dpi=_DPI)
     return buf.getvalue()
 
 

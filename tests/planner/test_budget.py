@@ -630,3 +630,27 @@ def test_a_dollar_budget_on_owned_hardware_is_said_to_limit_nothing(tmp_path, cl
     code, out, err = cli("budget", p, "--sims", "200")
     assert code == 0, err
     assert "a dollar budget limits nothing at $0/h: set max_runs" in " ".join(out.split())
+
+
+def test_a_plan_without_a_budget_names_the_option(tmp_path, cli):
+    """A CSV plan has no [budget] table: the error names --total-usd too."""
+    p = tmp_path / "plan.csv"
+    p.write_text("name,baseline,candidate,delta_tps\nx,a,b,3\n")
+    code, out, err = cli("budget", p, "--sims", "200")
+    assert code == 2 and "(--total-usd)" in err
+
+
+def test_names_outside_the_font_print_no_warnings(tmp_path, cli):
+    """A CJK or emoji comparison name drew boxes and printed one matplotlib warning per
+    glyph on stderr."""
+    p = tmp_path / "uni.toml"
+    p.write_text('[plan]\nplatform = "hf-a10g-small"\nbaseline_tps = 300\n[budget]\n'
+                 'total_usd = 5.0\n[[comparison]]\nname = "スペック8 🚀"\nbaseline = "a"\n'
+                 'candidate = "b"\ndelta_tps = 3\n', encoding="utf-8")
+    import warnings
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        code, out, err = cli("budget", p, "--sims", "200", "--html", tmp_path / "u.html")
+    assert code == 0
+    assert not [w for w in seen if "Glyph" in str(w.message)]

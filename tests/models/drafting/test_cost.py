@@ -52,3 +52,15 @@ def test_a_jsonl_cost_file_says_it_should_be_one_object(tmp_path):
     with pytest.raises(ModelInputError) as e:
         load_cost_model("F", str(p))
     assert e.value.line == 2 and "one JSON object (this looks like JSON Lines)" in str(e.value)
+
+
+def test_a_cost_field_given_twice_is_refused(tmp_path):
+    """json.loads keeps the last of two equal keys: the first value was dropped silently."""
+    from models.drafting.cost import load_cost_model
+    from models.errors import ModelInputError
+
+    p = tmp_path / "cost.json"
+    p.write_text('{"verify_base_ms": 6.5, "verify_base_ms": 7.0}')
+    with pytest.raises(ModelInputError) as e:
+        load_cost_model("F", str(p))
+    assert e.value.field == "verify_base_ms" and "given twice" in str(e.value)
