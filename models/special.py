@@ -206,18 +206,24 @@ def _jit_ndtr_ratio_rows():
     return njit(cache=True, nogil=True)(_py_ndtr_ratio_rows)
 
 
-_NDTR_RATIO_KERNEL = None
+def _deferred(name: str, jit_factory):
+    """:func:`models._aot.lazy` ``(name, jit_factory)``, itself made on the first call: a
+    verdict importing this module loads neither :mod:`models._aot` nor numba."""
+    impl = None
+
+    def call(*args):
+        nonlocal impl
+        if impl is None:
+            from models._aot import lazy
+
+            impl = lazy(name, jit_factory)
+        return impl(*args)
+
+    return call
 
 
-def _ndtr_ratio_rows(x, scales, out) -> None:
-    """The compiled :func:`_py_ndtr_ratio_rows` (:mod:`models._aot` loaded on first use, so
-    that a verdict importing this module loads neither it nor numba)."""
-    global _NDTR_RATIO_KERNEL
-    if _NDTR_RATIO_KERNEL is None:
-        from models._aot import lazy
-
-        _NDTR_RATIO_KERNEL = lazy("ndtr_ratio_rows", _jit_ndtr_ratio_rows)
-    _NDTR_RATIO_KERNEL(x, scales, out)
+#: The compiled :func:`_py_ndtr_ratio_rows`.
+_ndtr_ratio_rows = _deferred("ndtr_ratio_rows", _jit_ndtr_ratio_rows)
 
 
 #: Elements of the work block of :func:`mean_ndtr_ratio` (8 MiB of float64).
@@ -283,17 +289,8 @@ def _jit_kde_sum():
     return njit(cache=True, nogil=True)(_py_kde_sum)
 
 
-_KDE_KERNEL = None
-
-
-def _kde_kernel(p, v, x, norm):
-    """The compiled :func:`_py_kde_sum` (:mod:`models._aot` loaded on first use)."""
-    global _KDE_KERNEL
-    if _KDE_KERNEL is None:
-        from models._aot import lazy
-
-        _KDE_KERNEL = lazy("kde_sum_1d", _jit_kde_sum)
-    return _KDE_KERNEL(p, v, x, norm)
+#: The compiled :func:`_py_kde_sum`.
+_kde_kernel = _deferred("kde_sum_1d", _jit_kde_sum)
 
 
 def kde_sum_1d(p, v, x, norm: float) -> np.ndarray:

@@ -328,16 +328,10 @@ def gaussian_kde_1d(data: np.ndarray, xs: np.ndarray) -> np.ndarray:
     pts = np.asarray(data, float).ravel() * inv        # solve_triangular(cho, dataset)
     xi = np.asarray(xs, float).ravel() * inv           # solve_triangular(cho, points)
     norm = math.pow(2 * math.pi, -1 / 2.) / cho
-    return _kde_sum(np.ascontiguousarray(pts), np.ascontiguousarray(weights),
-                    np.ascontiguousarray(xi), norm)
+    from models.special import kde_sum_1d  # SciPy's gaussian_kernel_estimate_inner, d = 1
 
-
-def _kde_sum(p: np.ndarray, v: np.ndarray, x: np.ndarray, norm: float) -> np.ndarray:
-    """SciPy's ``gaussian_kernel_estimate_inner`` for d = p = 1
-    (:func:`models.special.kde_sum_1d`, compiled)."""
-    from models.special import kde_sum_1d
-
-    return kde_sum_1d(p, v, x, norm)
+    return kde_sum_1d(np.ascontiguousarray(pts), np.ascontiguousarray(weights),
+                      np.ascontiguousarray(xi), norm)
 
 
 def _runs_mean(plan: Plan, cfg: str, cache: dict) -> float | None:

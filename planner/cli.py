@@ -101,8 +101,7 @@ def _fast_invoke(args: list[str]) -> bool:
 
     if not args or args[0] not in _FAST_COMMANDS:
         return False
-    cb = next((c.callback for c in app.registered_commands
-               if (c.name or c.callback.__name__.replace("_", "-")) == args[0]), None)
+    cb = _commands().get(args[0])
     if cb is None:
         return False
     try:
@@ -219,9 +218,10 @@ def _fast_invoke(args: list[str]) -> bool:
     return True
 
 
-def _command_names() -> set:
-    """The registered command names (``draft``, ``draft-sweep``, ...)."""
-    return {c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands}
+def _commands() -> dict:
+    """The registered commands: name (``draft``, ``draft-sweep``, ...) -> callback."""
+    return {c.name or c.callback.__name__.replace("_", "-"): c.callback
+            for c in app.registered_commands}
 
 
 def _quick_exit(argv) -> None:
@@ -300,7 +300,7 @@ def main(argv: list[str] | None = None) -> None:
             msg += "; for a relative effect give the number with --relative (--delta 0.3 --relative)"
         cmd = getattr(getattr(exc, "ctx", None), "command_path", None)
         if cmd is None:  # an error raised before click made the command's context
-            cmd = "planner" + (f" {args[0]}" if args and args[0] in _command_names() else "")
+            cmd = "planner" + (f" {args[0]}" if args and args[0] in _commands() else "")
         print(f"{cmd}: error: {msg} (see '{cmd} --help')", file=sys.stderr)
         sys.exit(getattr(exc, "exit_code", 2) or 2)
     except _ABORT:

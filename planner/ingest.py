@@ -177,14 +177,6 @@ def _ingest_results(root: Path, *, platform, metric, workload, format, instance)
             raise InputError("not UTF-8 text", file=str(f)) from None
         except OSError as exc:
             raise InputError(f"unreadable: {exc.strerror}", file=str(f)) from None
-        digest = hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
-        if digest in digests and _json_error(text, f.suffix.lower()) is None \
-                and detect_format(text) != "table":
-            # a result file copied: its runs are not new runs (timestamps, at least, differ
-            # between two real runs); counted twice they would narrow every interval
-            raise InputError(f"a byte-identical copy of {digests[digest]}: a copy is not a "
-                             "second run; remove one", file=str(f))
-        digests.setdefault(digest, f)
         rel = f.parent.relative_to(root)
         bad = _json_error(text, f.suffix.lower())
         if bad is not None and (rel.parts or format is not None):
@@ -197,6 +189,13 @@ def _ingest_results(root: Path, *, platform, metric, workload, format, instance)
             skipped += 1
             skipped_files.append(str(f.relative_to(root)))
             continue
+        digest = hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+        if digest in digests:
+            # a result file copied: its runs are not new runs (timestamps, at least, differ
+            # between two real runs); counted twice they would narrow every interval
+            raise InputError(f"a byte-identical copy of {digests[digest]}: a copy is not a "
+                             "second run; remove one", file=str(f))
+        digests[digest] = f
         runs.extend(read_results(text, path=str(f), format=fmt, metric=metric,
                                  config=rel.parts[0] if rel.parts else None,
                                  instance=instance))

@@ -294,7 +294,12 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
         # measured set tokens/forward of the calibration prompts at K=7, power-scaled shape
         # for K < 7 (planner draft also reads the measured counters on these prompts)
         rows = per_prompt_counters("A+B")
-        n_cal = len({r["id"] for r in rows})
+        counts: dict = {}  # calibration id -> [drafts, accepted], runs A and B pooled
+        for r in rows:
+            c = counts.setdefault(r["id"], [0, 0])
+            c[0] += r["num_drafts"]
+            c[1] += r["num_accepted"]
+        n_cal = len(counts)
 
         def measured(cal):
             """(set tokens/forward, source, prompts) from the measured counters when every
@@ -303,9 +308,8 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
             if any(c is None for c in cal):
                 return None
             want = set(cal)
-            sel = [r for r in rows if r["id"] in want]
-            nd = sum(r["num_drafts"] for r in sel)
-            na = sum(r["num_accepted"] for r in sel)
+            nd = sum(counts[i][0] for i in want)
+            na = sum(counts[i][1] for i in want)
             tpf = float(1 + scale_curve(base, 1 + na / nd)[0, :k].sum())
             src = (f"measured counters runs A+B, calibration prompts (prompt_set_hash "
                    f"{CALIBRATION_HASH})" if len(want) == n_cal else
@@ -314,9 +318,9 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
             return tpf, src, len(want)
 
         # a capture whose prompts are all calibration prompts (the whole set or part of it,
-        # any ids) reads their measured counters, as planner draft does
-        # each capture's prompts matched to the calibration prompts once (no public
-        # capture: the calibration set itself)
+        # any ids) reads their measured counters, as planner draft does; each capture's
+        # prompts are matched to the calibration prompts once (no public capture: the
+        # calibration set itself)
         p_ids = calibration_ids(pcap.prompts)
         q_ids = calibration_ids(qcap.prompts) if qcap is not None else [r["id"] for r in rows]
         p_meas = measured(p_ids)
@@ -335,12 +339,7 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
                 return None
             pr = for_capture(cap.subset(fi), base, k, level=level, n_draws=n_draws,
                              seed=seed + seed_off, model=m)
-            per: dict = {}
-            for r in rows:
-                c = per.setdefault(r["id"], [0.0, 0.0])
-                c[0] += r["num_drafts"]
-                c[1] += r["num_accepted"]
-            t7 = np.array([1 + per[cal[i]][1] / per[cal[i]][0] for i in mi])
+            t7 = np.array([1 + counts[cal[i]][1] / counts[cal[i]][0] for i in mi])
             tk = 1 + scale_curve(base, t7)[:, :k].sum(1)
             ln = np.array([len(c) for c in cap.completions], float)
             draws = ln.sum() / ((ln[mi] / tk).sum() + ln[fi].sum() / pr.draws)

@@ -476,12 +476,12 @@ def _spread(x, scale: float | None = None) -> bool:
     return bool(x.size >= 2 and np.std(x, ddof=1) > 1e-9 * max(ref, 1e-300))
 
 
-def _one_pair(data: TPSData) -> bool:
-    """A single instance holding one run of A and one of B: a paired design too small for
-    the paired t (:func:`_paired_t` needs two pairs), whose advice is still more pairs."""
+def _paired_design(data: TPSData) -> bool:
+    """Every instance holds exactly one run of A and one of B (``--paired``, or a table
+    pairing A and B per machine; one pair included, too few for the paired t)."""
     counts = np.zeros((data.n_instances, 2), int)
     np.add.at(counts, (data.instance, data.config), 1)
-    return data.n_instances == 1 and bool(np.all(counts == 1))
+    return bool(np.all(counts == 1))
 
 
 def _paired_t(data: TPSData) -> dict:
@@ -496,9 +496,7 @@ def _paired_t(data: TPSData) -> dict:
     from models.special import t_sf
 
     n_inst = data.n_instances
-    counts = np.zeros((n_inst, 2), int)
-    np.add.at(counts, (data.instance, data.config), 1)
-    if n_inst < 2 or not np.all(counts == 1):
+    if n_inst < 2 or not _paired_design(data):
         return {}
     v = np.exp(data.y)
     xa = np.zeros(n_inst)
@@ -768,6 +766,17 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
     tau = post.scale_summary("tau")
     sig = post.scale_summary("sigma")
     paired_t = _paired_t(data)
+
+    def warm_data() -> TPSData:
+        """The runs without cold-start flags (``data`` itself when it has none), built once
+        for the 'to settle' fit and the prior-conflict check."""
+        nonlocal data_warm
+        if data_warm is None:
+            data_warm = data if not data.use_cold else \
+                build_data(table, a, b, use_cold=False, lower_is_better=lower)
+        return data_warm
+
+    data_warm = None
     more, more_code, more_note = None, None, None
     if not diag.get("ok", True):
         # a failed fit (an outlier, a wrong unit, a prior too wide for the data) is no basis
@@ -782,10 +791,9 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
         else:
             from models.tps_exact import fit_exact
 
-            post0 = fit_exact(build_data(table, a, b, use_cold=False, lower_is_better=lower),
-                              prior)
+            post0 = fit_exact(warm_data(), prior)
         more, more_code, more_note = _to_settle(table, a, b, prior, rope, plat, seed, post0,
-                                                paired=bool(paired_t) or _one_pair(data))
+                                                paired=_paired_design(data))
 
     def scale_out(s):
         return {"pct": {k: 100 * v for k, v in s.items()},
@@ -814,8 +822,7 @@ def verdict(table: RunsTable, a: str, b: str, *, rope: Rope | str = DEFAULT_ROPE
                      f"has only {sp.df:g} df ({100 * sp.scale:.2g} %): with few runs it sets "
                      "the interval's width; state your noise (a CV or A/A runs)")
     if prior is not WEAK:
-        notes += prior_conflicts(build_data(table, a, b, use_cold=False,
-                                            lower_is_better=lower), prior, prior_label)
+        notes += prior_conflicts(warm_data(), prior, prior_label)
     colds = cold_runs(table, a, b) if data.use_cold else []
     if data.use_cold:
         which = ", ".join(f"{c['config']} rep {c['rep']}" for c in colds[:6]) + \
