@@ -13,12 +13,12 @@ import time
 
 import numpy as np
 
-from models.assurance import evaluate_fixed, prior_truth, simulate
-from models.decision import label_from
-from models.designs import flatten, paired_layout, separate_layout
-from models.noise import platform_prior
-from models.tps_exact import fit_exact
-from models.tps_model import TPSData
+from models.stats.assurance import evaluate_fixed, prior_truth, simulate
+from models.stats.decision import label_from
+from models.stats.designs import flatten, paired_layout, separate_layout
+from models.stats.noise import platform_prior
+from models.stats.tps_exact import fit_exact
+from models.stats.tps_model import TPSData
 
 
 def designs():

@@ -27,9 +27,9 @@ def main() -> None:
     ap.add_argument("--plan", type=Path, default=PLAN)
     a = ap.parse_args()
 
-    from planner.budget import plan_budget
-    from planner.plan_file import read_plan
-    from planner.report.budget_view import render_markdown
+    from planner.decide.budget import plan_budget
+    from planner.io.plan_file import read_plan
+    from planner.report.views.budget import render_markdown
     from planner.report.html import render_html
 
     plan = read_plan(a.plan)

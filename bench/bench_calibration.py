@@ -4,7 +4,7 @@ For every (platform, metric family) of ``examples/runs/tps_runs.csv``: the false
 of the verdict on random A/A splits of one config's repeated runs, beside the z-test (sigma =
 0.378 % of TPS) and Welch's t on the same splits, and the 90 % posterior-predictive coverage of
 a left-out run. Each run group is checked with a noise hierarchy fitted without it
-(:func:`planner.validation.logo_study`). Targets: verdict <= 5 %, coverage 85-95 %.
+(:func:`planner.decide.validation.logo_study`). Targets: verdict <= 5 %, coverage 85-95 %.
 
 Usage: ``python bench/bench_calibration.py [--splits 4] [--min-runs 3] [--json]``
 
@@ -30,11 +30,11 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--write-hierarchy", action="store_true")
     a = ap.parse_args()
-    from planner.runs import read_runs
-    from planner.validation import logo_study
+    from planner.io.runs import read_runs
+    from planner.decide.validation import logo_study
 
     if a.write_hierarchy:
-        from planner.priors import build_hierarchy
+        from planner.decide.priors import build_hierarchy
 
         h = build_hierarchy(read_runs(ROOT / "examples/runs/tps_runs.csv"),
                             source="examples/runs/tps_runs.csv")

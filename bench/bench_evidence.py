@@ -1,5 +1,5 @@
 """How much capture a draft projection needs: coverage of the percentile bootstrap on
-subsets of a shipped capture (the source of ``planner.draft.EVIDENCE_FLOORS``).
+subsets of a shipped capture (the source of ``planner.decide.draft.EVIDENCE_FLOORS``).
 
 For pld(n=2, depth=24), per-prompt (tokens, forwards) of the whole capture and of the
 capture with every completion cut to t tokens; then, for m prompts drawn without

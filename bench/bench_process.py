@@ -23,7 +23,7 @@ an installed package has it: with ``PYTHONDONTWRITEBYTECODE`` set (as in some sh
 CI) every run would otherwise compile each edited module from source again, a cost no user
 pays. Both a command and its baseline import these packages.
 
-First the ahead-of-time kernels are built (``planner compile``, :mod:`models._aot`; a no-op
+First the ahead-of-time kernels are built (``planner compile``, :mod:`models.kernels._aot`; a no-op
 when the user's module is up to date), as a user's first run or ``planner compile`` leaves
 them. Medians of ``--runs`` runs after one warm-up run (numba cache warm), and the peak RSS
 of each child (``os.wait4``; Linux reports KiB). The ``draft-big``, ``draft`` and
@@ -100,7 +100,7 @@ out = []
 def lap(name):
     now = time.process_time(); out.append((name, now - t[0])); t[0] = now
 import numpy as np
-import planner.cli, planner.draft as pd
+import planner.cli, planner.decide.draft as pd
 lap("python, numpy, CLI imports")
 from models.drafting import capture
 capture._parse_token_arrays(np.frombuffer(b"[1]", np.uint8), np.array([0, 3]),
@@ -121,8 +121,8 @@ st = {"tpf0": (w0.tokens, w0.forwards), "rate0": (w0.tokens, w0.time_ms),
       "tpf1": (w.tokens, w.forwards), "rate1": (w.tokens, w.time_ms)}
 boot = bootstrap_ratios(st, n_boot=2000, seed=np.random.default_rng(0), groups=cap.groups)
 lap("bootstrap 2000 x prompts (kernel)")
-from models.noise import platform_prior
-from planner.costs import cost_model
+from models.stats.noise import platform_prior
+from planner.decide.costs import cost_model
 g = cost.tps(boot["rate1"], 1.0) - cost.tps(boot["rate0"], 1.0)
 pd.worth_a_run(g, 0.57, baseline_tps=float(cost.tps(1.0, 1.0)),
                prior=platform_prior("hf-a10g-small"), cost=cost_model("hf-a10g-small"))

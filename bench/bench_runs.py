@@ -1,4 +1,4 @@
-"""Time and peak memory of reading a large runs table (:func:`planner.runs.read_runs`) and of a
+"""Time and peak memory of reading a large runs table (:func:`planner.io.runs.read_runs`) and of a
 quick-form verdict as the runs grow.
 
 Run: ``.venv/bin/python bench/bench_runs.py [--mb 50] [--verdict 1000,3000,10000]
@@ -115,7 +115,7 @@ def main() -> None:
     ap.add_argument("--table-rows", default="", help="comma-separated rows of a two-config "
                     "table with rows/5 instances, e.g. 2000,20000")
     args = ap.parse_args()
-    floor_t, floor_rss = measure("import planner.runs")
+    floor_t, floor_rss = measure("import planner.io.runs")
     print(f"import floor: {floor_t:.2f} s, {floor_rss:.0f} MB")
     if args.mb > 0:
         with tempfile.TemporaryDirectory() as tmp:
@@ -123,7 +123,7 @@ def main() -> None:
             for p in (csv_p, jsonl_p):
                 # each measurement in its own process: ru_maxrss of children is a running
                 # maximum, so run the larger reads after the floor, one per interpreter
-                code = ("import time; from planner.runs import read_runs; "
+                code = ("import time; from planner.io.runs import read_runs; "
                         "t=time.perf_counter(); "
                         f"r=read_runs({str(p)!r}); print(f'  {p.suffix}: {{len(r)}} rows, "
                         "{time.perf_counter()-t:.2f} s read', end=' ')")

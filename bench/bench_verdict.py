@@ -7,12 +7,12 @@ Everything runs in one warm process (imports done, one untimed call first). Meas
 * ``planner verdict`` through the CLI layer (typer ``CliRunner``, JSON output) with the exact
   engine — target <= 1 s;
 * the same with ``--engine mcmc`` (``sampler="auto"``) — target <= 8 s on 2 cores;
-* :func:`models.tps_mcmc.fit_mcmc` with ``sampler="nutpie"`` and ``"pymc"`` on the same
+* :func:`models.stats.tps_mcmc.fit_mcmc` with ``sampler="nutpie"`` and ``"pymc"`` on the same
   data: a new design in a warm process (nutpie: numba compile + sampling; PyMC: first fit,
   C compile) and a refit (nutpie reuses its compiled model for the same design; PyMC
   recompiles from its on-disk C cache), each the verdict's default 2 chains x (1,000 tune +
   1,000 draws);
-* the reference rule: z = Δ / (σ √2), σ = 1.16 TPS (:func:`planner.verdict.classical_tests`).
+* the reference rule: z = Δ / (σ √2), σ = 1.16 TPS (:func:`planner.decide.verdict.classical_tests`).
 
 ``--settle-grid`` instead compares the verdict's "to settle" screen with the simulation it
 skips, on 336 undecided cases (:func:`settle_grid`; the figures in ``docs/speed.md``).
@@ -59,7 +59,7 @@ def settle_grid(seed: int = 11, out=sys.stdout) -> list[tuple[str, float, int | 
     under four priors (none, ``hf-a10g-small``, ``--cv 0.3%``, ``--cv 1%``), paired and not,
     ROPE 0.1 % and 0.5 %; and up to three pairs of configs of every run group of the shipped
     table at ROPE 0.1 %, 0.5 % and 1.5 TPS. For each: the screen's approximate assurance of
-    100 more runs per arm and the simulated advice (:func:`planner.verdict._to_settle`
+    100 more runs per arm and the simulated advice (:func:`planner.decide.verdict._to_settle`
     without the screen). Returns ``(case, approximation, simulated runs per arm or None)``.
     """
     import itertools
@@ -67,10 +67,10 @@ def settle_grid(seed: int = 11, out=sys.stdout) -> list[tuple[str, float, int | 
 
     import numpy as np
 
-    from models.tps_exact import fit_exact
-    from planner.priors import resolve_prior
-    from planner.runs import RunsTable, read_runs, runs_from_values
-    from planner.verdict import (SETTLE_MAX_RUNS, Rope, _to_settle, build_data, label_from,
+    from models.stats.tps_exact import fit_exact
+    from planner.decide.priors import resolve_prior
+    from planner.io.runs import RunsTable, read_runs, runs_from_values
+    from planner.decide.verdict import (SETTLE_MAX_RUNS, Rope, _to_settle, build_data, label_from,
                                  settle_screen)
 
     def quick(va, vb, plat, paired):
@@ -146,10 +146,10 @@ def main(argv=None) -> int:
     import numpy as np
     from typer.testing import CliRunner
 
-    from models.noise import platform_prior
+    from models.stats.noise import platform_prior
     from planner.cli import app
-    from planner.runs import RunsTable, read_runs, write_runs_csv
-    from planner.verdict import build_data, classical_tests
+    from planner.io.runs import RunsTable, read_runs, write_runs_csv
+    from planner.decide.verdict import build_data, classical_tests
     t_import = time.perf_counter() - t0
 
     table = read_runs(RUNS).filter(run_group=GROUP)
@@ -172,7 +172,7 @@ def main(argv=None) -> int:
     rows["mcmc auto (CLI, first call in process)"] = time.perf_counter() - t0
     rows["mcmc auto (CLI, warm, same comparison)"], _ = _time(lambda: cli("mcmc"), n)
 
-    import models.tps_mcmc as tm
+    import models.stats.tps_mcmc as tm
 
     data = build_data(table, A, B)
     prior = platform_prior("local-a10g")

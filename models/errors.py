@@ -31,7 +31,7 @@ class ModelInputError(ValueError):
     remedy : str, optional
         The plain name of the setting that resolves the problem (``config_column`` when a
         table's config column is not found): the command line adds its option spelling to
-        the message (``planner.commands._options.as_option``); a library caller reads it here.
+        the message (``planner.cli._options.as_option``); a library caller reads it here.
 
     Attributes
     ----------

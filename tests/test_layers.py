@@ -41,7 +41,7 @@ for name in names:
 
 from models.drafting.acceptance import default_model, load_records, per_prompt_counters
 from models.drafting.cost import load_cost_model
-from models.noise import known_platforms, platform_prior
+from models.stats.noise import known_platforms, platform_prior
 assert len(load_records()) > 0
 assert default_model().k == 7
 assert len(per_prompt_counters("B")) == 128
@@ -129,7 +129,7 @@ def test_a_model_error_reaches_the_cli_as_exit_2(tmp_path, capsys):
 # ---- option spellings live in planner/commands/ only --------------------------------------
 # The decision layer names a bad value's field plainly (``rope``, ``x``) and words its messages
 # and notes without the command line's spellings; each command maps its fields to its options
-# (planner.commands._options.as_option). A spelling in the decision layer is wrong for every
+# (planner.cli._options.as_option). A spelling in the decision layer is wrong for every
 # command that spells the option otherwise (or has none), and ends up in saved JSON results.
 PLANNER = ROOT / "planner"
 _OPTION = re.compile(r"(^|[\s'\"(/\[])--[a-z][a-z0-9-]*")
@@ -138,12 +138,12 @@ _OPTION = re.compile(r"(^|[\s'\"(/\[])--[a-z][a-z0-9-]*")
 #: (path, option): to be worded plainly by whoever owns the file; the list only shrinks. Do not
 #: add to it: word the string plainly and map the field in the command instead.
 _KNOWN = {
-    ("planner/budget.py", "--json"),               # "is it 'planner draft --json' output?"
-    ("planner/readers/hyperfine.py", "--command-name"),  # hyperfine's own option, not ours
+    ("planner/decide/budget.py", "--json"),               # "is it 'planner draft --json' output?"
+    ("planner/io/formats/hyperfine.py", "--command-name"),  # hyperfine's own option, not ours
     ("planner/report/output.py", "--md"),          # guard_outputs' default option names
     ("planner/report/output.py", "--html"),
-    ("planner/report/repeats_view.py", "--delta"),
-    ("planner/report/verdict_view.py", "--cv"),    # "state your noise (--cv)"
+    ("planner/report/views/repeats.py", "--delta"),
+    ("planner/report/views/verdict.py", "--cv"),    # "state your noise (--cv)"
 }
 
 
@@ -175,8 +175,8 @@ def _option_spellings(path: Path) -> list[tuple[int, str]]:
 
 def test_only_commands_spell_options():
     files = [p for p in sorted(PLANNER.rglob("*.py"))
-             if p.relative_to(PLANNER).parts[0] != "commands" and p != PLANNER / "cli.py"]
-    assert len(files) >= 20 and PLANNER / "verdict.py" in files
+             if p.relative_to(PLANNER).parts[0] != "cli"]
+    assert len(files) >= 20 and PLANNER / "decide" / "verdict.py" in files
     found = [(str(p.relative_to(ROOT)), line, opt) for p in files
              for line, opt in _option_spellings(p)]
     bad = [f"{f}:{line} {opt}" for f, line, opt in found if (f, opt) not in _KNOWN]

@@ -430,11 +430,11 @@ def _jit_scan():
 
 
 def _make_kernel():
-    from models._aot import lazy
+    from models.kernels._aot import lazy
 
     return lazy("scan_records", _jit_scan)
 
 
-#: :func:`_py_scan_records` compiled, ahead of time (:mod:`models._aot`) or by numba on the
+#: :func:`_py_scan_records` compiled, ahead of time (:mod:`models.kernels._aot`) or by numba on the
 #: first call: importing this module imports neither.
 scan_records = _make_kernel()

@@ -337,12 +337,12 @@ def _jit_walk_kernel():
 
 
 def _make_walk_kernel():
-    from models._aot import lazy
+    from models.kernels._aot import lazy
 
     return lazy("mtp_walk_tpf", _jit_walk_kernel)
 
 
-#: :func:`_py_walk_kernel` compiled, ahead of time (:mod:`models._aot`) or by numba on the
+#: :func:`_py_walk_kernel` compiled, ahead of time (:mod:`models.kernels._aot`) or by numba on the
 #: first call: importing this module imports neither.
 _walk_kernel = _make_walk_kernel()
 

@@ -295,12 +295,12 @@ def _jit_gather():
 
 
 def _make_gather():
-    from models._aot import lazy
+    from models.kernels._aot import lazy
 
     return lazy("gather_sums", _jit_gather)
 
 
-#: :func:`_py_gather_sums` compiled, ahead of time (:mod:`models._aot`) or by numba on the
+#: :func:`_py_gather_sums` compiled, ahead of time (:mod:`models.kernels._aot`) or by numba on the
 #: first call, so that importing this module imports neither.
 _gather_sums = _make_gather()
 

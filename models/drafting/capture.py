@@ -277,12 +277,12 @@ def _jit_parse():
 
 
 def _make_parse_kernel():
-    from models._aot import lazy
+    from models.kernels._aot import lazy
 
     return lazy("parse_token_arrays", _jit_parse)
 
 
-#: :func:`_py_parse_token_arrays` compiled, ahead of time (:mod:`models._aot`) or by numba
+#: :func:`_py_parse_token_arrays` compiled, ahead of time (:mod:`models.kernels._aot`) or by numba
 #: on the first call: importing this module imports neither.
 _parse_token_arrays = _make_parse_kernel()
 
@@ -529,7 +529,7 @@ def _mark_duplicates(cap: Capture) -> None:
     A repeated record counts one prompt twice, so a bootstrap over records would narrow
     (about sqrt(2) for a capture doubled). The records are kept (every replay reads them:
     a capture repeated to time the replay is a real workload), and the bootstrap resamples
-    distinct prompts with all their copies (a cluster bootstrap, :mod:`planner.draft`).
+    distinct prompts with all their copies (a cluster bootstrap, :mod:`planner.decide.draft`).
     An id reused for different prompts does not join them: those are different prompts
     (twelve prompts all under one id had been one cluster, and a zero-width interval).
     The check is a set over (id, prompt) and over 16-byte blake2b digests of each record's

@@ -207,7 +207,7 @@ def load_cost_model(profile: str = "F", path: str | Path | None = None, *,
     check : callable(field, value, file), optional
         Called with every field value of the file (``file`` its path) and every override
         (``file`` None) before the model is built; raises to refuse a value (the caller's
-        plausible ranges, e.g. :func:`planner.draft.check_cost_field`). The model itself
+        plausible ranges, e.g. :func:`planner.decide.draft.check_cost_field`). The model itself
         only refuses what it cannot compute with (non-finite, negative, a zero step time).
     **overrides
         Field values (``None`` values ignored), e.g. from CLI flags.

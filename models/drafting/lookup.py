@@ -367,7 +367,7 @@ def profile_arrays(seq, seq_off, plen, comp_off, policy, *, order=None) -> Profi
     -------
     ProfileBatch
     """
-    from . import _lookup_kernels as _k  # compiled kernels: loaded by the first call
+    from models.kernels import lookup as _k  # compiled kernels: loaded by the first call
 
     seq = np.ascontiguousarray(seq, np.int32)
     seq_off = np.ascontiguousarray(seq_off, np.int64)

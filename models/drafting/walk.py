@@ -292,7 +292,7 @@ def _walk_deterministic(mode, L, lookup, tree_depth, cost, start, n_rep, run_cap
                         trace=True) -> WalkResult:
     """``lookup`` / ``ar`` walk through the compiled per-request loop, with its trace (or,
     ``trace=False``, the per-prompt sums in one pass without it)."""
-    from . import _lookup_kernels as _k  # compiled kernels: loaded by the first call
+    from models.kernels import lookup as _k  # compiled kernels: loaded by the first call
 
     P = L.size
     off = np.zeros(P + 1, np.int64)

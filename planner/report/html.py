@@ -95,7 +95,7 @@ def verdict_delta_png(r: dict) -> bytes:
 
 def render_verdict(r: dict) -> str:
     """HTML page of a verdict result."""
-    from planner.report.verdict_view import _rows, diagnostics_line
+    from planner.report.views.verdict import _rows, diagnostics_line
 
     lab = r["label"]
     body = [f"<h1>Verdict: <span class=\"tag {lab.replace(' ', '')}\">{_e(lab)}</span></h1>",
@@ -114,10 +114,10 @@ def render_verdict(r: dict) -> str:
 
 def render_repeats(r: dict) -> str:
     """HTML page of a ``planner repeats`` result (a saved ``spec-planner/repeats/1`` dict;
-    one entry per design from :meth:`planner.repeat_plan.RepeatPlan.design_curves`)."""
-    from planner.repeat_plan import RepeatPlan
+    one entry per design from :meth:`planner.results.repeat_plan.RepeatPlan.design_curves`)."""
+    from planner.results.repeat_plan import RepeatPlan
     from planner.report import plots
-    from planner.report.repeats_view import headline, owned
+    from planner.report.views.repeats import headline, owned
 
     entries, rec = RepeatPlan.from_dict(r).design_curves()
     norm = {"designs": entries, "recommended": rec, "target": r["inputs"]["target"]}
@@ -168,7 +168,7 @@ def _comparison_section(c: dict, target: float, r: dict | None = None) -> str:
                             else c["delta"]["mean_pct"], interval_label="95% interval",
                             title=f"expected Δ: {c['name']}")
     apng = plots.assurance_plot(c["designs"], target=target, title="assurance vs runs per arm")
-    from planner.report.budget_view import cost_cell, owned, plan_delta, simulated_delta
+    from planner.report.views.budget import cost_cell, owned, plan_delta, simulated_delta
 
     free = r is not None and owned(r)  # owned hardware: GPU-hours are the cost
     cpng = plots.cost_plot(c["designs"], target=target, recommended=c.get("recommended"),
@@ -202,7 +202,7 @@ def _comparison_section(c: dict, target: float, r: dict | None = None) -> str:
 def render_budget(r: dict) -> str:
     """HTML page of a budget result."""
     from planner.report import plots
-    from planner.report.budget_view import HEADERS, _budget_line, _skipped, _totals_line, \
+    from planner.report.views.budget import HEADERS, _budget_line, _skipped, _totals_line, \
         _SEQ_NOTE, _has_sequential, _paired_note, comparison_rows, worst_case_line
 
     b = r["budget"]
@@ -244,7 +244,7 @@ def render_draft(r: dict) -> str:
     tokens/forward intervals."""
     from pathlib import PurePath
 
-    from planner.report import draft_view as v
+    from planner.report.views import draft as v
     from planner.report import plots
 
     name = PurePath(r["capture"]["path"]).name
@@ -276,7 +276,7 @@ def render_draft(r: dict) -> str:
 
 def render_sweep(r: dict) -> str:
     """HTML page of a ``planner draft sweep`` result."""
-    from planner.report import draft_view as v
+    from planner.report.views import draft as v
     from planner.report import plots
 
     body = [f"<h1>{_e(v._sweep_title(r))}</h1>",
@@ -295,7 +295,7 @@ def render_sweep(r: dict) -> str:
 
 def render_calibrate(r: dict) -> str:
     """HTML page of a ``planner calibrate`` result (no plot)."""
-    from planner.report.calibrate_view import rows
+    from planner.report.views.calibrate import rows
 
     body = ["<h1>Noise calibration</h1>",
             _table(["quantity", "value"], [[_e(k), _e(v)] for k, v in rows(r)])]
@@ -303,8 +303,8 @@ def render_calibrate(r: dict) -> str:
 
 
 def render_shift(r: dict) -> str:
-    """HTML page of a ``planner shift`` result (:func:`planner.report.shift_view.render_html`)."""
-    from planner.report.shift_view import render_html as page
+    """HTML page of a ``planner shift`` result (:func:`planner.report.views.shift.render_html`)."""
+    from planner.report.views.shift import render_html as page
 
     return page(r)
 

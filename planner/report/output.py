@@ -136,7 +136,7 @@ def input_record(params: dict | None = None) -> dict | None:
         ``files`` (list of ``{role, name, sha256}``), ``options`` ({name: value}; outputs
         (:data:`OUTPUT_PARAMS`) and options left unset (None, empty) left out) and
         ``version``. A draft command run without a
-        capture records :data:`planner.draft.EMBEDDED_CAPTURE` (never a machine path).
+        capture records :data:`planner.decide.draft.EMBEDDED_CAPTURE` (never a machine path).
     """
     if params is None:
         try:  # typer >= 0.16 vendors click
@@ -161,7 +161,7 @@ def input_record(params: dict | None = None) -> dict | None:
                               "sha256": _sha256(v) if v.is_file() else None})
             continue
         if name == "capture" and value is None:
-            from planner.draft import EMBEDDED_CAPTURE, default_capture_path
+            from planner.decide.draft import EMBEDDED_CAPTURE, default_capture_path
 
             files.append({"role": name, "name": EMBEDDED_CAPTURE,
                           "sha256": _sha256(default_capture_path())})

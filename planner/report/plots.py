@@ -81,7 +81,7 @@ def normal_pct_curve(mean_log: float, sd_log: float, points: int = 200) -> tuple
 def _design_style(e: dict, seen: dict) -> tuple[str, str, str]:
     """(label, colour, line style) of a design entry: the label names a sequential design's
     layout (``sequential (paired)``), each label its own colour, sequential lines dashed."""
-    from planner.repeat_plan import design_label
+    from planner.results.repeat_plan import design_label
 
     lab = e.get("label") or design_label(e)
     col = seen.get(lab) or DESIGN_COLOURS.get(lab)
@@ -185,7 +185,7 @@ def cost_plot(designs: Sequence[dict], *, target: float | None = None,
     """Expected cost vs assurance, one line per design; the recommended purchase is starred.
     ``value``: ``cost_usd`` (USD) or ``gpu_hours`` (owned hardware, where runs cost no
     money)."""
-    from planner.repeat_plan import design_label
+    from planner.results.repeat_plan import design_label
 
     fig = _fig()
     ax = fig.add_subplot()
@@ -224,7 +224,7 @@ def budget_plot(comparisons: Sequence[dict], *, total_usd: float | None = None) 
     hgt = max(2.2, 0.3 * n + 1.1)
     fig = _fig(7.6, hgt, left=0.2, right=0.74, bottom=0.55 / hgt + 0.05, top=1 - 0.35 / hgt)
     ax = fig.add_subplot()
-    from planner.repeat_plan import design_label
+    from planner.results.repeat_plan import design_label
 
     names, costs, cols, labels, hatches, used = [], [], [], [], [], set()
     for c in comparisons:

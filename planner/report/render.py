@@ -148,7 +148,7 @@ def _view(kind: str):
     import importlib
 
     mod = {"draft-sweep": "draft"}.get(kind, kind)
-    return importlib.import_module(f"planner.report.{mod}_view")
+    return importlib.import_module(f"planner.report.views.{mod}")
 
 
 def render_terminal(result: dict, view=None) -> None:
@@ -248,7 +248,7 @@ def check_result(obj: dict) -> None:
     """Check the values of a saved result before rendering it: every probability or rate
     (``p_*``, ``prob_*``, ``assurance``, ``false_claim_rate``, ``hdi_prob``...) in [0, 1], every
     TPS mean or level (``mean_tps_*``, ``level_tps_*``, ``baseline_tps``) in the plausible
-    range of :data:`planner.limits.TPS` (of a duration or size for a lower-is-better result) -- the rules the commands apply to what they write --
+    range of :data:`planner.io.limits.TPS` (of a duration or size for a lower-is-better result) -- the rules the commands apply to what they write --
     and every name ``a``/``b``/``label`` free of control characters.
 
     Raises
@@ -256,7 +256,7 @@ def check_result(obj: dict) -> None:
     InputError
         Naming the field (its JSON path, ``policies[2].assurance``).
     """
-    from planner.limits import BYTES, DURATION, TPS, has_control
+    from planner.io.limits import BYTES, DURATION, TPS, has_control
 
     # a TPS result's means are rates; a lower-is-better one (latency, duration, size) takes
     # the widest of their ranges (the saved result does not always name its unit)

@@ -286,14 +286,14 @@ def test_pld_profile_equals_its_definition(n, D, vocab):
 
 def test_drafting_modules_import_without_numba():
     """numba (about 0.3 s to import and 0.4 s for its first dispatch) is imported by the
-    first kernel call, not by importing the drafting package or ``planner.draft``: a
+    first kernel call, not by importing the drafting package or ``planner.decide.draft``: a
     command refused on its input, or one that needs no kernel, never pays for it."""
     import subprocess
     import sys
 
     code = ("import sys\n"
             "import models.drafting, models.drafting.capture, models.drafting.bootstrap\n"
-            "import models.drafting.walk, models.drafting.lookup, planner.draft\n"
+            "import models.drafting.walk, models.drafting.lookup, planner.decide.draft\n"
             "print('numba' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parents[3], check=True)
@@ -305,7 +305,7 @@ def test_suffix_profiles_do_not_depend_on_the_table_size(int4, monkeypatch, cach
     """A first global table far too small makes the kernel refuse it (before it passes 70 %
     full) and the replay runs again with twice the slots, until it fits: the profiles are
     those of a table sized for every substring from the start."""
-    import models.drafting._lookup_kernels as kern
+    import models.kernels.lookup as kern
     import models.drafting.lookup as lk_mod
 
     sub = int4.subset(range(24))

@@ -1,0 +1,397 @@
+r"""Noise priors for the hierarchical TPS model.
+
+TPS is modelled on the log scale, so every noise scale here is a *relative* standard
+deviation (0.008 = 0.8 % of TPS). Two components:
+
+* ``tau`` (:math:`\tau`): between instances (an HF job allocation, a local GPU/session);
+* ``sigma`` (:math:`\sigma`): run to run on one instance.
+
+Each component has an independent prior on its scale, one of
+
+* ``inv_chi2`` (df :math:`\nu`, scale :math:`s_0`): :math:`\sigma^2 \sim
+  \text{Scaled-Inv-}\chi^2(\nu, s_0^2) = \text{InvGamma}(\nu/2,\ \nu s_0^2/2)`. This is the
+  posterior of a variance after :math:`\nu` degrees of freedom of repeated runs with pooled
+  sample SD :math:`s_0` under the reference prior :math:`p(\sigma^2) \propto 1/\sigma^2`;
+  it is how summary measurements (N repeats, sample SD) become priors.
+* ``half_normal`` (scale): weakly informative, for when nothing is known.
+
+Both engines (exact grid and PyMC) use these densities, so they fit the same model.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from importlib import resources
+
+import numpy as np
+
+__all__ = [
+    "ScalePrior", "NoisePrior", "WEAK", "prior_from_summary", "fit_inv_chi2_to_log_moments",
+    "PLATFORM_ALIASES", "platform_key", "platform_prior", "known_platforms", "fit_scale_population",
+]
+
+_KINDS = ("inv_chi2", "half_normal")
+
+
+@dataclass(frozen=True)
+class ScalePrior:
+    """Prior on one noise scale (relative SD on the log-TPS scale).
+
+    Parameters
+    ----------
+    kind : {"inv_chi2", "half_normal"}
+    scale : float
+        :math:`s_0` for ``inv_chi2``; the half-normal scale otherwise. Relative (0.01 = 1 %).
+    df : float
+        Degrees of freedom :math:`\\nu` (``inv_chi2`` only).
+    """
+
+    kind: str
+    scale: float
+    df: float = 0.0
+
+    def __post_init__(self):
+        if self.kind not in _KINDS:
+            raise ValueError(f"unknown prior kind {self.kind!r}; expected one of {_KINDS}")
+        if not (math.isfinite(self.scale) and self.scale > 0):
+            raise ValueError(f"prior scale must be > 0, got {self.scale!r}")
+        if self.kind == "inv_chi2" and not (math.isfinite(self.df) and self.df > 0):
+            raise ValueError(f"inv_chi2 prior needs df > 0, got {self.df!r}")
+
+    def logpdf(self, s: np.ndarray) -> np.ndarray:
+        """Log density of the *scale* s (> 0), shape of ``s``.
+
+        For finite s > 0 this is ``scipy.stats.halfnorm.logpdf`` / ``invgamma.logpdf``
+        written out (the same operations in the same order, with ``math.lgamma`` for SciPy's
+        ``gammaln``: equal within 1e-15 absolute, tests/models/stats/test_noise_density.py), because
+        importing scipy.stats costs about a second of CPU and scipy.special a quarter, most of
+        a quick ``planner verdict``. Other inputs go to scipy.stats itself.
+        """
+        s = np.asarray(s, dtype=float)
+        if not (s.size and np.all(np.isfinite(s)) and np.all(s > 0)):
+            return self._logpdf_stats(s)
+        if self.kind == "half_normal":
+            x = s / self.scale
+            return (0.5 * np.log(2.0 / np.pi) - x * x / 2.0 - np.log(self.scale))[()]
+        a = self.df / 2.0
+        b = self.df * self.scale**2 / 2.0
+        # p(s) = p_{InvGamma}(s^2) * 2 s
+        x = s**2 / b
+        with np.errstate(divide="ignore", over="ignore"):
+            lp = -(a + 1) * np.log(x) - math.lgamma(a) - 1.0 / x - np.log(b)
+        return (lp + np.log(2.0 * s))[()]
+
+    def _logpdf_stats(self, s: np.ndarray) -> np.ndarray:
+        """:meth:`logpdf` by scipy.stats (edge inputs: s <= 0, non-finite, empty)."""
+        from scipy import stats
+
+        if self.kind == "half_normal":
+            return stats.halfnorm.logpdf(s, scale=self.scale)
+        a = self.df / 2.0
+        b = self.df * self.scale**2 / 2.0
+        return stats.invgamma.logpdf(s**2, a, scale=b) + np.log(2.0 * s)
+
+    def ppf(self, q: float | np.ndarray) -> np.ndarray:
+        """Quantiles of the scale.
+
+        For 0 < q < 1, ``scipy.stats.halfnorm.ppf`` / ``invgamma.ppf`` written out with
+        :mod:`scipy.special` (bit for bit, as :meth:`logpdf`); other q go to scipy.stats. The
+        few scalar quantiles of the embedded platform priors the planners ask for (the
+        assurance grid's 1e-4 and 1 - 1e-4, the median) are read from
+        ``models/data/scale_quantiles.json``, those same values stored, so a planner run on a
+        platform prior does not import scipy.special (~0.25 s of CPU).
+        """
+        q = np.asarray(q, dtype=float)
+        if q.ndim == 0:
+            got = _stored_ppf(self, float(q))
+            if got is not None:
+                return np.float64(got)[()]
+        from scipy import special
+
+        if not (q.size and np.all(q > 0) and np.all(q < 1)):
+            return self._ppf_stats(q)
+        if self.kind == "half_normal":
+            return (special.ndtri((1 + q) / 2.0) * self.scale + 0.0)[()]
+        b = self.df * self.scale**2 / 2.0
+        return np.sqrt(1.0 / special.gammainccinv(self.df / 2.0, q) * b + 0.0)[()]
+
+    def _ppf_stats(self, q: np.ndarray) -> np.ndarray:
+        """:meth:`ppf` by scipy.stats (q outside (0, 1), NaN or empty)."""
+        from scipy import stats
+
+        if self.kind == "half_normal":
+            return stats.halfnorm.ppf(q, scale=self.scale)
+        return np.sqrt(stats.invgamma.ppf(q, self.df / 2.0, scale=self.df * self.scale**2 / 2.0))
+
+    def rvs(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """Draws of the scale, shape (size,)."""
+        if self.kind == "half_normal":
+            return np.abs(rng.normal(0.0, self.scale, size))
+        return np.sqrt(self.df * self.scale**2 / rng.chisquare(self.df, size))
+
+    def mean_variance(self) -> float:
+        """Prior mean of the variance (inf for inv_chi2 with df <= 2)."""
+        if self.kind == "half_normal":
+            return self.scale**2
+        return self.df * self.scale**2 / (self.df - 2.0) if self.df > 2 else math.inf
+
+    def median(self) -> float:
+        return float(self.ppf(0.5))
+
+    def to_dict(self) -> dict:
+        d = {"kind": self.kind, "scale": self.scale}
+        if self.kind == "inv_chi2":
+            d["df"] = self.df
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ScalePrior":
+        return cls(kind=d["kind"], scale=float(d["scale"]), df=float(d.get("df", 0.0)))
+
+    def describe(self) -> str:
+        if self.kind == "half_normal":
+            return f"HalfNormal({100 * self.scale:.3g}%)"
+        return f"Scaled-Inv-chi2(df={self.df:.3g}, scale={100 * self.scale:.3g}%)"
+
+
+@dataclass(frozen=True)
+class NoisePrior:
+    """Joint (independent) prior on the instance and run noise scales.
+
+    Parameters
+    ----------
+    tau : ScalePrior
+        Between-instance scale (relative).
+    sigma : ScalePrior
+        Run-to-run scale on one instance (relative).
+    name : str
+        Label shown in reports.
+    source : str
+        Where the numbers come from.
+    """
+
+    tau: ScalePrior
+    sigma: ScalePrior
+    name: str = "custom"
+    source: str = ""
+    extra: dict = field(default_factory=dict, compare=False)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "source": self.source, "tau": self.tau.to_dict(),
+                "sigma": self.sigma.to_dict(), **({"extra": self.extra} if self.extra else {})}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "NoisePrior":
+        return cls(tau=ScalePrior.from_dict(d["tau"]), sigma=ScalePrior.from_dict(d["sigma"]),
+                   name=d.get("name", "custom"), source=d.get("source", ""),
+                   extra=d.get("extra", {}))
+
+    def total_sd_draws(self, n: int = 20000) -> np.ndarray:
+        """Seeded draws of sqrt(tau^2 + sigma^2), relative: the noise of one run on a new
+        instance, tau and sigma drawn independently from their priors. Shape (n,)."""
+        rng = np.random.default_rng(0)
+        t = self.tau.rvs(n, rng)
+        s = self.sigma.rvs(n, rng)
+        return np.sqrt(t**2 + s**2)
+
+    def total_sd_median(self) -> float:
+        """Median of :meth:`total_sd_draws` (sqrt(tau^2 + sigma^2) by Monte Carlo), relative."""
+        return float(np.median(self.total_sd_draws()))
+
+
+#: Weakly informative default when neither a platform nor a fitted prior is known: scales of
+#: a few percent are possible, tenths of a percent typical (see docs/model.md).
+WEAK = NoisePrior(tau=ScalePrior("half_normal", 0.02), sigma=ScalePrior("half_normal", 0.02),
+                  name="weak", source="weakly informative HalfNormal(2%) on both scales")
+
+
+def prior_from_summary(n: int, sd: float, mean: float | None = None) -> ScalePrior:
+    """Inv-chi2 scale prior from one summary measurement.
+
+    Parameters
+    ----------
+    n : int
+        Number of repeats (>= 2).
+    sd : float
+        Sample SD; in TPS if ``mean`` is given (then divided by ``mean``), else relative.
+    mean : float, optional
+        Mean TPS of the repeats.
+
+    Examples
+    --------
+    The published N = 4 repeats of one submission on HF a10g-small (mean 307.08, sd 1.16):
+    ``prior_from_summary(4, 1.16, 307.08)`` is Scaled-Inv-chi2(3, 0.378 %).
+    """
+    if n < 2:
+        raise ValueError("need n >= 2 repeats")
+    rel = sd / mean if mean else sd
+    return ScalePrior("inv_chi2", scale=float(rel), df=float(n - 1))
+
+
+def fit_inv_chi2_to_log_moments(mean_log_var: float, var_log_var: float) -> ScalePrior:
+    """Moment-match a Scaled-Inv-chi2 to the posterior mean/variance of log(variance).
+
+    For :math:`\\sigma^2 \\sim` Scaled-Inv-chi2(:math:`\\nu, s_0^2`):
+    :math:`E[\\log\\sigma^2] = \\log(\\nu s_0^2/2) - \\psi(\\nu/2)` and
+    :math:`\\mathrm{Var}[\\log\\sigma^2] = \\psi'(\\nu/2)`. Used to turn a posterior of
+    a log-variance back into a prior.
+
+    Parameters
+    ----------
+    mean_log_var : float
+        Posterior mean of :math:`\\log\\sigma^2` (:math:`\\sigma` relative, log-TPS scale).
+    var_log_var : float
+        Its posterior variance; values below 1e-8 are raised to 1e-8.
+
+    Returns
+    -------
+    ScalePrior
+        ``inv_chi2`` with the matched (df, scale). When no df in (0.001, 1e7) matches (a
+        variance below about 2e-7, or above about 4e6), df is 1e7: the scale is taken as
+        known.
+    """
+    from scipy import optimize, special
+
+    v = max(var_log_var, 1e-8)
+    # psi'(x) decreases from inf to 0; solve psi'(nu/2) = v
+    f = lambda nu: special.polygamma(1, nu / 2.0) - v  # noqa: E731
+    nu = optimize.brentq(f, 1e-3, 1e7) if f(1e7) < 0 < f(1e-3) else 1e7
+    s0sq = 2.0 * math.exp(mean_log_var + special.digamma(nu / 2.0)) / nu
+    return ScalePrior("inv_chi2", scale=math.sqrt(s0sq), df=float(nu))
+
+
+PLATFORM_ALIASES = {
+    "hf-a10g-small": "hf-a10g-small",
+    "hf-job-a10g-small": "hf-a10g-small",
+    "hf": "hf-a10g-small",
+    "official": "hf-a10g-small",
+    "local-a10g": "local-a10g",
+    "local": "local-a10g",
+    "published-n4": "published-n4",
+}
+
+
+def platform_key(name: str | None) -> str | None:
+    """The embedded platform a name denotes, aliases, letter case, ``_`` for ``-`` and
+    surrounding blanks folded (``HF-A10G-Small``, ``hf_a10g_small`` and
+    ``hf-job-a10g-small`` are ``hf-a10g-small``).
+
+    Parameters
+    ----------
+    name : str or None
+        A platform name as a user or a table spells it.
+
+    Returns
+    -------
+    str or None
+        The canonical platform key of :data:`PLATFORM_ALIASES`, or None when the name is
+        not a known platform (or empty).
+    """
+    if not name:
+        return None
+    return PLATFORM_ALIASES.get(name.strip().lower().replace("_", "-"))
+
+
+_PPF_TABLE: dict | None = None
+
+
+def _stored_ppf(sp: "ScalePrior", q: float) -> float | None:
+    """``sp.ppf(q)`` from ``models/data/scale_quantiles.json`` when stored (exact match of
+    kind, df, scale and q), else None."""
+    global _PPF_TABLE
+    if _PPF_TABLE is None:
+        text = resources.files("models").joinpath("data/scale_quantiles.json").read_text("utf-8")
+        _PPF_TABLE = {(r["kind"], r["df"], r["scale"], r["q"]): r["value"]
+                      for r in json.loads(text)["rows"]}
+    return _PPF_TABLE.get((sp.kind, sp.df if sp.kind == "inv_chi2" else None, sp.scale, q))
+
+
+def _load_embedded() -> dict:
+    text = resources.files("models").joinpath("data/noise_priors.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def platform_prior(platform: str) -> NoisePrior:
+    """The embedded default noise prior of a platform.
+
+    Parameters
+    ----------
+    platform : str
+        ``hf-a10g-small`` (alias ``hf-job-a10g-small``, ``official``), ``local-a10g``, or
+        ``published-n4`` (only the published N = 4 repeats as the prior, on the total scale);
+        letter case is ignored.
+
+    Raises
+    ------
+    KeyError
+        Unknown platform.
+
+    Notes
+    -----
+    Sources are in ``models/data/noise_priors.json`` (``source`` fields) and docs/model.md.
+    """
+    key = platform_key(platform)
+    if key is None:
+        raise KeyError(platform)
+    d = _load_embedded()[key]
+    return NoisePrior.from_dict({**d, "name": key})
+
+
+def known_platforms() -> list[str]:
+    """Names of the platforms with an embedded noise prior (aliases folded)."""
+    return sorted(set(PLATFORM_ALIASES.values()))
+
+
+def fit_scale_population(s2: np.ndarray, df: np.ndarray) -> tuple[ScalePrior, dict]:
+    r"""Empirical-Bayes prior for a noise scale that varies between experiments.
+
+    Each cell c (one config on one instance in one experiment) has its own run-to-run scale
+    :math:`\sigma_c`, drawn from :math:`\sigma_c^2 \sim` Scaled-Inv-chi2(:math:`\nu, s_0^2`).
+    Its sample variance :math:`s_c^2` on :math:`d_c` degrees of freedom then satisfies
+    :math:`s_c^2 / s_0^2 \sim F(d_c, \nu)`; (:math:`\nu, s_0`) maximise
+    :math:`\sum_c \log f_F(s_c^2/s_0^2;\,d_c,\nu) - 2\log s_0`.
+
+    This is the prior a *new* experiment should use (the spread of scales between
+    experiments), not the posterior of one pooled scale, which is far too confident when
+    experiments differ (on the shipped local runs cell SDs range from 0.01 % to 1 %).
+
+    Parameters
+    ----------
+    s2 : ndarray, shape (C,)
+        Sample variances of log TPS per cell (> 0).
+    df : ndarray, shape (C,)
+        Their degrees of freedom (n_c - 1 >= 1).
+
+    Returns
+    -------
+    prior : ScalePrior
+        ``inv_chi2`` with the fitted (df, scale).
+    info : dict
+        ``cells``, ``df_total``, ``neg_loglik``.
+
+    Raises
+    ------
+    ValueError
+        Fewer than 3 cells. A variance of 0 (or below) is not refused: it is raised to
+        1e-16 (an SD of 1e-8, 0.000001 %) so that its F log-density stays finite.
+    """
+    from scipy import optimize, stats
+
+    s2 = np.asarray(s2, float)
+    df = np.asarray(df, float)
+    if s2.size < 3:
+        raise ValueError("need at least 3 cells with repeated runs")
+    s2 = np.maximum(s2, 1e-16)
+
+    def nll(p):
+        nu, s0 = math.exp(p[0]), math.exp(p[1])
+        return -float(np.sum(stats.f.logpdf(s2 / s0**2, df, nu) - 2 * math.log(s0)))
+
+    start = [math.log(3.0), 0.5 * math.log(float(np.median(s2)))]
+    res = optimize.minimize(nll, start, method="Nelder-Mead",
+                            options={"xatol": 1e-6, "fatol": 1e-9, "maxiter": 4000})
+    nu, s0 = math.exp(res.x[0]), math.exp(res.x[1])
+    return ScalePrior("inv_chi2", scale=s0, df=nu), {
+        "cells": int(s2.size), "df_total": float(df.sum()), "neg_loglik": float(res.fun)}

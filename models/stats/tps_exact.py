@@ -1,0 +1,704 @@
+r"""Exact engine: the Normal hierarchical TPS model integrated analytically.
+
+Given the noise scales :math:`(\tau, \sigma)` every other unknown (config means, the cold
+coefficient, instance effects) is Gaussian, so it is integrated in closed form; only
+:math:`(\tau, \sigma)` is integrated numerically, on a log-spaced grid.
+
+Per instance :math:`i` with :math:`n_i` runs, :math:`\Sigma_i = \sigma^2 I + \tau^2 11^T` and
+:math:`\Sigma_i^{-1} = \sigma^{-2}(I - g_i 11^T)`, :math:`g_i = \tau^2/(\sigma^2 + n_i\tau^2)`,
+:math:`\log|\Sigma_i| = (n_i-1)\log\sigma^2 + \log(\sigma^2 + n_i\tau^2)`. With fixed-effect
+design :math:`X` and prior :math:`\beta \sim N(m_0, V_0)`:
+
+.. math::
+
+    A = X^T\Sigma^{-1}X = \sigma^{-2}\Big(X^TX - \sum_i g_i\,x_i x_i^T\Big),\quad
+    b = \sigma^{-2}\Big(X^Ty - \sum_i g_i\,x_i T_i\Big),\quad
+    q = \sigma^{-2}\Big(\sum y^2 - \sum_i g_i T_i^2\Big)
+
+with :math:`x_i = X_i^T 1` and :math:`T_i = \sum_{r\in i} y_r`. Then
+:math:`P = V_0^{-1} + A`, :math:`\beta\mid y,\tau,\sigma \sim N(P^{-1}r, P^{-1})`,
+:math:`r = V_0^{-1}m_0 + b`, and
+
+.. math::
+
+    \log p(y\mid\tau,\sigma) = -\tfrac12\big[N\log 2\pi + \log|\Sigma| + \log|V_0| + \log|P|
+    + q + m_0^TV_0^{-1}m_0 - r^TP^{-1}r\big].
+
+Grid weights :math:`w_g \propto p(y\mid\tau_g,\sigma_g)\,p(\tau_g)\,p(\sigma_g)\,\tau_g\sigma_g`
+(the last two factors are the Jacobian of the log grid). A coarse pass over
+:math:`10^{-5}..0.98` locates the posterior mass, a fine pass integrates it. Derivation checked
+against the analytic Student-t posterior of the one-instance case (``tests/planner/decide/test_verdict.py``) and against PyMC (``tests/planner/decide/test_engines_agree.py``).
+
+All arrays accept a leading batch of datasets (shape ``(D, ...)``) so the repeat planner can
+evaluate thousands of simulated experiments at once.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from models.stats import special  # ndtr, logsumexp without importing scipy.special (issue 9)
+
+from models.stats.noise import NoisePrior
+from models.stats.tps_model import DeltaSummary, TPSData
+
+_LOG2PI = math.log(2.0 * math.pi)
+
+
+@dataclass
+class SuffStats:
+    """Sufficient statistics of the Normal model for one design (optionally batched).
+
+    Attributes
+    ----------
+    n_i : ndarray, shape (I,)
+        Runs per instance.
+    x_i : ndarray, shape (I, p)
+        Column sums of X within each instance.
+    XtX : ndarray, shape (p, p)
+    Xty : ndarray, shape (..., p)
+    T_i : ndarray, shape (..., I)
+        Sum of y within each instance.
+    Q : ndarray, shape (...)
+        Sum of y**2.
+    """
+
+    n_i: np.ndarray
+    x_i: np.ndarray
+    XtX: np.ndarray
+    Xty: np.ndarray
+    T_i: np.ndarray
+    Q: np.ndarray
+
+    @property
+    def N(self) -> int:
+        return int(self.n_i.sum())
+
+    @classmethod
+    def from_design(cls, X: np.ndarray, inst: np.ndarray, y: np.ndarray) -> "SuffStats":
+        """Reduce data to sufficient statistics.
+
+        Parameters
+        ----------
+        X : ndarray, shape (n, p)
+        inst : ndarray of int, shape (n,)
+            Instance index 0..I-1.
+        y : ndarray, shape (..., n)
+            One or a batch of datasets (log TPS, centred or not).
+        """
+        inst = np.asarray(inst)
+        I = int(inst.max()) + 1
+        n = X.shape[0]
+        if I <= _DENSE_MAX_INSTANCES and I * n <= _DENSE_MAX_CELLS:
+            # the (I, n) indicator matrix, as before (bit-identical sums for small designs)
+            H = np.zeros((I, n))
+            H[inst, np.arange(n)] = 1.0
+            return cls(n_i=H.sum(1), x_i=H @ X, XtX=X.T @ X, Xty=y @ X, T_i=y @ H.T,
+                       Q=np.sum(y * y, axis=-1))
+        # O(n) per-instance sums (a dense indicator of 4,000 instances x 20,000 runs is 640 MB)
+        y = np.asarray(y, float)
+        n_i = np.bincount(inst, minlength=I).astype(float)
+        x_i = np.stack([np.bincount(inst, weights=X[:, j], minlength=I)
+                        for j in range(X.shape[1])], axis=1)
+        flat = y.reshape(-1, n)
+        T_i = np.stack([np.bincount(inst, weights=r, minlength=I) for r in flat])
+        return cls(n_i=n_i, x_i=x_i, XtX=X.T @ X, Xty=y @ X, T_i=T_i.reshape(y.shape[:-1] + (I,)),
+                   Q=np.sum(y * y, axis=-1))
+
+    def instance_types(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Instances grouped by design type (runs per instance and per fixed effect).
+
+        Returns
+        -------
+        count : ndarray, shape (K,)
+            Instances of each type.
+        n_k : ndarray, shape (K,)
+            Runs per instance of the type.
+        x_k : ndarray, shape (K, p)
+            Column sums of X within one instance of the type.
+        S1, S2 : ndarray, shape (..., K)
+            Sums over the type's instances of T_i and of T_i**2.
+        """
+        key = np.concatenate([self.n_i[:, None], self.x_i], axis=1)
+        u, inv = np.unique(key, axis=0, return_inverse=True)
+        inv = inv.ravel()
+        K = u.shape[0]
+        count = np.bincount(inv, minlength=K).astype(float)
+        T = np.asarray(self.T_i, float)
+        flat = T.reshape(-1, T.shape[-1])
+        S1 = np.stack([np.bincount(inv, weights=r, minlength=K) for r in flat])
+        S2 = np.stack([np.bincount(inv, weights=r * r, minlength=K) for r in flat])
+        shape = T.shape[:-1] + (K,)
+        return count, u[:, 0], u[:, 1:], S1.reshape(shape), S2.reshape(shape)
+
+
+def conditional_posterior(st: SuffStats, tau: np.ndarray, sigma: np.ndarray, m0: np.ndarray,
+                          v0: np.ndarray):
+    """Conditional posterior of the fixed effects and the marginal likelihood on a grid.
+
+    Parameters
+    ----------
+    st : SuffStats
+        Batch shape ``B`` (``()`` for one dataset).
+    tau, sigma : ndarray, shape (G,)
+        Grid of noise scales (log-TPS units).
+    m0, v0 : ndarray, shape (p,)
+        Prior means and variances of the fixed effects.
+
+    Returns
+    -------
+    loglik : ndarray, shape B + (G,)
+        log p(y | tau, sigma), fixed effects integrated out.
+    mean : ndarray, shape B + (G, p)
+        Conditional posterior means.
+    cov : ndarray, shape (G, p, p)
+        Conditional posterior covariance (data-independent given the design).
+    """
+    if st.n_i.size > _DENSE_MAX_INSTANCES:
+        return _conditional_posterior_typed(st, tau, sigma, m0, v0)
+    t2 = np.asarray(tau, float) ** 2
+    s2 = np.asarray(sigma, float) ** 2
+    n_i = st.n_i
+    den = s2[:, None] + n_i[None, :] * t2[:, None]                  # (G, I)
+    g = t2[:, None] / den                                            # (G, I)
+    A = (st.XtX[None] - np.einsum("gi,ip,iq->gpq", g, st.x_i, st.x_i)) / s2[:, None, None]
+    logdetS = ((n_i[None, :] - 1.0) * np.log(s2)[:, None] + np.log(den)).sum(-1)  # (G,)
+
+    # data-dependent parts, batch B
+    gT = np.einsum("gi,...i->...gi", g, st.T_i)                      # B+(G, I)
+    b = (st.Xty[..., None, :] - np.einsum("...gi,ip->...gp", gT, st.x_i)) / s2[:, None]
+    q = (st.Q[..., None] - np.einsum("...gi,...i->...g", gT, st.T_i)) / s2
+    return _integrate_fixed(st, A, b, q, logdetS, m0, v0)
+
+
+def _integrate_fixed(st: SuffStats, A, b, q, logdetS, m0, v0):
+    """The Gaussian integral over the fixed effects shared by both grid-sum paths.
+
+    With prior precision :math:`V_0^{-1}`, :math:`P = A + V_0^{-1}` (Cholesky per grid
+    point), :math:`r = b + V_0^{-1} m_0`; returns ``(loglik, mean, Pinv)`` as
+    :func:`conditional_posterior` documents. ``A``: (G, p, p); ``b``: B+(G, p); ``q``, B+(G,);
+    ``logdetS``: (G,).
+    """
+    P = A + np.diag(1.0 / v0)[None]
+    L = np.linalg.cholesky(P)                                        # (G, p, p)
+    eye = np.eye(P.shape[-1])
+    Linv = np.linalg.solve(L, np.broadcast_to(eye, P.shape))
+    Pinv = np.einsum("gkp,gkq->gpq", Linv, Linv)                     # (G, p, p)
+    logdetP = 2.0 * np.log(np.diagonal(L, axis1=-2, axis2=-1)).sum(-1)   # (G,)
+    r = b + (m0 / v0)
+    mean = np.einsum("gpq,...gq->...gp", Pinv, r)
+    quad = np.einsum("...gp,...gp->...g", r, mean)
+    const = st.N * _LOG2PI + np.sum(np.log(v0)) + np.sum(m0 * m0 / v0)
+    loglik = -0.5 * (const + logdetS + logdetP + q - quad)
+    return loglik, mean, Pinv
+
+
+def _conditional_posterior_typed(st: SuffStats, tau, sigma, m0, v0):
+    """:func:`conditional_posterior` with the instances summed by type first.
+
+    :math:`g_i` depends on an instance only through :math:`n_i`, so every sum over instances
+    is a sum over the K design types (:meth:`SuffStats.instance_types`): cost O(G K p^2)
+    instead of O(G I p^2), the same value up to rounding. Used above
+    :data:`_DENSE_MAX_INSTANCES` instances (below it the per-instance sums run as they always
+    did, so small designs give bit-identical results).
+    """
+    count, n_k, x_k, S1, S2 = st.instance_types()
+    t2 = np.asarray(tau, float) ** 2
+    s2 = np.asarray(sigma, float) ** 2
+    den = s2[:, None] + n_k[None, :] * t2[:, None]                  # (G, K)
+    g = t2[:, None] / den                                            # (G, K)
+    A = (st.XtX[None] - np.einsum("gk,k,kp,kq->gpq", g, count, x_k, x_k)) / s2[:, None, None]
+    logdetS = (count[None, :] * ((n_k[None, :] - 1.0) * np.log(s2)[:, None]
+                                 + np.log(den))).sum(-1)
+    b = (st.Xty[..., None, :] - np.einsum("gk,...k,kp->...gp", g, S1, x_k)) / s2[:, None]
+    q = (st.Q[..., None] - np.einsum("gk,...k->...g", g, S2)) / s2
+    return _integrate_fixed(st, A, b, q, logdetS, m0, v0)
+
+
+#: Up to this many instances (and indicator cells, instances x runs) the sufficient statistics
+#: and the grid sums run per instance, exactly as before (bit-identical verdicts); larger
+#: designs take the O(n) / per-type path (issue 10: 20,000 runs on 4,000 instances).
+_DENSE_MAX_INSTANCES = 256
+_DENSE_MAX_CELLS = 1 << 22
+
+
+def _grid_axes(lo_t, hi_t, lo_s, hi_s, n):
+    t = np.exp(np.linspace(math.log(lo_t), math.log(hi_t), n))
+    s = np.exp(np.linspace(math.log(lo_s), math.log(hi_s), n))
+    T, S = np.meshgrid(t, s, indexing="ij")
+    return t, s, T.ravel(), S.ravel()
+
+
+def _log_weights(st, T, S, m0, v0, prior: NoisePrior):
+    ll, mean, cov = conditional_posterior(st, T, S, m0, v0)
+    lw = ll + prior.tau.logpdf(T) + prior.sigma.logpdf(S) + np.log(T) + np.log(S)
+    return lw, ll, mean, cov
+
+
+def _normalise(lw):
+    m = np.max(lw, axis=-1, keepdims=True)
+    w = np.exp(lw - m)
+    return w / w.sum(-1, keepdims=True)
+
+
+def _mass_range(axis, marg, tail=1e-6):
+    c = np.cumsum(marg)
+    lo = np.searchsorted(c, tail)
+    hi = np.searchsorted(c, 1.0 - tail)
+    lo = max(lo - 1, 0)
+    hi = min(hi + 1, axis.size - 1)
+    return axis[lo], axis[hi]
+
+
+@dataclass
+class GridPosterior:
+    """Posterior of the Normal hierarchical model on a (tau, sigma) grid.
+
+    Attributes
+    ----------
+    tau, sigma : ndarray, shape (G,)
+        Grid points (log-TPS units, i.e. relative SDs).
+    w : ndarray, shape (G,)
+        Normalised posterior weights.
+    mean : ndarray, shape (G, p)
+        Conditional posterior means of the fixed effects.
+    cov : ndarray, shape (G, p, p)
+        Conditional posterior covariances.
+    names : list of str
+        Fixed-effect names (configs, then ``cold`` if present).
+    log_evidence : float
+        log p(y) (up to the grid quadrature), for model comparison.
+    edge_mass : float
+        Posterior mass in the outermost upper grid cells beyond the prior's own mass there
+        (should be ~0: the data push the noise scale towards the grid's end, a CV of 166 %).
+
+    Satisfies :class:`models.stats.posterior.Posterior` (with a closed-form
+    :meth:`delta_density`).
+    """
+
+    tau: np.ndarray
+    sigma: np.ndarray
+    w: np.ndarray
+    mean: np.ndarray
+    cov: np.ndarray
+    names: list[str]
+    log_evidence: float
+    edge_mass: float
+    n_grid: int
+    stats: SuffStats | None = None
+    centre: np.ndarray | None = None
+    n_configs: int = 0
+
+    def contrast(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Mixture components of a linear contrast c @ beta: means and variances, shape (G,)."""
+        c = np.asarray(c, float)
+        return self.mean @ c, np.einsum("p,gpq,q->g", c, self.cov, c)
+
+    def delta(self, a: int, b: int, rope: float, hdi_prob: float = 0.95) -> DeltaSummary:
+        """Posterior of mu_b - mu_a (log scale) with ROPE readings.
+
+        Parameters
+        ----------
+        a, b : int
+            Fixed-effect indices of configs A and B.
+        rope : float
+            Half-width of the region of practical equivalence, log scale (>= 0).
+        """
+        c = np.zeros(self.mean.shape[-1])
+        c[b], c[a] = 1.0, -1.0
+        m, v = self.contrast(c)
+        return mixture_summary(self.w, m, v, rope, hdi_prob)
+
+    def level(self, k: int) -> float:
+        """Posterior mean TPS level of config ``k``, :math:`\\exp E[\\mu_k]` (TPS).
+
+        The exp of the posterior mean (the MCMC engine's E[exp mu] differs by a factor
+        exp(var/2), under 1e-5 relative at any realistic posterior width).
+        """
+        return float(np.exp(np.sum(self.w * self.mean[:, k])))
+
+    def delta_density(self, a: int, b: int, x: np.ndarray) -> np.ndarray:
+        """Posterior density of mu_b - mu_a (log scale, per log unit) at points x, shape of x:
+        the Normal mixture over the grid (:meth:`models.stats.posterior.Posterior.delta_density`)."""
+        c = np.zeros(self.mean.shape[-1])
+        c[b], c[a] = 1.0, -1.0
+        m, v = self.contrast(c)
+        x = np.asarray(x, float)
+        z = (x[..., None] - m) / np.sqrt(v)
+        return np.sum(self.w * np.exp(-0.5 * z * z) / np.sqrt(2 * np.pi * v), axis=-1)
+
+    def scale_summary(self, which: str, hdi_prob: float = 0.95) -> dict:
+        """Posterior mean, median and HDI of tau or sigma (relative)."""
+        x = self.tau if which == "tau" else self.sigma
+        order = np.argsort(x)
+        xs, ws = x[order], self.w[order]
+        # collapse duplicates (grid is a product)
+        ux, inv = np.unique(xs, return_inverse=True)
+        uw = np.bincount(inv, weights=ws)
+        # each grid value is the centre of its cell (on the log scale): the CDF reaches the
+        # cumulative mass minus half the cell's own mass at the value itself
+        cdf = np.cumsum(uw) - 0.5 * uw
+        med = float(np.exp(np.interp(0.5, cdf, np.log(ux))))
+        lo, hi = _hdi_from_discrete(ux, uw, hdi_prob)
+        return {"mean": float(np.sum(self.w * x)), "median": med, "hdi_low": lo, "hdi_high": hi}
+
+    def predictive(self, k: int, new_instance: bool = True,
+                   instance: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Mixture components (means, variances), shape (G,), of the next warm run's log TPS.
+
+        Parameters
+        ----------
+        k : int
+            Config (fixed-effect) index.
+        new_instance : bool
+            A run on a fresh instance (adds tau^2).
+        instance : int, optional
+            Predict on this already-seen instance instead: its effect is conditioned on the
+            runs it holds, u_i | y, beta ~ N(g_i (T_i - x_i^T beta), sigma^2 g_i).
+        """
+        if instance is None:
+            m = self.mean[:, k]
+            v = self.cov[:, k, k] + self.sigma**2 + (self.tau**2 if new_instance else 0.0)
+            return m, v
+        st = self.stats
+        t2, s2 = self.tau**2, self.sigma**2
+        g = t2 / (s2 + st.n_i[instance] * t2)                       # (G,)
+        e = np.zeros(self.mean.shape[-1])
+        e[k] = 1.0
+        c = e[None, :] - g[:, None] * st.x_i[instance][None, :]     # (G, p)
+        beta_c = self.mean.copy()
+        beta_c[:, : self.n_configs] -= self.centre
+        m = np.einsum("gp,gp->g", c, beta_c) + g * st.T_i[instance] + self.centre[k]
+        v = np.einsum("gp,gpq,gq->g", c, self.cov, c) + s2 * g + s2
+        return m, v
+
+
+def _hdi_from_discrete(x, w, prob):
+    """Shortest interval holding ``prob`` of a discrete distribution on sorted x."""
+    c = np.concatenate([[0.0], np.cumsum(w)])
+    best = (float(x[0]), float(x[-1]))
+    width = np.inf
+    j = 0
+    for i in range(x.size):
+        while j < x.size and c[j + 1] - c[i] < prob:
+            j += 1
+        if j >= x.size:
+            break
+        if x[j] - x[i] < width:
+            width = x[j] - x[i]
+            best = (float(x[i]), float(x[j]))
+    return best
+
+
+def mixture_cdf(x, w, m, v):
+    """CDF of a Normal mixture at points x (any shape); components shape (G,)."""
+    x = np.asarray(x, float)
+    sd = np.sqrt(v)
+    return np.sum(w * special.ndtr((x[..., None] - m) / sd), axis=-1)
+
+
+def mixture_summary(w, m, v, rope: float, hdi_prob: float = 0.95) -> DeltaSummary:
+    """Mean, SD, HDI and ROPE probabilities of a Normal mixture sum_g w_g N(m_g, v_g).
+
+    The HDI is the shortest interval of mass ``hdi_prob``, found on the inverse CDF
+    (the mixture is unimodal in practice; the shortest interval is exact either way up to
+    the 4,001-point quantile grid refined by bisection).
+    """
+    w = np.asarray(w, float)
+    keep = w > 1e-14 * w.max()
+    w, m, v = w[keep] / w[keep].sum(), m[keep], v[keep]
+    mean = float(np.sum(w * m))
+    var = float(np.sum(w * (v + m * m)) - mean * mean)
+    sd = math.sqrt(max(var, 0.0))
+    s = np.sqrt(v)
+    clip = lambda p: float(min(max(p, 0.0), 1.0))  # noqa: E731  (sums can round past 1)
+    p_gt0 = clip(np.sum(w * special.ndtr(m / s)))
+    p_gt = clip(np.sum(w * special.ndtr((m - rope) / s)))
+    p_lt = clip(np.sum(w * special.ndtr((-rope - m) / s)))
+    p_in = max(0.0, 1.0 - p_gt - p_lt)
+    lo, hi = mixture_hdi(w, m, v, hdi_prob)
+    return DeltaSummary(mean, sd, lo, hi, p_gt0, p_gt, p_lt, p_in, rope, hdi_prob)
+
+
+def _prune(w, m, v, keep_mass=1.0 - 1e-9):
+    """Drop the lightest components holding at most 1e-9 of the mass (renormalised)."""
+    order = np.argsort(w)[::-1]
+    c = np.cumsum(w[order])
+    n = int(np.searchsorted(c, keep_mass * c[-1])) + 1
+    idx = order[:n]
+    ww = w[idx]
+    return ww / ww.sum(), m[idx], v[idx]
+
+
+def _cdf_table(w, m, v, n_points=1025):
+    w, m, v = _prune(np.asarray(w, float), np.asarray(m, float), np.asarray(v, float))
+    sd = np.sqrt(v)
+    # ends of the table: the 1e-7 and 1 - 1e-7 quantiles (bisection), so that heavy-tailed
+    # mixtures (wide components of small weight) do not dilute the table's resolution
+    lo = np.full(2, np.min(m - 9 * sd))
+    hi = np.full(2, np.max(m + 9 * sd))
+    target = np.array([1e-7, 1.0 - 1e-7])
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        below = mixture_cdf(mid, w, m, v) < target
+        lo = np.where(below, mid, lo)
+        hi = np.where(below, hi, mid)
+    x = np.linspace(lo[0], hi[1], n_points)
+    F = mixture_cdf(x, w, m, v)
+    return x, F
+
+
+def mixture_quantile(q, w, m, v):
+    """Quantiles of a Normal mixture, by interpolation in a 1,025-point CDF table.
+
+    The table spans the mixture's 1e-7 .. 1 - 1e-7 quantiles; for q inside that range the
+    interpolation error is far below 1e-3 of the mixture's SD.
+    """
+    x, F = _cdf_table(w, m, v)
+    return np.interp(np.atleast_1d(np.asarray(q, float)), F, x)
+
+
+def _pdf_and_slope(x, w, m, v):
+    sd = np.sqrt(v)
+    z = (np.asarray(x, float)[..., None] - m) / sd
+    phi = np.exp(-0.5 * z * z) / (np.sqrt(2 * np.pi) * sd)
+    return np.sum(w * phi, -1), np.sum(w * phi * (-z / sd), -1)
+
+
+def mixture_hdi(w, m, v, prob=0.95):
+    """Shortest interval of mass ``prob`` of a Normal mixture.
+
+    Newton's method solves the HDI conditions F(hi) - F(lo) = prob, f(hi) = f(lo) exactly
+    (to ~1e-12 of the interval's width) for a unimodal mixture, starting from the Normal
+    approximation mean -/+ z sd (converges in 4-8 steps on verdicts' posteriors). If that
+    does not converge, a 257-point CDF table gives the starting interval (min over a of
+    Q(a+prob) - Q(a)) and Newton runs again; if that fails too, the table's interval is
+    returned. Both starts reach the same root (within 1e-14 of the width on the verdicts of
+    ``tests/planner/decide/test_verdict_hdi.py``); the first costs ~20 CDF evaluations instead of
+    ~400, most of a verdict's time on a table.
+    """
+    w, m, v = _prune(np.asarray(w, float), np.asarray(m, float), np.asarray(v, float))
+    mean = float(np.sum(w * m))
+    sd = math.sqrt(max(float(np.sum(w * (v + m * m))) - mean * mean, 0.0))
+    z = special.ndtri(0.5 + 0.5 * prob)
+    if sd > 0:
+        hdi = _hdi_newton(w, m, v, prob, mean - z * sd, mean + z * sd, max_iter=40)
+        if hdi is not None:
+            return hdi
+    x, F = _cdf_table(w, m, v, n_points=257)
+    a = np.linspace(0.0, 1.0 - prob, 2001)[1:-1]
+    lo_t = np.interp(a, F, x)
+    hi_t = np.interp(a + prob, F, x)
+    k = int(np.argmin(hi_t - lo_t))
+    hdi = _hdi_newton(w, m, v, prob, float(lo_t[k]), float(hi_t[k]), max_iter=20)
+    return hdi if hdi is not None else (float(lo_t[k]), float(hi_t[k]))
+
+
+def _hdi_newton(w, m, v, prob, lo, hi, max_iter):
+    """Newton's method on F(hi) - F(lo) = prob, f(hi) = f(lo) from (lo, hi); None if the
+    result is not finite or misses ``prob`` by more than 1e-6."""
+    for _ in range(max_iter):
+        (f_lo, f_hi), (d_lo, d_hi) = _pdf_and_slope([lo, hi], w, m, v)
+        F_lo, F_hi = mixture_cdf(np.array([lo, hi]), w, m, v)
+        r1, r2 = F_hi - F_lo - prob, f_hi - f_lo
+        det = (-f_lo) * d_hi - f_hi * (-d_lo)
+        if det == 0 or not np.isfinite(det):
+            break
+        dlo = (r1 * d_hi - f_hi * r2) / det
+        dhi = ((-f_lo) * r2 - (-d_lo) * r1) / det
+        step = max(abs(dlo), abs(dhi))
+        scale = hi - lo
+        if step > 0.2 * scale:  # keep Newton local
+            dlo, dhi = dlo * 0.2 * scale / step, dhi * 0.2 * scale / step
+        lo, hi = lo - dlo, hi - dhi
+        if step < 1e-12 * scale:
+            break
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi) or abs(
+            float(mixture_cdf(hi, w, m, v) - mixture_cdf(lo, w, m, v)) - prob) > 1e-6:
+        return None
+    return float(lo), float(hi)
+
+
+#: Coarse noise grid: the first 36 points are the former 1e-5..0.3 grid (so fits whose mass lies
+#: below 0.3 are unchanged); 4 more steps of the same size reach ~0.98, so stated CVs up to 50 %
+#: and more keep their mass inside the grid (issue 8).
+_OLD = np.exp(np.linspace(math.log(1e-5), math.log(0.3), 36))
+_STEP = math.log(0.3 / 1e-5) / 35
+_COARSE = np.concatenate([_OLD, 0.3 * np.exp(_STEP * np.arange(1, 5))])
+_GRID_HI = float(_COARSE[-1])
+
+
+def _two_pass(loglik_fn, prior: NoisePrior, n_grid: int):
+    """Coarse grid over 1e-5.._GRID_HI (~0.98 log-SD, a CV of 166 %) to find the mass, then a
+    fine n_grid x n_grid grid on it.
+
+    ``loglik_fn(T, S)`` returns (loglik (G,), extras...) for flattened grids T, S.
+    Returns (T, S, w, log_evidence, edge_mass, extras).
+    """
+    t = s = _COARSE
+    T, S = (g.ravel() for g in np.meshgrid(t, s, indexing="ij"))
+    ll, *_ = loglik_fn(T, S)
+    lw = ll + prior.tau.logpdf(T) + prior.sigma.logpdf(S) + np.log(T) + np.log(S)
+    w = _normalise(lw).reshape(t.size, s.size)
+    lt, ht = _mass_range(t, w.sum(1))
+    ls, hs = _mass_range(s, w.sum(0))
+    t, s, T, S = _grid_axes(lt, ht, ls, hs, n_grid)
+    ll, *extras = loglik_fn(T, S)
+    lw = ll + prior.tau.logpdf(T) + prior.sigma.logpdf(S) + np.log(T) + np.log(S)
+    w = _normalise(lw)
+    mx = np.max(lw)
+    dlog = (math.log(ht / lt) / (n_grid - 1)) * (math.log(hs / ls) / (n_grid - 1))
+    log_ev = float(mx + math.log(np.sum(np.exp(lw - mx)) * dlog))
+    # Edge check: the posterior mass in the outermost upper cells of the grid *beyond what the
+    # prior alone puts there*. A scale the data leave unidentified (tau with one instance) follows
+    # its prior to the end of the grid; that is the prior's tail (cut at _GRID_HI, a CV of
+    # 166 %), not a misfit. Only mass the likelihood pushes to the edge is reported.
+    lp = prior.tau.logpdf(T) + prior.sigma.logpdf(S) + np.log(T) + np.log(S)
+    edge = _edge_mass(w.reshape(n_grid, n_grid), ht, hs) - _edge_mass(
+        _normalise(lp).reshape(n_grid, n_grid), ht, hs)
+    return T, S, w, log_ev, max(edge, 0.0), extras
+
+
+def _edge_mass(wg: np.ndarray, ht: float, hs: float) -> float:
+    """Mass of the (n, n) grid weights ``wg`` in its last row / column, counted only where the
+    grid reaches the coarse grid's upper end (``_GRID_HI``)."""
+    return float(wg[-1, :].sum() * (ht >= _GRID_HI * 0.999)
+                 + wg[:, -1].sum() * (hs >= _GRID_HI * 0.999))
+
+
+def _two_pass_cold(st, m0c, v0, data: TPSData, prior: NoisePrior, n_grid: int):
+    """:func:`_two_pass` with the cold coefficient's one-sided mixture prior.
+
+    The prior of the cold coefficient (last fixed effect) is a mixture of K Normals
+    (:meth:`models.stats.tps_model.TPSData.cold_prior`); given (tau, sigma) and a component the model
+    is conjugate, so the posterior is a mixture over grid points x components. The grid is
+    located on the marginal likelihood (log-sum over components); each grid point's weight is
+    then split over the components by their posterior responsibilities.
+
+    Returns
+    -------
+    T, S : ndarray, shape (G K,)
+    w : ndarray, shape (G K,)
+    log_ev, edge : float
+    mean : ndarray, shape (G K, p)
+    cov : ndarray, shape (G K, p, p)
+    """
+    cw, cm, cs = data.cold_prior()
+
+    def ll(T, S):
+        lls, means, covs = [], [], []
+        for wk, mk, sk in zip(cw, cm, cs):
+            m0k, v0k = m0c.copy(), v0.copy()
+            m0k[-1], v0k[-1] = mk, sk * sk
+            l, m, c = conditional_posterior(st, T, S, m0k, v0k)
+            lls.append(l + math.log(wk))
+            means.append(m)
+            covs.append(c)
+        lk = np.stack(lls, axis=-1)                                   # (G, K)
+        tot = special.logsumexp(lk, axis=-1)
+        return tot, lk - tot[:, None], np.stack(means, 1), np.stack(covs, 1)
+
+    T, S, w, log_ev, edge, (resp, mean, cov) = _two_pass(ll, prior, n_grid)
+    K = cw.size
+    wk = (w[:, None] * np.exp(resp)).ravel()
+    p = mean.shape[-1]
+    return (np.repeat(T, K), np.repeat(S, K), wk / wk.sum(), log_ev, edge,
+            mean.reshape(-1, p), cov.reshape(-1, p, p))
+
+
+#: Posterior mass of the lightest grid x cold-component points dropped from a cold fit.
+_COLD_DROP_MASS = 1e-7
+
+
+def _lightest_dropped(w: np.ndarray, mass: float) -> np.ndarray:
+    """Indices (ascending) of the heaviest weights that hold all but ``mass`` of ``w``."""
+    order = np.argsort(w, kind="stable")[::-1]
+    c = np.cumsum(w[order])
+    n = int(np.searchsorted(c, (1.0 - mass) * c[-1])) + 1
+    return np.sort(order[:n])
+
+
+def fit_exact(data: TPSData, prior: NoisePrior, *, n_grid: int = 60) -> GridPosterior:
+    """Fit the Normal hierarchical model exactly (grid over the two noise scales).
+
+    Parameters
+    ----------
+    data : TPSData
+    prior : NoisePrior
+        Priors on tau (between instances) and sigma (run to run), relative scales.
+    n_grid : int
+        Points per axis of the fine grid (G = n_grid**2).
+
+    Returns
+    -------
+    GridPosterior
+
+    Notes
+    -----
+    Cost: two passes of G small p x p Cholesky factorisations (p = configs + cold);
+    milliseconds for a two-config verdict.
+    """
+    X = data.design_matrix()
+    m0, sd0 = data.prior_mean_sd()
+    # centre each config on its own mean: the sufficient statistics then hold residuals, so
+    # q - r'P^-1 r does not cancel catastrophically when configs are far apart and sigma is
+    # tiny (configs 5x apart with sigma 0.01 % collapsed sigma onto the grid floor before)
+    centre = np.array([float(np.mean(data.y[data.config == k])) for k in range(data.n_configs)])
+    st = SuffStats.from_design(X, data.instance, data.y - centre[data.config])
+    m0c = m0.copy()
+    m0c[: data.n_configs] -= centre
+    v0 = sd0**2
+    if data.use_cold:
+        T, S, w, log_ev, edge, mean, cov = _two_pass_cold(st, m0c, v0, data, prior, n_grid)
+        # the cold prior's K components multiply the grid (60 x 60 x K points); drop the
+        # lightest components holding 1e-7 of the mass (every probability moves by < 1e-7),
+        # which keeps about a quarter of them and makes each summary ~4x faster
+        keep = _lightest_dropped(w, _COLD_DROP_MASS)
+        T, S, w, mean, cov = T[keep], S[keep], w[keep] / w[keep].sum(), mean[keep], cov[keep]
+    else:
+        T, S, w, log_ev, edge, (mean, cov) = _two_pass(
+            lambda T, S: conditional_posterior(st, T, S, m0c, v0), prior, n_grid)
+    mean = mean.copy()
+    mean[:, : data.n_configs] += centre
+    names = list(data.config_names) + (["cold"] if data.use_cold else [])
+    return GridPosterior(T, S, w, mean, cov, names, log_ev, edge, n_grid, st, centre,
+                         data.n_configs)
+
+
+def noise_posterior(datasets: list[TPSData], prior: NoisePrior, *, n_grid: int = 60):
+    """Posterior of the shared noise scales (tau, sigma) from independent groups of runs.
+
+    Each dataset has its own config means (fixed effects, integrated out under the weak
+    N(mean, 0.1^2) prior); all share tau and sigma. Log-likelihoods add across datasets.
+
+    Parameters
+    ----------
+    datasets : list of TPSData
+        Independent components (no instance shared between two of them).
+    prior : NoisePrior
+
+    Returns
+    -------
+    tau, sigma, w : ndarray, shape (G,)
+        Grid points and posterior weights.
+    edge_mass : float
+    """
+    prepared = []
+    for d in datasets:
+        X = d.design_matrix()
+        m0, sd0 = d.prior_mean_sd()
+        c = np.array([float(np.mean(d.y[d.config == k])) for k in range(d.n_configs)])
+        m0 = m0.copy()
+        m0[: d.n_configs] -= c
+        prepared.append((SuffStats.from_design(X, d.instance, d.y - c[d.config]), m0, sd0**2))
+
+    def ll(T, S):
+        tot = np.zeros(T.size)
+        for st, m0, v0 in prepared:
+            tot += conditional_posterior(st, T, S, m0, v0)[0]
+        return (tot,)
+
+    T, S, w, _, edge, _ = _two_pass(ll, prior, n_grid)
+    return T, S, w, edge

@@ -1,0 +1,407 @@
+"""``planner draft CAPTURE`` and ``planner draft-sweep CAPTURE``: is this drafting idea worth
+a run? Parses options, calls :mod:`planner.decide.draft`, renders. No statistics here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from planner.io import limits as L
+from planner.decide.defaults import DEFAULT_PLATFORM
+from planner.errors import InputError
+
+#: Plain field of the decision layer -> option of ``planner draft`` / ``draft-sweep`` (policy
+#: parameters such as ``k`` stay plain: they may come from ``-p mtp:k=17`` as well as ``--k``).
+_OPTIONS = {"flavor": "--platform", "platform": "--platform", "sigma_tps": "--sigma-tps",
+            "mc_reps": "--mc-reps", "mc-reps": "--mc-reps", "baseline_tps": "--baseline-tps",
+            "baseline-tps": "--baseline-tps", "price_per_hour": "--price-per-hour",
+            "minutes_per_run": "--minutes-per-run", "bootstrap": "--bootstrap",
+            "run_cap": "--run-cap", "seed": "--seed", "curve": "--curve",
+            "sync_factor": "--sync-factor", "drafter_per_token_ms": "--drafter-ms",
+            "correlation": "--correlation", "policy": "--policy", "cost_profile": "--cost-profile",
+            "cost-profile": "--cost-profile",
+            "n-values": "--n-values", "depth-values": "--depth-values",
+            "k-values": "--k-values"}
+
+
+class _Progress:
+    """Rich progress bar (stderr) with ``advance()`` / ``close()``."""
+
+    def __init__(self, desc: str, total: int):
+        from rich.console import Console
+        from rich.progress import Progress
+
+        self._p = Progress(console=Console(stderr=True), transient=True)
+        self._p.start()
+        self._t = self._p.add_task(desc, total=total)
+
+    def advance(self) -> None:
+        self._p.advance(self._t)
+
+    def close(self) -> None:
+        self._p.stop()
+
+
+def _progress(enabled: bool):
+    import sys
+
+    # only on a terminal: a redirected stderr should carry errors, not progress debris
+    enabled = enabled and sys.stderr.isatty()
+    return (lambda d, n: _Progress(d, n)) if enabled else None
+
+
+def _emit(result, as_json: bool, md: Optional[Path], html: Optional[Path], inputs=()) -> None:
+    """Render a :class:`planner.decide.draft.DraftResult` or :class:`planner.decide.draft.SweepResult`
+    through the report layer (:mod:`planner.report.render`): every view reads the JSON
+    object; only the PNG next to a draft's Markdown also uses the (non-serialised) bootstrap
+    draws."""
+    from planner.report.output import emit
+
+    emit(result.to_dict(), as_json=as_json, md=md, html=html, inputs=inputs,
+         samples=getattr(result, "samples", None))
+
+
+_COST_FILE_HELP = ("JSON object overriding fields of the cost profile: verify_base_ms, "
+                   "verify_per_row_ms, drafter_per_token_ms, host_ms, sync_add_ms (each "
+                   f"{L.STEP_MS.describe()}), staircase_rel ({{rows: relative step}}), "
+                   f"sync_factor ({L.SYNC_FACTOR.describe()}), harness_efficiency "
+                   "(see docs/drafting.md)")
+
+#: Ranges of the policy parameter options as ``--help`` shows them: the text of
+#: planner.decide.draft.N_WINDOW / DRAFT_DEPTH / MTP_K / LOOKUP_THRESHOLD ``.describe()``, written out
+#: so that ``--help`` does not import the decision layer (tests/planner/cli/test_inputs_draft.py
+#: checks they are the same).
+_N_RANGE = "[1, 16] tokens"
+_DEPTH_RANGE = "[1, 64] tokens"
+_K_RANGE = "[1, 16] tokens"
+_THRESHOLD_RANGE = "[1, 64] tokens"
+#: Rows of ``draft-sweep --top``: at least one, at most far more than the largest grid
+#: (16 windows x 64 depths + 16 K + ar = 1,041 rows).
+TOP_ROWS = L.Limit("rows shown", "rows", 1, 10_000, integer=True,
+                   why="the largest grid has 1,041 rows")
+
+
+#: ``--policy`` help (static: building it must not import the decision layer at start-up;
+#: planner.decide.draft.POLICY_HELP says the same per policy).
+_POLICY_HELP = ("repeatable; NAME or NAME:KEY=VALUE,KEY=VALUE,... (a ':' needs at least one "
+                "pair; no space, no empty item: 'pld:', 'pld:,' and 'pld: n=2' are refused). "
+                "The draft depth is "
+                "'depth' in every output; D=, num_speculative_tokens= (vLLM) and, for hf-pld, "
+                "prompt_lookup_num_tokens= are its aliases. ar; pld (the reference replay's "
+                "prompt lookup: last n tokens, most recent earlier match, draft depth tokens; "
+                "n, depth); "
+                "hf-pld (Hugging Face / Spec-Bench prompt lookup: windows max_n..1, first "
+                "match; max_n = max_matching_ngram_size, depth = prompt_lookup_num_tokens); "
+                "ngram (vLLM; min_n, max_n, k = prompt_lookup_min, prompt_lookup_max, "
+                "num_speculative_tokens); suffix (vLLM SuffixDecoding; depth = "
+                "num_speculative_tokens); mtp (k = num_speculative_tokens); hybrid-max, "
+                "suffix-first, tree (k, lookup, threshold, tree_depth). Unknown keys are "
+                "refused.")
+
+
+def _number(item: str, field: str, text: str) -> float:
+    """One item of a number list (``--curve``) by the one number grammar
+    (:func:`planner.io._parse.to_float`), finite."""
+    import math
+
+    from planner.io._parse import to_float
+
+    try:
+        x = to_float(item)
+    except ValueError:
+        x = float("nan")
+    if not math.isfinite(x):
+        raise InputError(f"{text!r}: item {item!r} is not a finite number", field=field)
+    return x
+
+
+def _policy_specs(policy: List[str], n, depth, min_n, max_n, k, lookup_k, threshold,
+                  tree_depth, lookup):
+    from planner.decide.draft import DEFAULT_POLICIES, parse_policy
+
+    names = policy or list(DEFAULT_POLICIES)
+    specs = []
+    for text in names:
+        sp = parse_policy(text)
+        prm = sp.params
+        if sp.name == "pld":
+            prm.setdefault("n", n if n is not None else 2)
+            prm.setdefault("depth", depth if depth is not None else 24)
+        elif sp.name == "hf-pld":
+            prm.setdefault("max_n", 2)
+            prm.setdefault("depth", depth if depth is not None else 10)
+        elif sp.name == "ngram":
+            for key, v in (("min_n", min_n), ("max_n", max_n), ("k", k)):
+                if v is not None:
+                    prm.setdefault(key, v)
+        elif sp.name == "suffix":
+            if depth is not None:
+                prm.setdefault("depth", depth)
+        elif sp.name == "mtp":
+            prm.setdefault("k", k if k is not None else 7)
+        elif sp.name in ("hybrid-max", "suffix-first", "tree"):
+            prm.setdefault("k", k if k is not None else 7)
+            prm.setdefault("lookup", lookup)
+            for key, v in (("threshold", threshold), ("tree_depth", tree_depth),
+                           ("lookup_k", lookup_k)):
+                if v is not None:
+                    prm.setdefault(key, v)
+            if prm["lookup"] == "pld":
+                prm.setdefault("n", n if n is not None else 2)
+                prm.setdefault("depth", depth if depth is not None else 24)
+            elif depth is not None and prm["lookup"] == "suffix":
+                prm.setdefault("depth", depth)
+        specs.append(sp)
+    return specs
+
+
+def register(app: typer.Typer) -> None:
+    """Register ``draft`` and ``draft-sweep`` on the planner app."""
+
+    @app.command("draft")
+    def draft(
+        capture: Optional[Path] = typer.Argument(None, help="capture .jsonl(.gz): one JSON "
+                                                 "object per prompt with prompt_token_ids and "
+                                                 "completion_token_ids (greedy stream); at least "
+                                                 "3 prompts, 4 walked tokens per prompt and 32 "
+                                                 "in all (fewer than 12 prompts, 16 tokens per "
+                                                 "prompt or 512 tokens: 'too little evidence'). "
+                                                 "Default: the shipped AR example "
+                                                 "(embedded:draft_default_capture.jsonl.gz)"),
+        policy: List[str] = typer.Option([], "--policy", "-p", help=_POLICY_HELP),
+        n: Optional[int] = typer.Option(None, "--n", help="pld match window n, "
+                                        f"{_N_RANGE}, default 2"),
+        depth: Optional[int] = typer.Option(None, "--depth", "--num-speculative-tokens",
+                                            help="draft depth of lookup policies, tokens per "
+                                            f"step, {_DEPTH_RANGE} (pld default 24, hf-pld "
+                                            "10; suffix max_spec_tokens); vLLM's "
+                                            "num_speculative_tokens"),
+        min_n: Optional[int] = typer.Option(None, "--min-n", help="ngram prompt_lookup_min, "
+                                            f"{_N_RANGE}"),
+        max_n: Optional[int] = typer.Option(None, "--max-n", help="ngram prompt_lookup_max, "
+                                            f"{_N_RANGE}"),
+        k: Optional[int] = typer.Option(None, "--k", help="MTP chain depth K, tokens per step, "
+                                        f"{_K_RANGE} (default 7; vLLM num_speculative_tokens "
+                                        "of method mtp) / ngram draft tokens k"),
+        lookup_k: Optional[int] = typer.Option(None, "--lookup-k", help="ngram draft tokens k "
+                                               f"inside a hybrid, {_K_RANGE}"),
+        lookup: str = typer.Option("suffix", "--lookup", help="lookup drafter of hybrids: pld, "
+                                   "hf-pld, ngram or suffix"),
+        threshold: Optional[int] = typer.Option(None, "--threshold", help="suffix-first: "
+                                                "lookup when match_len >= threshold, "
+                                                f"{_THRESHOLD_RANGE}"),
+        tree_depth: Optional[int] = typer.Option(None, "--tree-depth", help="tree: cap on the "
+                                                 f"lookup branch, {_DEPTH_RANGE}"),
+        curve: List[str] = typer.Option([], "--curve", help="MTP survival curve "
+                                        "'0.73,0.55,...' (comma list, no spaces), a record id, "
+                                        "or a JSON/JSONL file; one only: it applies to every "
+                                        "MTP policy"),
+        per_prompt: str = typer.Option("B", "--per-prompt", help="embedded stack-F per-prompt "
+                                       "counters run: A, B, A+B or none"),
+        correlation: str = typer.Option("calibrated", "--correlation", help="hybrids: how "
+                                        "MTP acceptance follows lookup easiness: calibrated "
+                                        "(from the per-prompt counters), independent, or a "
+                                        f"gamma value in {L.GAMMA.describe()}"),
+        baseline: str = typer.Option("ar", "--baseline", help="baseline policy (same grammar "
+                                     "as --policy)"),
+        baseline_tps: Optional[float] = typer.Option(None, "--baseline-tps", help="measured "
+                                                     "TPS of the baseline, "
+                                                     f"{L.TPS.describe()}; projections scale "
+                                                     "it (default: the cost model's absolute "
+                                                     "TPS)"),
+        bootstrap: int = typer.Option(2000, "--bootstrap", help="bootstrap replicates over "
+                                      f"prompts, {L.BOOTSTRAP.describe()}"),
+        mc_reps: int = typer.Option(200, "--mc-reps", help="Monte-Carlo replicates of the "
+                                    "stochastic (MTP-based) policies, "
+                                    f"{L.MC_REPS.describe()}"),
+        seed: int = typer.Option(0, "--seed", help=f"random seed, {L.SEED.describe()}"),
+        convention: str = typer.Option("reference", "--convention", help="reference: the "
+                                       "first forward counts (reproduces the reference "
+                                       "replay); vllm: leave the prefill token out, as "
+                                       "vLLM's spec-decode counters do"),
+        stop_at_eos: bool = typer.Option(False, "--stop-at-eos", help="cut each completion "
+                                         "at its first EOS token (ids 1, 106)"),
+        cost_profile: str = typer.Option("F", "--cost-profile", help="step-time model: F "
+                                         "(int4 stack F) or bf16head"),
+        cost_file: Optional[Path] = typer.Option(None, "--cost-file", help=_COST_FILE_HELP),
+        sync_factor: Optional[float] = typer.Option(None, "--sync-factor", help="multiplier "
+                                                    "of the host sync time per step "
+                                                    "(dimensionless, "
+                                                    f"{L.SYNC_FACTOR.describe()}; "
+                                                    "cost model default)"),
+        drafter_ms: Optional[float] = typer.Option(None, "--drafter-ms",
+                                                   help="drafter time per draft token, "
+                                                   f"{L.STEP_MS.describe()}"),
+        sigma_tps: Optional[float] = typer.Option(None, "--sigma-tps", help="TPS sd of one "
+                                                  f"run, {L.SIGMA_TPS.describe()} (default: the "
+                                                  "--platform noise prior, one run on a new "
+                                                  "allocation, as the runs/arm sizing)"),
+        platform: str = typer.Option(DEFAULT_PLATFORM, "--platform", help="platform of the "
+                                     "real runs: its noise prior and cost model size the "
+                                     "worth-a-run experiment"),
+        run_cap: int = typer.Option(40, "--run-cap", help="max runs per arm the sizing "
+                                    f"considers, {L.RUNS_PER_ARM.describe()}"),
+        minutes_per_run: Optional[float] = typer.Option(None, "--minutes-per-run",
+                                                        help="override the platform cost "
+                                                        "model's minutes per run, "
+                                                        f"{L.MINUTES_PER_RUN.describe()}"),
+        price_per_hour: Optional[float] = typer.Option(None, "--price-per-hour",
+                                                       help="override the platform cost "
+                                                       "model's price per GPU-hour, "
+                                                       f"{L.PRICE_PER_HOUR.describe()}"),
+        as_json: bool = typer.Option(False, "--json", help="print the JSON result"),
+        md: Optional[Path] = typer.Option(None, "--md", help="write a Markdown report (+PNG)"),
+        html: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML "
+                                            "report"),
+    ) -> None:
+        """Simulate drafting policies on a capture; project TPS; is it worth a run?"""
+        from models.errors import ModelInputError
+        from planner.cli._options import as_option
+
+        try:
+            _draft(**locals())
+        except ModelInputError as exc:
+            raise as_option(exc, _OPTIONS) from None
+
+    def _draft(capture, policy, n, depth, min_n, max_n, k, lookup_k, lookup, threshold,
+               tree_depth, curve, per_prompt, correlation, baseline, baseline_tps, bootstrap,
+               mc_reps, seed, convention, stop_at_eos, cost_profile, cost_file, sync_factor,
+               drafter_ms, sigma_tps, platform, run_cap, minutes_per_run, price_per_hour,
+               as_json, md, html, **_) -> None:
+        from planner.decide.draft import NoiseSpec, run_draft, split_items
+        from planner.io.limits import check_all
+        from planner.report.output import guard_outputs
+
+        bad = next((p for p in policy + [baseline] if p.startswith("=")), None)
+        if bad is not None:  # click reads '-p=mtp' as the value '=mtp'
+            raise InputError(f"policy {bad!r} starts with '=': a one-letter option takes its "
+                             f"value after a space (-p {bad[1:]}, or --policy={bad[1:]})",
+                             field="--policy")
+        if len(curve) > 1:
+            raise InputError(f"--curve given {len(curve)} times: one curve applies to every "
+                             "MTP policy (run draft once per curve)", field="--curve")
+        curve = curve[0] if curve else None
+        inputs = [capture, cost_file] + ([Path(curve)] if curve and Path(curve).exists() else [])
+        guard_outputs([("--md", md), ("--md", md.with_suffix(".png") if md and md.name else None),
+                       ("--html", html)], inputs)
+        check_all([("bootstrap", bootstrap, "--bootstrap"), ("mc_reps", mc_reps, "--mc-reps"),
+                   ("seed", seed, "--seed"), ("baseline_tps", baseline_tps, "--baseline-tps"),
+                   ("sigma_tps", sigma_tps, "--sigma-tps"),
+                   ("price_per_hour", price_per_hour, "--price-per-hour"),
+                   ("minutes_per_run", minutes_per_run, "--minutes-per-run"),
+                   ("max_runs_per_arm", run_cap, "--run-cap"),
+                   ("sync_factor", sync_factor, "--sync-factor"),
+                   ("drafter_ms", drafter_ms, "--drafter-ms")])
+        specs = _policy_specs(policy, n, depth, min_n, max_n, k, lookup_k, threshold,
+                              tree_depth, lookup)
+        base = _policy_specs([baseline], n, depth, min_n, max_n, k, lookup_k, threshold,
+                             tree_depth, lookup)[0]
+        cv = acc = None
+        if curve is not None:
+            if "," in curve or curve.replace(".", "", 1).isdigit():
+                cv = [_number(x, "--curve", curve)
+                      for x in split_items(curve, field="--curve", what="curve")]
+            else:
+                acc = curve
+        if correlation in ("calibrated", "independent"):
+            corr = correlation
+        else:
+            try:
+                corr = L.check("correlation", correlation, field="--correlation")
+            except InputError as exc:
+                raise InputError(f"calibrated, independent or a gamma value in "
+                                 f"{L.GAMMA.describe()}, got {correlation!r} ({exc.message})",
+                                 field="--correlation") from None
+        if convention not in ("reference", "vllm"):
+            raise InputError(f"unknown convention {convention!r} (reference or vllm)",
+                             field="--convention")
+        result = run_draft(
+            capture, specs, start=0 if convention == "reference" else 1, baseline=base, baseline_tps=baseline_tps, n_boot=bootstrap,
+            seed=seed, mc_reps=mc_reps, stop_at_eos=stop_at_eos, curve=cv, acceptance=acc,
+            per_prompt=None if cv is not None or acc is not None else per_prompt,
+            correlation=corr, cost_profile=cost_profile,
+            cost_file=str(cost_file) if cost_file else None,
+            cost_overrides={"sync_factor": sync_factor, "drafter_per_token_ms": drafter_ms},
+            noise=NoiseSpec(sigma_tps=sigma_tps), platform=platform, run_cap=run_cap,
+            minutes_per_run=minutes_per_run, price_per_hour=price_per_hour,
+            progress=_progress(not as_json))
+        _emit(result, as_json, md, html, inputs)
+
+    @app.command("draft-sweep")
+    def draft_sweep(
+        capture: Optional[Path] = typer.Argument(None, help="capture .jsonl(.gz) (as for "
+                                                 "planner draft; default the shipped AR "
+                                                 "example)"),
+        n_values: str = typer.Option("1,2,3,4,5", "--n-values", help="pld match windows n, "
+                                     f"comma list (no spaces), each {_N_RANGE}"),
+        depth_values: str = typer.Option("4,8,12,16,20,24,28,32", "--depth-values",
+                                         "--d-values", help="pld draft depths, comma list (no "
+                                         f"spaces), each {_DEPTH_RANGE}; --d-values is the "
+                                         "old spelling"),
+        k_values: str = typer.Option("1,2,3,4,5,6,7", "--k-values", help="MTP chain depths K, "
+                                     f"comma list (no spaces), each {_K_RANGE} (the embedded "
+                                     "stack-F curve, the sweep's only one, is measured to "
+                                     "K=7)"),
+        baseline_tps: Optional[float] = typer.Option(None, "--baseline-tps", help="measured "
+                                                     f"TPS of AR, {L.TPS.describe()}; "
+                                                     "projections scale it"),
+        mc_reps: int = typer.Option(50, "--mc-reps", help="Monte-Carlo replicates of MTP rows, "
+                                    f"{L.MC_REPS.describe()}"),
+        seed: int = typer.Option(0, "--seed", help=f"random seed, {L.SEED.describe()}"),
+        convention: str = typer.Option("reference", "--convention", help="reference: the "
+                                       "first forward counts (reproduces the reference "
+                                       "replay); vllm: leave the prefill token out, as "
+                                       "vLLM's spec-decode counters do"),
+        stop_at_eos: bool = typer.Option(False, "--stop-at-eos", help="cut each completion "
+                                         "at its first EOS token (ids 1, 106)"),
+        cost_profile: str = typer.Option("F", "--cost-profile", help="step-time model: F or "
+                                         "bf16head"),
+        top: int = typer.Option(20, "--top", help="rows shown on the terminal, "
+                                f"{TOP_ROWS.describe()}"),
+        as_json: bool = typer.Option(False, "--json", help="print the JSON result"),
+        md: Optional[Path] = typer.Option(None, "--md", help="write a Markdown report"),
+        html: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML "
+                                            "report"),
+    ) -> None:
+        """Grid over pld n x depth and MTP K, ranked by projected TPS."""
+        from models.errors import ModelInputError
+        from planner.cli._options import as_option
+
+        try:
+            _sweep(**locals())
+        except ModelInputError as exc:  # the sweep's K is --k-values (draft's is --k)
+            raise as_option(exc, {**_OPTIONS, "k": "--k-values"}) from None
+
+    def _sweep(capture, n_values, depth_values, k_values, baseline_tps, mc_reps, seed,
+               convention, stop_at_eos, cost_profile, top, as_json, md, html, **_) -> None:
+        from planner.decide.draft import DRAFT_DEPTH, MTP_K, N_WINDOW, run_sweep, split_items
+        from planner.io.limits import check_all
+        from planner.report.views.draft import render_sweep_terminal
+        from planner.report.output import emit, guard_outputs
+
+        guard_outputs([("--md", md), ("--html", html)], [capture])
+        check_all([("mc_reps", mc_reps, "--mc-reps"), ("seed", seed, "--seed"),
+                   ("baseline_tps", baseline_tps, "--baseline-tps")])
+        TOP_ROWS.check(top, field="--top")
+
+        def ints(s: str, fld: str, lim) -> list[int]:
+            vals = [lim.check(x, field=fld) for x in split_items(s, field=fld, what="list")]
+            dup = next((v for i, v in enumerate(vals) if v in vals[:i]), None)
+            if dup is not None:  # each value is one grid row: twice, it was ranked twice
+                raise InputError(f"{dup} is listed twice; give each value once", field=fld)
+            return vals
+
+        if convention not in ("reference", "vllm"):
+            raise InputError(f"unknown convention {convention!r} (reference or vllm)",
+                             field="--convention")
+        result = run_sweep(capture, start=0 if convention == "reference" else 1,
+                           n_values=ints(n_values, "--n-values", N_WINDOW),
+                           depth_values=ints(depth_values, "--depth-values", DRAFT_DEPTH),
+                           k_values=ints(k_values, "--k-values", MTP_K), stop_at_eos=stop_at_eos,
+                           seed=seed, mc_reps=mc_reps, cost_profile=cost_profile,
+                           baseline_tps=baseline_tps, progress=_progress(not as_json))
+
+        emit(result.to_dict(), as_json=as_json, md=md, html=html, inputs=[capture],
+             terminal=lambda r: render_sweep_terminal(r, top))

@@ -1,0 +1,128 @@
+"""``planner ingest`` and ``planner calibrate``: build and learn from runs tables."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
+                                       TABLE_OPTIONS, TPS_COLUMN_HELP)
+from planner.errors import InputError
+
+
+def register(app: typer.Typer) -> None:
+    """Register this module's command(s) on the ``planner`` typer app."""
+    @app.command()
+    def ingest(
+        folder: Path = typer.Argument(..., help="Folder of results: one sub-folder per config of "
+                                      "vLLM / SGLang / pyperf / hyperfine result files, or "
+                                      "harness summary.json folders."),
+        output: Path = typer.Option(..., "-o", "--output", help="Runs CSV to write."),
+        platform: Optional[str] = typer.Option(None, "--platform", help="Platform of every run "
+                                               "(harness default hf-a10g-small)."),
+        metric: Optional[str] = typer.Option(None, "--metric", help="Field of the result files "
+                                             "to read (default: output-token throughput; "
+                                             "latencies such as mean_tpot_ms are "
+                                             "lower-is-better). Harness: the metric label "
+                                             "(default bench_serving)."),
+        workload: Optional[str] = typer.Option(None, "--workload", help="Workload of every run "
+                                               "(harness default 128x512)."),
+        format: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
+        instance: Optional[str] = typer.Option(None, "--instance", help=INSTANCE_HELP),
+    ) -> None:
+        """Walk result folders and write a runs table (one row per run)."""
+        from planner.io.ingest import ingest as do_ingest
+        from planner.io.runs import write_runs_csv
+
+        from planner.report.output import guard_outputs
+
+        guard_outputs([("--output", output)], [folder])
+        runs, stats = do_ingest(folder, platform=platform, metric=metric, workload=workload,
+                                format=format, instance=instance)
+        if not runs:
+            raise InputError(f"all {stats['found']} runs are marked completed: false; nothing "
+                             "to write", file=str(folder), field="completed")
+        write_runs_csv(runs, output)
+        skipped = (f"{stats['skipped_incomplete']} incomplete skipped"
+                   if "skipped_incomplete" in stats
+                   else f"{stats['skipped_unrecognised']} unrecognised files skipped"
+                   + _named(stats.get("skipped_files", [])))
+        print(f"wrote {len(runs)} runs of {len({r.config for r in runs})} configs to {output} "
+              f"({skipped})", file=sys.stderr)
+
+    @app.command()
+    def calibrate(
+        runs: Path = typer.Argument(..., help="Runs table with repeated runs, or a vLLM / "
+                                    "SGLang / pyperf / hyperfine result file."),
+        output: Optional[Path] = typer.Option(None, "-o", "--output",
+                                              help="Write the noise prior JSON here (use it "
+                                              "with --prior FILE)."),
+        platform: Optional[str] = typer.Option(None, "--platform", help="Keep rows of this "
+                                               "platform (e.g. hf-a10g-small, local-a10g); "
+                                               "the table must hold one."),
+        metric: Optional[str] = typer.Option(None, "--metric", help="Keep rows of this metric; "
+                                             "of a tool's result file, the field to read."),
+        workload: Optional[str] = typer.Option(None, "--workload", help="Keep rows of this "
+                                               "workload (e.g. 128x512: prompts x output "
+                                               "tokens)."),
+        format: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
+        tps_column: Optional[str] = typer.Option(None, "--tps-column", help=TPS_COLUMN_HELP),
+        config_column: Optional[str] = typer.Option(None, "--config-column",
+                                                    help=CONFIG_COLUMN_HELP),
+        instance: Optional[str] = typer.Option(None, "--instance", help=INSTANCE_HELP),
+        keep_cold: bool = typer.Option(False, "--keep-cold", help="Keep cold first runs "
+                                       "(dropped by default: the noise model is for warm "
+                                       "runs)."),
+        max_df: float = typer.Option(10.0, "--max-df", help="Cap on the prior's degrees of "
+                                     "freedom (0 < df <= 100,000; a higher cap lets this "
+                                     "table outweigh a new user's own runs)."),
+        as_json: bool = typer.Option(False, "--json", help="Print the JSON result (the prior "
+                                     "plus its summary)."),
+        md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
+        html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML report."),
+    ) -> None:
+        """Fit the noise prior (sigma_instance, sigma_run) from your own repeated runs."""
+        from planner.decide.calibrate import calibrate as do_calibrate
+        from planner.report.output import emit, guard_outputs
+        from planner.io.runs import read_runs
+
+        from planner.io.limits import check as check_limit
+
+        check_limit("max_df", max_df, field="--max-df")
+        guard_outputs([("--md", md), ("--html", html), ("--output", output)], [runs])
+        from models.errors import ModelInputError
+        from planner.cli._options import as_option
+
+        try:
+            table = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
+                              instance=instance, config_column=config_column).filter(
+                platform=platform, metric=metric, workload=workload)
+        except ModelInputError as exc:
+            raise as_option(exc, TABLE_OPTIONS) from None
+        if len(table) == 0:
+            raise InputError("no rows left after --platform/--metric/--workload filters",
+                             file=str(runs))
+        try:
+            res = do_calibrate(table, drop_cold=not keep_cold, max_df=max_df)
+        except ModelInputError as exc:
+            raise as_option(exc, TABLE_OPTIONS) from None
+        if output is not None:
+            from planner.report.output import guard_outputs
+
+            guard_outputs([("--output", output)], [runs])
+            output.write_text(json.dumps(res, indent=2), encoding="utf-8")
+        emit(res, as_json=as_json, md=md, html=html, inputs=[runs])
+        if output is not None and not as_json:
+            print(f"  prior written to {output}")
+
+
+def _named(files: list[str], most: int = 5) -> str:
+    """``: a.json, b.json and 3 more``: the skipped files, named (up to ``most``)."""
+    if not files:
+        return ""
+    more = f" and {len(files) - most} more" if len(files) > most else ""
+    return ": " + ", ".join(files[:most]) + more

@@ -1,0 +1,299 @@
+"""``planner verdict``: is this delta real?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
+                                       TABLE_OPTIONS, TPS_COLUMN_HELP)
+from planner.decide.defaults import DEFAULT_ROPE
+from planner.errors import InputError
+from planner.decide.priors import AA_RUNS_HELP, CV_HELP, CV_INSTANCE_HELP, PRIOR_HELP
+
+#: Plain field of the decision layer -> option of ``planner verdict`` (``a`` and ``b`` are
+#: added per call: the values of ``--a``/``--b`` or of ``--a-runs``/``--b-runs``).
+_OPTIONS = {"rope": "--rope", "engine": "--engine", "likelihood": "--likelihood",
+            "paired": "--paired", "a_runs": "--a-runs", "b_runs": "--b-runs",
+            "a_summary": "--a-summary", "b_summary": "--b-summary", "prior": "--prior",
+            "cv": "--cv", "cv_instance": "--cv-instance", "aa_runs": "--aa-runs",
+            "seed": "--seed", **TABLE_OPTIONS}
+
+
+def _floats(text: str, opt: str) -> list[float]:
+    """The values of a quick-form option (``--a 308.49``, ``--a-runs 308.1,307.9``), each
+    by the one number grammar (:func:`planner.io._parse.to_float`: ``3_00`` or ``0x1c5`` is
+    refused, not read as another number); their range is checked with the runs they make
+    (:func:`planner.io.runs.validate_run`).
+
+    Raises
+    ------
+    InputError
+        An empty position, a token that is not a number, or no value at all.
+    """
+    from planner.io._parse import to_float
+
+    out = []
+    toks = text.replace(";", ",").split(",")
+    for k, tok in enumerate(toks):
+        if not tok.strip():
+            if len(toks) > 1:
+                raise InputError(f"empty value at position {k + 1} in {text!r}", field=opt)
+            continue
+        try:
+            x = to_float(tok)
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"not a number: {tok!r}", field=opt) from None
+        if x != x or x in (float("inf"), float("-inf")):  # named by the option typed
+            raise InputError(f"not a finite number: {tok!r}", field=opt)
+        out.append(x)
+    if not out:
+        raise InputError("no TPS values given", field=opt)
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    """Register this module's command(s) on the ``planner`` typer app."""
+    @app.command()
+    def verdict(
+        runs: Optional[Path] = typer.Argument(None, help="Runs table (CSV/JSON/JSONL). Omit for "
+                                              "the quick forms."),
+        a: Optional[str] = typer.Option(None, "--a", help="Config A (baseline), or a single TPS "
+                                        "value (quick form)."),
+        b: Optional[str] = typer.Option(None, "--b", help="Config B (candidate), or a single TPS "
+                                        "value."),
+        a_runs: Optional[str] = typer.Option(None, "--a-runs", help="Comma-separated TPS of A."),
+        b_runs: Optional[str] = typer.Option(None, "--b-runs", help="Comma-separated TPS of B."),
+        a_summary: Optional[str] = typer.Option(None, "--a-summary", help="A as summary "
+                                                "statistics: mean=80.3,sd=0.3,n=3 or median=,"
+                                                "min=,max=,n= (planner.io.summaries)."),
+        b_summary: Optional[str] = typer.Option(None, "--b-summary", help="B as summary "
+                                                "statistics (as --a-summary)."),
+        paired: bool = typer.Option(False, "--paired", help="Quick forms: the k-th runs of A and B "
+                                    "share an instance."),
+        rope: str = typer.Option(DEFAULT_ROPE, "--rope", help="ROPE half-width: '0.5%' or TPS "
+                                 "'1.5'."),
+        engine: str = typer.Option("exact", "--engine", help="exact | mcmc"),
+        likelihood: str = typer.Option("normal", "--likelihood", help="normal | student-t (mcmc)"),
+        prior: Optional[str] = typer.Option(None, "--prior", help=PRIOR_HELP),
+        cv: Optional[str] = typer.Option(None, "--cv", help=CV_HELP),
+        cv_instance: Optional[str] = typer.Option(None, "--cv-instance", help=CV_INSTANCE_HELP),
+        aa_runs: Optional[str] = typer.Option(None, "--aa-runs", help=AA_RUNS_HELP),
+        platform: Optional[str] = typer.Option(None, "--platform", help="Platform of the runs "
+                                               "(filters a table). Quick forms without it: "
+                                               "unknown platform, weak noise prior."),
+        metric: Optional[str] = typer.Option(None, "--metric", help="Keep rows of this metric."),
+        workload: Optional[str] = typer.Option(None, "--workload", help="Keep rows of this "
+                                               "workload."),
+        run_group: Optional[str] = typer.Option(None, "--run-group", help="Keep rows of this "
+                                                "run_group (experiment)."),
+        format: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
+        tps_column: Optional[str] = typer.Option(None, "--tps-column", help=TPS_COLUMN_HELP),
+        config_column: Optional[str] = typer.Option(None, "--config-column",
+                                                    help=CONFIG_COLUMN_HELP),
+        instance: Optional[str] = typer.Option(None, "--instance", help=INSTANCE_HELP),
+        cold: Optional[bool] = typer.Option(None, "--cold/--no-cold", help="Model the cold-start "
+                                            "indicator (default: when a run is flagged; a "
+                                            "rep 0 run on a named instance, or cold=1, is "
+                                            "a cold first run)."),
+        lower_is_better: Optional[bool] = typer.Option(
+            None, "--lower-is-better/--higher-is-better",
+            help="The metric's direction: a latency or duration (TPOT, ITL, TTFT, ms, s) is "
+                 "lower-is-better and the labels read 'B faster' / 'B slower'. Default: from "
+                 "the metric or column name; plain numbers are taken as higher-is-better "
+                 "(a rate, TPS), with a note."),
+        seed: int = typer.Option(0, "--seed", min=0, help="Random seed (MCMC draws and the \"to settle\" simulation), >= 0."),
+        as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
+        md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
+        html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained "
+                                            "HTML report (posterior plot inline)."),
+        idata: Optional[Path] = typer.Option(None, "--idata", help="With --engine mcmc: also "
+                                             "write the fit as ArviZ InferenceData (NetCDF: "
+                                             "posterior, sample_stats, observed_data)."),
+    ) -> None:
+        """Posterior verdict on B vs A: P(B > A), HDI of Δ, ROPE, label."""
+        from models.errors import ModelInputError
+        from planner.cli._options import as_option
+
+        # A's and B's values come from --a/--b or from --a-runs/--b-runs: name what was typed
+        options = {**_OPTIONS, "a": "--a" if a_runs is None else "--a-runs",
+                   "b": "--b" if b_runs is None else "--b-runs"}
+        try:
+            _verdict(**locals())
+        except ModelInputError as exc:
+            raise as_option(exc, options) from None
+
+
+def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, engine, likelihood,
+             prior, cv, cv_instance, aa_runs, platform, metric, workload, run_group, format,
+             tps_column, config_column, instance, cold, lower_is_better, seed, as_json, md, html,
+             idata, **_) -> None:
+    from planner.decide.priors import prior_file_entry, resolve_prior
+    from planner.report.output import emit, input_record, with_record
+    from planner.report.views.verdict import render_markdown, render_terminal
+    from planner.io.runs import read_runs, runs_from_values
+    from planner.decide.verdict import verdict as run_verdict
+
+    if engine not in ("exact", "mcmc"):
+        raise InputError(f"unknown engine {engine!r} (exact or mcmc)", field="--engine")
+    if likelihood not in ("normal", "student-t"):
+        raise InputError(f"unknown likelihood {likelihood!r}", field="--likelihood")
+    from planner.io.limits import check as check_limit
+    from planner.report.output import guard_outputs
+
+    check_limit("seed", seed, field="--seed")  # the range every other command applies
+    prior_path = Path(prior) if prior and Path(prior).exists() else None
+    guard_outputs([("--md", md), ("--html", html), ("--idata", idata)], [runs, prior_path])
+    if idata is not None and engine != "mcmc":
+        raise InputError("--idata needs --engine mcmc (the exact engine has no draws)",
+                         field="--idata")
+    if runs is not None and (a_summary is not None or b_summary is not None):
+        raise InputError("--a-summary/--b-summary are quick forms without a RUNS file; in "
+                         "a file give mean, sd, n columns", field="--a-summary")
+    if runs is not None and (a_runs is not None or b_runs is not None):
+        raise InputError("--a-runs/--b-runs are the quick form without a RUNS file; with a "
+                         "file give --a CONFIG --b CONFIG", field="--a-runs")
+    if runs is not None and paired:
+        raise InputError("--paired pairs --a-runs/--b-runs by position; in a RUNS file the "
+                         "pairs are the rows that share an instance (its instance column)",
+                         field="--paired")
+    if runs is None and (a_runs is not None or b_runs is not None) and \
+            (a is not None or b is not None):
+        raise InputError("give either --a/--b values or --a-runs/--b-runs, not both",
+                         field="--a")
+    plat_notes: list[str] = []
+    if runs is None and (a_summary is not None or b_summary is not None):
+        from planner.io.summaries import quick_table
+
+        plat = platform or ""
+        table = quick_table(a_summary, b_summary,
+                            None if a_runs is None else _floats(a_runs, "--a-runs"),
+                            None if b_runs is None else _floats(b_runs, "--b-runs"),
+                            platform=plat, paired=paired)
+        a_name, b_name = "A", "B"
+        sessions = False
+    elif runs is None:
+        if a_runs is not None or b_runs is not None:
+            if a_runs is None or b_runs is None:
+                raise InputError("give both --a-runs and --b-runs", field="--a-runs")
+            va, vb = _floats(a_runs, "--a-runs"), _floats(b_runs, "--b-runs")
+        elif a is not None and b is not None:
+            va, vb = _floats(a, "--a"), _floats(b, "--b")
+        else:
+            raise InputError("give a RUNS file with --a/--b configs, or TPS values: "
+                             "--a 308.49 --b 308.05, or --a-runs ... --b-runs ...",
+                             field="--a")
+        plat = platform or ""
+        if paired and len(va) != len(vb):
+            raise InputError(f"--paired needs as many runs of A as of B ({len(va)} vs "
+                             f"{len(vb)})", field="--paired")
+        table = runs_from_values(va, vb, platform=plat, paired=paired)
+        # machines unknown (no platform, or one without noise data): the cautious reading
+        plat_notes, known = _platform_notes(plat, max(len(va), len(vb)), paired)
+        sessions = not known and not paired
+        a_name, b_name = "A", "B"
+    else:
+        if a is None or b is None:
+            raise InputError("give --a CONFIG and --b CONFIG", field="--a")
+        # only A's and B's runs are kept; every row is still validated, and the census of
+        # the others words the filter and config errors as the whole table would
+        table = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
+                          instance=instance, configs=[a, b],
+                          config_column=config_column).filter(
+            platform=platform, metric=metric, workload=workload, run_group=run_group)
+        if not table.has_rows:
+            raise InputError("no rows left after --platform/--metric/--workload/--run-group filters",
+                             file=str(runs))
+        a_name, b_name = a, b
+        sub = table.select([a, b])
+        plat = platform if platform is not None else (sub.platform() or None)
+        # no instance column and no platform: the machines are as unknown as in the quick
+        # form, so the same cautious reading (the same runs give the same verdict)
+        from planner.decide.verdict import machines_unknown
+
+        sessions = machines_unknown(sub, plat)
+    from planner.io.summaries import summary_notes
+    from planner.decide.verdict import SESSION_NOTE, one_session_per_arm
+
+    if sessions:
+        table = one_session_per_arm(table.select([a_name, b_name]))
+
+    s_notes = summary_notes(table, a_name, b_name, likelihood)
+    cell = table.select([a_name, b_name]).runs[0]
+    choice = resolve_prior(prior, plat, cell.metric or None, cell.workload or None, cv=cv,
+                           cv_instance=cv_instance, aa_runs=aa_runs)
+    pr, label = choice
+    res = run_verdict(table, a_name, b_name, rope=rope, prior=pr, prior_label=label,
+                      prior_info={**choice.to_dict(), "notes": list(choice.notes) + (
+                          [SESSION_NOTE] if sessions else []) + plat_notes + s_notes},
+                      engine=engine, seed=seed, likelihood=likelihood, use_cold=cold,
+                      platform=plat, lower_is_better=lower_is_better,
+                      metric=tps_column if runs is not None else None)
+    def render_html(result: dict) -> str:  # the HTML renderer loads only for --html
+        from planner.report.html import render_html as page
+
+        return page(result)
+
+    if idata is not None:
+        _write_idata(idata, table, a_name, b_name, pr, seed=seed, likelihood=likelihood,
+                     lower_is_better=res.direction == "lower_is_better",
+                     use_cold=cold)
+    out = res.to_dict()
+    out["notes"] = [_spelled(n) for n in out.get("notes") or []]
+    entry = prior_file_entry(prior)
+    if entry is not None:  # a --prior file is an input like RUNS: its name and sha256
+        rec = input_record() or {"files": [], "options": {}}
+        out = with_record(out, {**rec, "files": list(rec.get("files", [])) + [entry]})
+    emit(out, as_json=as_json, terminal=render_terminal, md=md, md_renderer=render_markdown,
+         html=html, html_renderer=render_html, inputs=[runs, prior_path])
+
+
+#: Plain advice in the decision layer's notes -> the option that follows it (the decision
+#: layer never spells options; this command adds them where a note says what to do).
+_NOTE_OPTIONS = (("say lower is better for a latency or duration", "--lower-is-better"),
+                 ("compare with the weak prior", "--prior weak"),
+                 ("state your noise (a CV or A/A runs)", "--cv, --aa-runs"))
+
+
+def _spelled(note: str) -> str:
+    """``note`` with the option of each piece of advice it gives in brackets after it."""
+    for words, option in _NOTE_OPTIONS:
+        if words in note and f"({option})" not in note:
+            note = note.replace(words, f"{words} ({option})", 1)
+    return note
+
+
+def _platform_notes(platform: str, n: int, paired: bool) -> tuple[list[str], bool]:
+    """(notes, known) for the quick forms' ``--platform``: whether it has noise data, and what
+    the runs are then taken to be (each run its own allocation on a known platform)."""
+    if not platform:
+        return [], False
+    from models.stats.noise_hierarchy import load_hierarchy
+    from planner.io.runs import _closest, canonical_platform
+
+    known = load_hierarchy().platforms()
+    if canonical_platform(platform) in known:
+        if n > 1 and not paired:
+            return [f"each run is taken as its own allocation on {platform} (as each HF job "
+                    "is): runs of one arm that shared a machine read as more evidence than "
+                    "they are; give them as a table with an instance column"], True
+        return [], True
+    near = _closest(platform, known)
+    return [f"platform '{platform}' has no noise data (known: {', '.join(known)}"
+            + (f"; did you mean '{near}'?" if near else "") + "): the weak prior, and "
+            "each arm's runs read as one session"], False
+
+
+def _write_idata(path: Path, table, a: str, b: str, prior, *, seed: int, likelihood: str,
+                 use_cold, lower_is_better: bool) -> None:
+    """Write the verdict's MCMC fit as ArviZ InferenceData (NetCDF). The fit is repeated with
+    the verdict's data, prior and seed, so the draws are the verdict's own."""
+    from models.stats.noise import WEAK
+    from models.stats.tps_mcmc import inference_data
+    from planner.decide.verdict import build_data, fit
+
+    data = build_data(table, a, b, use_cold=use_cold, lower_is_better=lower_is_better)
+    post, _ = fit(data, prior or WEAK, "mcmc", seed=seed, likelihood=likelihood)
+    inference_data(post, data).to_netcdf(str(path))

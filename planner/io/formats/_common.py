@@ -1,0 +1,106 @@
+"""Shared helpers of the result-file readers: numbers, labels and metric choice."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from planner.errors import InputError
+from planner.io.limits import value_limit
+from planner.io.runs import Run, metric_lower_is_better, validate_run
+
+__all__ = ["value", "pick_metric", "refuse_metric", "fallback_config", "make_run", "text_field"]
+
+
+def value(v, *, path: str, line: int | None, field: str, metric: str | None = None) -> float:
+    """A number from a result file within the plausible range of its metric, or an error
+    naming ``field``.
+
+    Parameters
+    ----------
+    v : any
+        The raw JSON value.
+    path, line, field :
+        Where it came from.
+    metric : str, optional
+        The metric the value measures (default ``field``): a rate must be in
+        :data:`planner.io.limits.TPS`, a latency or duration in :data:`planner.io.limits.DURATION`,
+        a size in :data:`planner.io.limits.BYTES` (:func:`planner.io.limits.value_limit`).
+
+    Raises
+    ------
+    planner.errors.InputError
+        Not a number, not finite, <= 0 (the model works on the log scale) or outside the range.
+    """
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise InputError(f"not a number: {v!r}", file=path, line=line, field=field)
+    x = float(v)
+    if not math.isfinite(x):
+        raise InputError(f"not a finite number: {v!r}", file=path, line=line, field=field)
+    if x <= 0:
+        raise InputError(f"must be > 0 (the model works on the log scale), got {v!r}",
+                         file=path, line=line, field=field)
+    m = metric or field
+    return value_limit(m, metric_lower_is_better(m)).check(x, field=field, file=path,
+                                                            line=line)
+
+
+def pick_metric(record: dict, metric: str | None, default: str, *, path: str,
+                line: int | None, what: str) -> tuple[str, float]:
+    """The chosen metric's name and value in one result record.
+
+    ``metric`` (the user's choice) or ``default`` must be a top-level numeric field; the error
+    for a missing one lists the numeric fields the record has.
+    """
+    name = metric or default
+    if name not in record:
+        have = sorted(k for k, v in record.items()
+                      if isinstance(v, (int, float)) and not isinstance(v, bool))
+        raise InputError(f"no field '{name}' in this {what} result (numeric fields: "
+                         f"{', '.join(have) or 'none'})", file=path, line=line, field=name)
+    return name, value(record[name], path=path, line=line, field=name)
+
+
+def refuse_metric(metric: str, path: str, have: tuple[str, ...], what: str) -> None:
+    """Refuse a metric this format does not record (the error names the metric)."""
+    raise InputError(f"a {what} file records only {', '.join(have)}; no '{metric}'",
+                     file=path, field=metric)
+
+
+def text_field(record: dict, key: str) -> str:
+    """A non-empty string field of a record, else ''."""
+    v = record.get(key)
+    # only spaces are trimmed: a tab, newline or other control character stays in the name so
+    # that planner.io.runs.validate_run refuses it (str.strip() would drop a trailing one and
+    # silently make the name another config's)
+    return v.strip(" ") if isinstance(v, str) and v.strip() else ""
+
+
+def fallback_config(path: str, config: str | None) -> str:
+    """The config label when the file does not name one: the caller's (folder) or the stem."""
+    if config:
+        return config
+    name = Path(path).name
+    for suffix in (".jsonl", ".json"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)] or name
+    return name
+
+
+def make_run(*, config: str, tps: float, metric: str, path: str, line: int, rep: int,
+             instance: str = "", workload: str = "", cold: bool | None = None,
+             timestamp: str = "", extra: dict | None = None) -> Run:
+    """A :class:`planner.io.runs.Run` from a result file, its direction set by its metric,
+    checked by :func:`planner.io.runs.validate_run` (control characters in names, the value's
+    range).
+
+    Raises
+    ------
+    planner.errors.InputError
+        Naming the file, line and field.
+    """
+    run = Run(config=config, tps=tps, instance=instance, rep=rep, metric=metric,
+              workload=workload, phase="measure", timestamp=timestamp, cold=cold, line=line,
+              extra={"source": path, **(extra or {})},
+              lower_is_better=metric_lower_is_better(metric))
+    return validate_run(run, file=path, value_field=metric)

@@ -1,0 +1,278 @@
+"""Renderers of the ``planner repeats`` result: rich terminal table and Markdown.
+
+Both read only the dict of the JSON result (``RepeatPlan.to_dict()`` or a saved
+``planner repeats --json``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["owned", "rows", "footnotes", "headline", "recommendation", "render_terminal",
+           "render_markdown", "simulation_text"]
+
+#: First prefix of an adaptive Monte-Carlo size (:attr:`models.stats.assurance.Adaptive.first`);
+#: the prefixes double from it (250, 500, 1,000, ... below the full size).
+_ADAPTIVE_FIRST = 250
+
+_HEAD = ("design", "runs/arm", "alloc.", "runs/alloc.", "assurance ±SE", "false claim",
+         "wrong sign", "GPU-h", "$", "flags")
+
+
+def owned(res: dict) -> bool:
+    """The runs cost no money (a price of $0/h: owned hardware): GPU-hours are the cost, and
+    no dollar figure is shown."""
+    cm = (res.get("inputs") or {}).get("cost_model") or {}
+    return not cm.get("price_per_hour")
+
+
+def _usd(res: dict, x, fmt: str = ".2f") -> str:
+    """``$x``, or ``owned`` when the runs cost no money."""
+    if owned(res):
+        return "owned"
+    if x is None:
+        return "—"
+    return "$" + (format(x, fmt) if x < 1000 else format(x, ".0f"))
+
+
+def _design_name(r: dict) -> str:
+    if r["design"] == "sequential":
+        base = "sep" if r["layout"] == "separate" else "pair"
+        strict = "" if r["per_look_hdi_prob"] == 0.95 else \
+            f" {100 * r['per_look_hdi_prob']:g}%"
+        return f"seq-{base} b{r['batch']}{strict}"
+    if r["design"] == "separate":
+        rpi = r.get("runs_per_instance") or 1
+        return "separate" + ("" if rpi == 1 else f" ×{rpi}")
+    return f"paired ×{r['pairs_per_instance']}"
+
+
+def _fmt_p(p, se=None) -> str:
+    if p is None:
+        return "–"
+    return f"{p:.3f}" + (f"±{se:.3f}" if se is not None else "")
+
+
+def simulation_text(res: dict) -> str:
+    """How many simulated experiments the rates of a repeats result rest on.
+
+    ``planner repeats`` without runs sizes its Monte-Carlo adaptively
+    (:class:`models.stats.assurance.Adaptive`, docs/planning.md "Adaptive Monte-Carlo sizes"): a
+    rate far from its threshold stops at a prefix of 250, 500, 1,000, ... experiments below
+    ``inputs.sims`` and the recommended design is simulated again in full. With runs already
+    bought (``existing``) every design is simulated in full; with known noise (the note
+    ``noise known``) fixed designs get exact rates. Read from the saved dict alone.
+    """
+    n = int(res["inputs"]["sims"])
+    exact = any(str(x).startswith("noise known") for x in res.get("notes") or [])
+    if exact:
+        return (f"fixed designs: exact rates (noise known, no simulation); sequential designs: "
+                f"{n:,} simulated experiments each")
+    ends, k = [], _ADAPTIVE_FIRST
+    while k < n:
+        ends.append(k)
+        k *= 2
+    if res.get("existing") or not ends:
+        return f"{n:,} simulated experiments per design (every design in full)"
+    stop = f"{ends[0]:,}" if len(ends) == 1 else f"{ends[0]:,}–{ends[-1]:,}"
+    return (f"up to {n:,} simulated experiments per design; rates far from their threshold "
+            f"stop at {stop} (adaptive), the recommended design is simulated in full "
+            "(± = Monte-Carlo SE)")
+
+
+def rows(res: dict, se: bool = False) -> list[tuple[str, ...]]:
+    """Table rows (strings) in display order (``se``: append Monte-Carlo SEs to the
+    false-claim rate too; the assurance always shows its SE)."""
+    out = []
+    rec = res.get("recommended")
+    for r in res["designs"]:
+        seq = r["design"] == "sequential"
+        runs = f"{r['runs_per_arm']:.1f}≤{r['max_runs_per_arm']}" if seq else \
+            f"{r['runs_per_arm']}"
+        alloc = f"{r['instances']:.1f}" if seq else f"{r.get('allocations', r['instances'])}"
+        cost = _usd(res, r["cost_usd"])
+        hours = f"{r['gpu_hours']:.2f}"
+        flags = []
+        if rec is not None and r == rec:
+            flags.append("◀ REC")
+        elif r.get("minimal"):
+            flags.append("min")
+        if r["meets_target"]:
+            flags.append("✓")
+        if not r["false_claim_ok"]:
+            flags.append("FC>5%")
+        if not r["within_budget"]:
+            flags.append("$>cap")
+        per = (f"{r['runs_per_instance']}" if r.get("runs_per_instance") else
+               f"{r['pairs_per_instance']} pairs" if r.get("pairs_per_instance") else "–")
+        out.append((_design_name(r), runs, alloc, per,
+                    _fmt_p(r["assurance"], r.get("assurance_se")),
+                    _fmt_p(r["false_claim_rate"],
+                           r.get("false_claim_rate_se", r.get("false_claim_se")) if se else None),
+                    _fmt_p(r["wrong_sign_rate"]), hours, cost, " ".join(flags)))
+    return out
+
+
+def footnotes(res: dict) -> list[str]:
+    """Explanations of the sequential rows and the abbreviations."""
+    out = []
+    for r in res["designs"]:
+        if r["design"] != "sequential":
+            continue
+        fe = r.get("fixed_equivalent")
+        same = (f"the fixed {fe['design']} plan of the same assurance needs {fe['runs_per_arm']} "
+                f"runs/arm" + ("" if owned(res) else f" (${fe['cost_usd']:.2f})")) if fe else \
+            "no fixed plan within the cap reaches its assurance"
+        cap = (f"{r['max_gpu_hours']:.2f} GPU-h" if owned(res) and r.get("max_gpu_hours")
+               is not None else f"${r['max_cost_usd']:.2f}")
+        exp = (f"{r['gpu_hours']:.2f} GPU-h" if owned(res) else f"${r['cost_usd']:.2f}")
+        out.append(f"{_design_name(r)}: batches of {r['batch']} runs/arm, {r['looks']} looks, cap "
+                   f"{r['max_runs_per_arm']}/arm ({cap} at the cap); expected "
+                   f"{r['expected_runs_per_arm']:.1f} runs/arm, {exp}; stops early "
+                   f"in {100 * r['p_stop_early']:.0f}%; false-claim rate under optional stopping "
+                   f"{r['false_claim_rate']:.3f} at a {100 * r['per_look_hdi_prob']:g}% HDI per "
+                   f"look" + (" (> 5%: use a stricter per-look HDI)" if not r["false_claim_ok"]
+                              else "") + f"; {same}")
+    out.append("separate ×k: k runs of one config per allocation; paired ×k: k A/B pairs per "
+               "allocation; seq: sequential (runs/arm, alloc., GPU-h and $ are expectations, "
+               "'≤' the cap); ✓ meets the target; FC: false claim; min: smallest fixed design "
+               "meeting the target" + ("; $ 'owned': owned hardware at $0/h, its cost is the "
+                                       "GPU-hours" if owned(res) else ""))
+    return out
+
+
+def _unit(res: dict) -> str:
+    """The unit of the compared values: ``TPS``, or for runs already bought of a latency or
+    duration its metric's unit (:func:`planner.io.limits.metric_unit`)."""
+    from planner.io.limits import metric_unit
+
+    ex = res.get("existing") or {}
+    return metric_unit(ex.get("metric"), ex.get("direction") == "lower_is_better")
+
+
+def _small(x: float, unit: str) -> str:
+    """A ROPE half-width in the values' unit: two decimals in TPS, three significant figures
+    in another unit (a 0.1 % ROPE of a 1.7 s duration is 0.0017 s, not 0.00 s)."""
+    return f"{x:.2f}" if unit == "TPS" or abs(x) >= 1 else f"{x:.3g}"
+
+
+def headline(res: dict) -> list[str]:
+    """Lines describing the question of a repeats result (claim, noise prior, rule, ROPE)."""
+    inp, eff = res["inputs"], res["effect"]
+    u = _unit(res)
+    rule = inp["rule"] + (f":{inp['level']:g}" if inp.get("level") else "")
+    lines = []
+    if eff["kind"] == "fixed":
+        lines.append(f"Δ = {eff['mean_tps']:+.2f} {u} ({eff['mean_pct']:+.3f}%) at "
+                     f"{inp['baseline_tps']:.2f} {u}"
+                     + (" (given by --delta, not the posterior of the runs)"
+                        if eff.get("source") in ("delta", "--delta") else ""))
+    else:
+        lines.append(f"Δ ~ distribution: mean {eff['mean_tps']:+.2f} {u} ({eff['mean_pct']:+.3f}%)"
+                     f" at {inp['baseline_tps']:.2f} {u}, sd {eff['sd_pct']:.3f}%, "
+                     f"P(Δ>0) {eff['p_positive']:.2f}")
+    lines.append(f"rule {rule}, ROPE ±{inp['rope']['pct']:.3f}% (±{_small(inp['rope']['tps'], u)} {u}), "
+                 f"target assurance {inp['target']:g}, prior {inp['prior']['label']}, "
+                 f"{simulation_text(res)}, seed {inp['seed']}")
+    cm = inp["cost_model"]
+    if owned(res):
+        lines.append(f"cost: owned hardware: $0/h, so the cost is GPU time: "
+                     f"{cm['startup_minutes']:g} min start-up per allocation + "
+                     f"{cm['minutes_per_run']:g} min per run (GPU-h below; no $)")
+    else:
+        lines.append(f"cost: {cm['startup_minutes']:g} min start-up per allocation + "
+                     f"{cm['minutes_per_run']:g} min per run at ${cm['price_per_hour']:g}/h"
+                     + (" (billed per minute)" if cm["billed_per_minute"] else ""))
+    if res.get("existing"):
+        ex = res["existing"]
+        lines.append(f"already bought: {ex['n_a']} runs of A (level {ex['level_tps_a']:.2f} "
+                     f"{_unit(res)}, "
+                     f"the baseline above), {ex['n_b']} of B → current verdict "
+                     f"'{ex['label']}', Δ {ex['delta_pct']['mean']:+.3f}% "
+                     f"[{ex['delta_pct']['hdi_low']:+.3f}, {ex['delta_pct']['hdi_high']:+.3f}]; "
+                     "runs below are runs to ADD")
+    return lines
+
+
+def recommendation(res: dict) -> list[str]:
+    """Lines stating the recommended design (or why there is none) and the beyond-cap search."""
+    rec = res.get("recommended")
+    out = []
+    if rec is not None:
+        what = _design_name(rec)
+        n = rec["runs_per_arm"]
+        nn = f"{n:.1f} expected" if rec["design"] == "sequential" else f"{n}"
+        ex = res.get("existing") or {}
+        lead = "Recommended" if ex.get("label", "undecided") == "undecided" else (
+            f"No more runs needed: the runs bought already give '{ex['label']}'. To check that "
+            f"it holds, the cheapest addition is")
+        out.append(f"{lead}: {what}, {nn} runs per arm — assurance {rec['assurance']:.3f}, "
+                   f"false-claim {rec['false_claim_rate']:.3f}, {rec['gpu_hours']:.2f} GPU-h"
+                   + ("" if owned(res) else f", ${rec['cost_usd']:.2f}")
+                   + f" ({res['reason']})")
+    else:
+        out.append(f"No recommendation: {res['reason']}")
+    b = res.get("beyond_cap")
+    if b:
+        if b.get("runs_per_arm"):
+            # a Normal approximation with the noise taken as known (optimistic): two
+            # significant figures, no Monte Carlo SE (the approximation's error is larger)
+            out.append(f"Beyond the cap, by a Normal approximation (noise taken as known, so "
+                       f"optimistic): {b['design']} needs roughly {_sig2(b['runs_per_arm'])} "
+                       f"runs per arm (about {_sig2(b['gpu_hours'])} GPU-h"
+                       + ("" if owned(res) else f", ${_sig2(b['cost_usd'])}") + ")")
+        else:
+            out.append(f"Beyond the cap: {b['note']} (assurance {b['assurance']:.3f})")
+    return out
+
+
+def _sig2(x: float) -> str:
+    """``x`` to two significant figures with thousands separators (3961 -> '4,000')."""
+    if not x:
+        return "0"
+    r = float(f"{float(x):.2g}")
+    return f"{r:,.0f}" if abs(r) >= 10 else f"{r:g}"
+
+
+def render_terminal(res: dict) -> None:
+    """Print a repeats result (schema ``spec-planner/repeats/1``) as a rich table with notes."""
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    if not con.is_terminal:
+        con = Console(width=130)
+    for line in headline(res):
+        con.print(line)
+    t = Table(title="planner repeats: designs", title_justify="left")
+    for h in _HEAD:
+        t.add_column(h, justify="left" if h in ("design", "") else "right")
+    rec = res.get("recommended")
+    for r, cells in zip(res["designs"], rows(res)):
+        style = "bold green" if rec is not None and r == rec else None
+        t.add_row(*cells, style=style)
+    con.print(t)
+    for line in footnotes(res):
+        con.print(f"[dim]{line}[/dim]")
+    for line in recommendation(res):
+        con.print(f"[bold]{line}[/bold]")
+    for n in res.get("notes", []):
+        con.print(f"[dim]note: {n}[/dim]")
+
+
+def render_markdown(res: dict) -> str:
+    """A repeats result as a Markdown report: headline, designs table, recommendation, notes."""
+    lines = ["# How many runs: `planner repeats`", ""]
+    lines += [f"- {x}" for x in headline(res)]
+    lines += ["", "| " + " | ".join(_HEAD) + " |",
+              "|" + "---|" * len(_HEAD)]
+    for cells in rows(res, se=True):
+        lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    lines += [""] + [f"- {x}" for x in footnotes(res)]
+    lines += [""] + [f"**{x}**" for x in recommendation(res)]
+    if res.get("notes"):
+        lines += [""] + [f"- {n}" for n in res["notes"]]
+    lines.append("")
+    lines.append("Assurance: probability over the noise prior and the effect that the experiment "
+                 "ends with the right call; false claim: a decisive B/A-better call when Δ = 0; "
+                 "wrong sign: the planned direction called when Δ has the opposite sign. "
+                 "± = Monte-Carlo standard error.")
+    return "\n".join(lines) + "\n"
