@@ -29,6 +29,27 @@ Grid weights :math:`w_g \propto p(y\mid\tau_g,\sigma_g)\,p(\tau_g)\,p(\sigma_g)\
 :math:`10^{-5}..0.98` locates the posterior mass, a fine pass integrates it. Derivation checked
 against the analytic Student-t posterior of the one-instance case (``tests/planner/decide/test_verdict.py``) and against PyMC (``tests/planner/decide/test_engines_agree.py``).
 
+**Sessions.** When the runs name server sessions and some instance holds two or more of
+them (:func:`has_sessions`), a session offset :math:`w_s \sim N(0, \omega^2)` is added
+within each instance (the MCMC engine's ``sigma_session`` term, with the same
+:data:`SESSION_PRIOR_SD` half-normal prior). Per instance
+:math:`\Sigma_i = \Lambda_i + \tau^2 11^T` with :math:`\Lambda_i = \sigma^2 I +
+\omega^2 \sum_s 1_s 1_s^T`; with :math:`c_s = 1/(\sigma^2 + n_s\omega^2)`,
+:math:`h_s = \omega^2 c_s`, :math:`S_i = \sum_{s\in i} n_s c_s`,
+:math:`k_i = \tau^2/(1 + \tau^2 S_i)`, :math:`u_i = \sum_{s\in i} c_s x_s` and
+:math:`v_i = \sum_{s\in i} c_s T_s`:
+
+.. math::
+
+    A = \sigma^{-2}\Big(X^TX - \sum_s h_s x_s x_s^T\Big) - \sum_i k_i u_i u_i^T,\quad
+    b = \sigma^{-2}\Big(X^Ty - \sum_s h_s x_s T_s\Big) - \sum_i k_i u_i v_i,
+
+:math:`q = \sigma^{-2}(\sum y^2 - \sum_s h_s T_s^2) - \sum_i k_i v_i^2` and
+:math:`\log|\Sigma| = \sum_s[(n_s - 1)\log\sigma^2 + \log(\sigma^2 + n_s\omega^2)]
++ \sum_i \log(1 + \tau^2 S_i)` (Woodbury twice; :math:`\omega = 0` gives the formulas
+above). :math:`\omega` is integrated over :data:`SESSION_NODES` equal-mass quantiles of its
+prior, each a mixture component like the cold prior's.
+
 All arrays accept a leading batch of datasets (shape ``(D, ...)``) so the repeat planner can
 evaluate thousands of simulated experiments at once.
 """
@@ -173,6 +194,139 @@ def conditional_posterior(st: SuffStats, tau: np.ndarray, sigma: np.ndarray, m0:
     return _integrate_fixed(st, A, b, q, logdetS, m0, v0)
 
 
+#: Half-normal scale of the session-to-session SD (relative; 0.5 % of TPS), as the MCMC
+#: engine's ``sigma_session`` prior (:data:`models.stats.tps_mcmc.SESSION_PRIOR_SD`; the
+#: measured session-to-session SD on one local A10G was 0.11 %, 0.90 % with cold-start
+#: contaminated sessions, ``examples/runs/tps_runs.md``).
+SESSION_PRIOR_SD = 0.005
+#: Log-spaced nodes of the session-SD quadrature (a mixture component each), from
+#: ``SESSION_NODE_LO * SESSION_PRIOR_SD`` (0.015 %: below it an offset is lost in any run
+#: noise) to 5 x the prior scale. On simulated two-machine tables (bench/bench_sessions.py)
+#: 12 nodes put the 95 % HDI ends within 0.002 percentage points of 64 nodes.
+SESSION_NODES = 12
+SESSION_NODE_LO = 0.03
+
+
+def has_sessions(data: TPSData) -> bool:
+    """True when ``data.session`` puts two or more sessions on one instance (the session
+    offset is then separable from the instance effect and modelled)."""
+    if data.session is None:
+        return False
+    pairs = set(zip(data.instance.tolist(), data.session.tolist()))
+    return len(pairs) > data.n_instances
+
+
+def session_nodes(n: int = SESSION_NODES, scale: float = SESSION_PRIOR_SD
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Quadrature of the HalfNormal(``scale``) session-SD prior: log-spaced nodes.
+
+    Nodes from ``SESSION_NODE_LO * scale`` to ``5 scale`` (the prior's mass beyond it is
+    6e-7), weights the prior density times the log-grid Jacobian, normalised: the same rule
+    as the (tau, sigma) grid; the mass below the first node is folded into it.
+
+    Returns
+    -------
+    nodes : ndarray, shape (n,)
+        Session SDs (relative, log-TPS).
+    log_w : ndarray, shape (n,)
+        Log weights (they sum to 1).
+    """
+    x = np.exp(np.linspace(math.log(scale * SESSION_NODE_LO), math.log(scale * 5.0), n))
+    lw = -0.5 * (x / scale) ** 2 + np.log(x)
+    lw -= special.logsumexp(lw)
+    return x, lw
+
+
+@dataclass
+class SessionStats:
+    """Sufficient statistics with sessions nested in instances.
+
+    Attributes
+    ----------
+    n_s : ndarray, shape (S,)
+        Runs per session.
+    x_s : ndarray, shape (S, p)
+        Column sums of X within each session.
+    T_s : ndarray, shape (S,)
+        Sum of y within each session.
+    inst_of : ndarray of int, shape (S,)
+        Instance of each session.
+    n_inst : int
+    XtX, Xty, Q : as :class:`SuffStats`.
+    """
+
+    n_s: np.ndarray
+    x_s: np.ndarray
+    T_s: np.ndarray
+    inst_of: np.ndarray
+    n_inst: int
+    XtX: np.ndarray
+    Xty: np.ndarray
+    Q: float
+
+    @property
+    def N(self) -> int:
+        return int(self.n_s.sum())
+
+    @classmethod
+    def from_design(cls, X, inst, sess, y) -> "SessionStats":
+        """Reduce one dataset (``y`` shape (n,)) to per-session sums; a session is an
+        (instance, session) pair."""
+        inst = np.asarray(inst)
+        pairs = list(dict.fromkeys(zip(inst.tolist(), np.asarray(sess).tolist())))
+        pmap = {pr: k for k, pr in enumerate(pairs)}
+        sid = np.array([pmap[pr] for pr in zip(inst.tolist(), np.asarray(sess).tolist())])
+        S = len(pairs)
+        n_s = np.bincount(sid, minlength=S).astype(float)
+        x_s = np.stack([np.bincount(sid, weights=X[:, j], minlength=S)
+                        for j in range(X.shape[1])], axis=1)
+        T_s = np.bincount(sid, weights=y, minlength=S)
+        inst_of = np.array([pr[0] for pr in pairs])
+        return cls(n_s, x_s, T_s, inst_of, int(inst.max()) + 1, X.T @ X, y @ X,
+                   float(np.sum(y * y)))
+
+
+def conditional_posterior_sessions(ss: SessionStats, tau, sigma, omega, m0, v0):
+    """:func:`conditional_posterior` with a session level nested in the instances.
+
+    Parameters
+    ----------
+    ss : SessionStats
+    tau, sigma, omega : ndarray, shape (G,)
+        Instance, run and session SDs (log-TPS units), one triple per grid point.
+    m0, v0 : ndarray, shape (p,)
+
+    Returns
+    -------
+    loglik : ndarray, shape (G,)
+    mean : ndarray, shape (G, p)
+    cov : ndarray, shape (G, p, p)
+    """
+    t2 = np.asarray(tau, float) ** 2
+    s2 = np.asarray(sigma, float) ** 2
+    o2 = np.broadcast_to(np.asarray(omega, float) ** 2, t2.shape)
+    n_s = ss.n_s
+    den = s2[:, None] + n_s[None, :] * o2[:, None]                   # (G, S)
+    c = 1.0 / den
+    h = o2[:, None] * c
+    H = np.zeros((ss.n_inst, n_s.size))
+    H[ss.inst_of, np.arange(n_s.size)] = 1.0                         # (I, S)
+    S_i = (c * n_s[None, :]) @ H.T                                   # (G, I)
+    k = t2[:, None] / (1.0 + t2[:, None] * S_i)                      # (G, I)
+    u = np.einsum("gs,sp,is->gip", c, ss.x_s, H)                     # (G, I, p)
+    v = (c * ss.T_s[None, :]) @ H.T                                  # (G, I)
+    A = ((ss.XtX[None] - np.einsum("gs,sp,sq->gpq", h, ss.x_s, ss.x_s)) / s2[:, None, None]
+         - np.einsum("gi,gip,giq->gpq", k, u, u))
+    b = ((ss.Xty[None, :] - np.einsum("gs,sp->gp", h * ss.T_s[None, :], ss.x_s)) / s2[:, None]
+         - np.einsum("gi,gip->gp", k * v, u))
+    q = (ss.Q - np.sum(h * ss.T_s[None, :] ** 2, axis=1)) / s2 - np.sum(k * v * v, axis=1)
+    logdetS = (((n_s[None, :] - 1.0) * np.log(s2)[:, None] + np.log(den)).sum(-1)
+               + np.log1p(t2[:, None] * S_i).sum(-1))
+    if m0 is None:  # the Gaussian parts only, for several fixed-effect priors
+        return A, b, q, logdetS
+    return _integrate_fixed(ss, A, b, q, logdetS, m0, v0)
+
+
 def _integrate_fixed(st: SuffStats, A, b, q, logdetS, m0, v0):
     """The Gaussian integral over the fixed effects shared by both grid-sum paths.
 
@@ -192,6 +346,26 @@ def _integrate_fixed(st: SuffStats, A, b, q, logdetS, m0, v0):
     quad = np.einsum("...gp,...gp->...g", r, mean)
     const = st.N * _LOG2PI + np.sum(np.log(v0)) + np.sum(m0 * m0 / v0)
     loglik = -0.5 * (const + logdetS + logdetP + q - quad)
+    return loglik, mean, Pinv
+
+
+def _integrate_fixed_many(N: int, A, b, q, logdetS, m0s, v0s):
+    """:func:`_integrate_fixed` for K fixed-effect priors at once (one dataset).
+
+    ``A`` (G, p, p), ``b`` (G, p), ``q`` and ``logdetS`` (G,); ``m0s``, ``v0s`` (K, p).
+    Returns loglik (K, G), mean (K, G, p) and Pinv (K, G, p, p).
+    """
+    P = A[None] + np.einsum("kp,pq->kpq", 1.0 / v0s, np.eye(A.shape[-1]))[:, None]
+    L = np.linalg.cholesky(P)                                        # (K, G, p, p)
+    eye = np.eye(P.shape[-1])
+    Linv = np.linalg.solve(L, np.broadcast_to(eye, P.shape))
+    Pinv = np.einsum("kgjp,kgjq->kgpq", Linv, Linv)
+    logdetP = 2.0 * np.log(np.diagonal(L, axis1=-2, axis2=-1)).sum(-1)   # (K, G)
+    r = b[None] + (m0s / v0s)[:, None, :]
+    mean = np.einsum("kgpq,kgq->kgp", Pinv, r)
+    quad = np.einsum("kgp,kgp->kg", r, mean)
+    const = N * _LOG2PI + np.sum(np.log(v0s), -1) + np.sum(m0s * m0s / v0s, -1)   # (K,)
+    loglik = -0.5 * (const[:, None] + logdetS[None] + logdetP + q[None] - quad)
     return loglik, mean, Pinv
 
 
@@ -290,6 +464,8 @@ class GridPosterior:
     stats: SuffStats | None = None
     centre: np.ndarray | None = None
     n_configs: int = 0
+    #: Session SD of each grid point (relative) when sessions are modelled, else None.
+    omega: np.ndarray | None = None
 
     def contrast(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Mixture components of a linear contrast c @ beta: means and variances, shape (G,)."""
@@ -330,8 +506,11 @@ class GridPosterior:
         return np.sum(self.w * np.exp(-0.5 * z * z) / np.sqrt(2 * np.pi * v), axis=-1)
 
     def scale_summary(self, which: str, hdi_prob: float = 0.95) -> dict:
-        """Posterior mean, median and HDI of tau or sigma (relative)."""
-        x = self.tau if which == "tau" else self.sigma
+        """Posterior mean, median and HDI of ``tau``, ``sigma`` or (when sessions are
+        modelled) ``sigma_session`` (relative)."""
+        x = {"tau": self.tau, "sigma": self.sigma, "sigma_session": self.omega}[which]
+        if x is None:
+            raise ValueError("no session term in this posterior")
         order = np.argsort(x)
         xs, ws = x[order], self.w[order]
         # collapse duplicates (grid is a product)
@@ -358,9 +537,13 @@ class GridPosterior:
             Predict on this already-seen instance instead: its effect is conditioned on the
             runs it holds, u_i | y, beta ~ N(g_i (T_i - x_i^T beta), sigma^2 g_i).
         """
-        if instance is None:
+        om2 = 0.0 if self.omega is None else self.omega**2
+        if instance is None or self.omega is not None:
+            # with sessions modelled a next run is in a new session (adds omega^2); on a seen
+            # instance its effect is not conditioned on (wider, never narrower, than exact)
             m = self.mean[:, k]
-            v = self.cov[:, k, k] + self.sigma**2 + (self.tau**2 if new_instance else 0.0)
+            v = (self.cov[:, k, k] + self.sigma**2 + om2
+                 + (self.tau**2 if new_instance or instance is not None else 0.0))
             return m, v
         st = self.stats
         t2, s2 = self.tau**2, self.sigma**2
@@ -608,6 +791,51 @@ def _two_pass_cold(st, m0c, v0, data: TPSData, prior: NoisePrior, n_grid: int):
             mean.reshape(-1, p), cov.reshape(-1, p, p))
 
 
+def _two_pass_sessions(ss, m0c, v0, data: TPSData, prior: NoisePrior, n_grid: int):
+    """:func:`_two_pass` with the session SD integrated over :func:`session_nodes` (and, with
+    cold runs, the cold prior's components): a mixture over grid points x components, as
+    :func:`_two_pass_cold`.
+
+    Returns
+    -------
+    T, S, Om : ndarray, shape (G K,)
+        Instance, run and session SDs of each point.
+    w, log_ev, edge, mean (G K, p), cov (G K, p, p)
+    """
+    nodes, lwn = session_nodes()
+    if data.use_cold:
+        cw, cm, cs = data.cold_prior()
+    else:
+        cw, cm, cs = np.ones(1), None, None
+
+    m0s = np.repeat(m0c[None, :], cw.size, axis=0)
+    v0s = np.repeat(v0[None, :], cw.size, axis=0)
+    if data.use_cold:
+        m0s[:, -1], v0s[:, -1] = cm, np.asarray(cs) ** 2
+    lwc = np.log(cw)
+
+    def ll(T, S):
+        lls, means, covs = [], [], []
+        for j, om in enumerate(nodes):  # the Gaussian parts depend on omega, not on the cold prior
+            parts = conditional_posterior_sessions(ss, T, S, np.full(T.shape, om), None, None)
+            l, m, c = _integrate_fixed_many(ss.N, *parts, m0s, v0s)   # (Kc, G), ...
+            lls.append(l + (lwc + lwn[j])[:, None])
+            means.append(m)
+            covs.append(c)
+        lk = np.concatenate(lls, axis=0).T                            # (G, K)
+        tot = special.logsumexp(lk, axis=-1)
+        return (tot, lk - tot[:, None], np.concatenate(means, 0).transpose(1, 0, 2),
+                np.concatenate(covs, 0).transpose(1, 0, 2, 3))
+
+    T, S, w, log_ev, edge, (resp, mean, cov) = _two_pass(ll, prior, n_grid)
+    K = nodes.size * cw.size
+    wk = (w[:, None] * np.exp(resp)).ravel()
+    p = mean.shape[-1]
+    om = np.tile(np.repeat(nodes, cw.size), T.size)
+    return (np.repeat(T, K), np.repeat(S, K), om, wk / wk.sum(), log_ev, edge,
+            mean.reshape(-1, p), cov.reshape(-1, p, p))
+
+
 #: Posterior mass of the lightest grid x cold-component points dropped from a cold fit.
 _COLD_DROP_MASS = 1e-7
 
@@ -650,7 +878,15 @@ def fit_exact(data: TPSData, prior: NoisePrior, *, n_grid: int = 60) -> GridPost
     m0c = m0.copy()
     m0c[: data.n_configs] -= centre
     v0 = sd0**2
-    if data.use_cold:
+    omega = None
+    if has_sessions(data):
+        ss = SessionStats.from_design(X, data.instance, data.session, data.y - centre[data.config])
+        T, S, omega, w, log_ev, edge, mean, cov = _two_pass_sessions(ss, m0c, v0, data, prior,
+                                                                    n_grid)
+        keep = _lightest_dropped(w, _COLD_DROP_MASS)
+        T, S, omega, w, mean, cov = (T[keep], S[keep], omega[keep], w[keep] / w[keep].sum(),
+                                     mean[keep], cov[keep])
+    elif data.use_cold:
         T, S, w, log_ev, edge, mean, cov = _two_pass_cold(st, m0c, v0, data, prior, n_grid)
         # the cold prior's K components multiply the grid (60 x 60 x K points); drop the
         # lightest components holding 1e-7 of the mass (every probability moves by < 1e-7),
@@ -664,7 +900,7 @@ def fit_exact(data: TPSData, prior: NoisePrior, *, n_grid: int = 60) -> GridPost
     mean[:, : data.n_configs] += centre
     names = list(data.config_names) + (["cold"] if data.use_cold else [])
     return GridPosterior(T, S, w, mean, cov, names, log_ev, edge, n_grid, st, centre,
-                         data.n_configs)
+                         data.n_configs, omega)
 
 
 def noise_posterior(datasets: list[TPSData], prior: NoisePrior, *, n_grid: int = 60):
