@@ -7,7 +7,8 @@
 * :func:`budget_plot` — cost of every comparison's recommended purchase, coloured by status,
   hatched per sequential layout, labelled with assurance and design;
 * :func:`tpf_plot` — tokens/forward per drafting policy (a draft result);
-* :func:`sweep_plot` — projected TPS against tokens/forward of every sweep row.
+* :func:`sweep_plot` — projected TPS against tokens/forward of every sweep row;
+* :func:`runs_plot` — every run per config and instance, cold first runs and outliers marked.
 
 All take plain lists / dicts from a JSON result and return PNG ``bytes``.
 """
@@ -305,4 +306,43 @@ def sweep_plot(rows: Sequence[dict]) -> bytes:
     ax.set_xlabel("tokens / forward")
     ax.set_ylabel("projected TPS")
     ax.legend(fontsize=7)
+    return _png(fig)
+
+
+def runs_plot(groups: Sequence[tuple[str, str, Sequence[tuple[float, bool, bool]]]], *,
+              unit: str = "") -> bytes:
+    """Every run of a result, per config and instance: one column of points per
+    ``(config, instance, runs)`` group (``runs``: ``(value, cold, outlier)`` in run order,
+    spread left to right), A's configs blue, B's orange; cold first runs hollow squares,
+    outliers red crosses. The legend sits below the axes, off the data."""
+    n = len(groups)
+    fig = _fig(max(5.0, min(11.0, 1.2 + 0.55 * n)), 3.6, left=0.12, bottom=0.36, top=0.93)
+    ax = fig.add_subplot()
+    labelled = set()
+    for i, (config, group, runs) in enumerate(groups):
+        col = "#E69F00" if config.startswith("B ") else "#0072B2"
+        k = len(runs)
+        xs = [i + (0.0 if k == 1 else -0.3 + 0.6 * j / (k - 1)) for j in range(k)]
+        warm = [(x, v) for x, (v, cold, odd) in zip(xs, runs) if not cold and not odd]
+        if warm:
+            name = config if len(config) <= 60 else config[:59] + "…"
+            ax.plot(*zip(*warm), "o", ms=4, color=col,
+                    label=None if config in labelled else name)
+            labelled.add(config)
+        cold = [(x, v) for x, (v, c, _) in zip(xs, runs) if c]
+        if cold:
+            ax.plot(*zip(*cold), "s", ms=6, mfc="none", mec=col, mew=1.3)
+        odd = [(x, v) for x, (v, _, o) in zip(xs, runs) if o]
+        if odd:
+            ax.plot(*zip(*odd), "x", ms=7, color="#D55E00", mew=1.6)
+    ax.plot([], [], "s", ms=6, mfc="none", mec="#444444", label="cold first run")
+    ax.plot([], [], "x", ms=7, color="#D55E00", label="outlier")
+    ax.set_xticks(range(n), [g[1] if len(g[1]) <= 18 else g[1][:17] + "…" for g in groups],
+                  rotation=30, ha="right", fontsize=7)
+    ax.set_xlim(-0.6, n - 0.4)
+    ax.set_ylabel(unit or "value")
+    ax.set_title("runs per config and instance", fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=2,
+              frameon=False)
     return _png(fig)

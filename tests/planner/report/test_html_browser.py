@@ -53,7 +53,7 @@ def reports(tmp_path_factory):
     # a verdict result carrying the lead's delta_curve field
     import numpy as np
 
-    from planner.report.html import render_html
+    from planner.report.render import render_html
 
     xs = np.linspace(-1.5, 0.2, 200)
     res = {"schema": "spec-planner/verdict/1", "command": "verdict", "a": "A", "b": "B",

@@ -274,7 +274,7 @@ def test_budget_views_state_the_plans_delta_reachable_totals_and_worst_case(writ
     column; totals count the reachable comparisons; a sequential purchase's worst case is in
     the summary, not in its row."""
     from planner.report.views.budget import comparison_rows, render_markdown
-    from planner.report.html import render_budget
+    from planner.report.views.budget import render_html as render_budget
 
     saved = json.loads(written["budget"][0].read_text())
     by = {c["name"]: c for c in saved["comparisons"]}
@@ -293,7 +293,7 @@ def test_budget_views_state_the_plans_delta_reachable_totals_and_worst_case(writ
     assert rows[0][3] == "sequential (paired)" and rows[0][4] == "≈7.5"
     assert not any("$9.00" in cell for row in rows for cell in row)
     md = render_markdown(r)
-    assert f"buy {n - 1} of {n - 1} reachable comparisons (1 of {n} unreachable" in md
+    assert f"Buy {n - 1} of {n - 1} reachable comparisons (1 of {n} unreachable" in md
     worst = [ln for ln in md.splitlines() if ln.startswith("**Worst case:**")]
     assert len(worst) == 1 and f"{r['comparisons'][0]['name']} $9.00" in worst[0]
     assert "within the budget" in worst[0]
