@@ -310,8 +310,8 @@ def markdown_plot(r: dict, samples: dict | None = None) -> bytes:
 
 
 def render_html(r: dict) -> str:
-    """HTML page of a draft result: headline, policies, vLLM's counters, the tokens/forward
-    intervals."""
+    """HTML page of a draft result: headline, policies, vLLM's counters, the projected TPS
+    (baseline marked) and tokens/forward intervals."""
     from planner.report import html as h
     from planner.report import plots
 
@@ -332,6 +332,7 @@ def render_html(r: dict) -> str:
                  "<p class=\"note\">Draft acceptance rate = accepted / draft tokens; mean "
                  "acceptance length = 1 + accepted / drafts; per-position rate i = drafts "
                  "accepting at least i tokens / drafts.</p>"]
-    body.append("<div class=\"plots\">" + h.img(plots.tpf_plot(r["policies"]),
-                                                 "tokens per forward") + "</div>")
+    body.append("<div class=\"plots\">"
+                + h.img(plots.draft_tps_plot(r["policies"]), "projected TPS per policy")
+                + h.img(plots.tpf_plot(r["policies"]), "tokens per forward") + "</div>")
     return h.page(f"planner draft: {name}", "\n".join(body))

@@ -440,3 +440,33 @@ def test_an_object_edited_into_a_string_is_named(view, written, tmp_path, cli):
              "html": ["--html", tmp_path / "b.html"]}[view]
     code, out, err = cli("report", bad, *extra)
     assert code == 2 and "field 'delta_pct'" in err and "it holds 'abc'" in err
+
+
+def test_inputs_block_leaves_out_unset_values_and_abbreviates_long_lists():
+    """The Inputs section shows no ``None`` and not 2 x 10,000 quick-form values: a long
+    list is its first items and its count, floats are rounded for reading."""
+    from planner.report.render import inputs_lines, inputs_markdown
+
+    r = {"inputs": {"files": [], "options": {"a_runs": ",".join(["308.1"] * 10000),
+                                             "b_runs": [309.25] * 10000, "prior": None,
+                                             "rope": 0.1000000000001},
+                    "version": "0.1.0", "level": None, "delta": 0.44}}
+    lines = inputs_lines(r)
+    text = "\n".join(lines)
+    assert "None" not in text and "level" not in text and len(text) < 400
+    assert "a_runs=308.1,308.1,308.1,308.1,308.1,308.1,... (10,000 values)" in text
+    assert "b_runs=[309.25, 309.25, 309.25, 309.25, 309.25, 309.25, ... (10,000 values)]" in text
+    assert "rope=0.1\n" in text and "delta: 0.44" in text
+    assert len(inputs_markdown(r)) < 500
+
+
+def test_draft_and_sweep_plots_mark_the_baseline(written):
+    """The draft page plots projected TPS per policy (baseline dotted, gain on the top
+    axis) beside tokens/forward; the sweep plot marks plain decoding and its gain axis."""
+    from planner.report.plots import draft_tps_plot, sweep_plot
+
+    draft = json.loads(written["draft"][0].read_text())
+    assert draft_tps_plot(draft["policies"])[:4] == b"\x89PNG"
+    assert written["draft"][2].read_text().count("data:image/png;base64,") == 2
+    sweep = json.loads(written["draft-sweep"][0].read_text())
+    assert sweep_plot(sweep["rows"])[:4] == b"\x89PNG"
