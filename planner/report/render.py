@@ -27,7 +27,10 @@ import json
 from pathlib import Path
 
 from planner.errors import InputError
-from planner.report.escape import html as _html_text, md as _md_text, term as _term, visible
+from planner.report.escape import html as _html_text
+from planner.report.escape import md as _md_text
+from planner.report.escape import term as _term
+from planner.report.escape import visible
 
 __all__ = ["VIEWS", "KINDS", "view_of", "kind_of", "render_terminal", "render_markdown",
            "render_html", "headline", "markdown_plot_path", "write_markdown", "read_result",

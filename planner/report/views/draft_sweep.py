@@ -9,8 +9,13 @@ from pathlib import PurePath
 from typing import NotRequired, TypedDict
 
 from planner.report.escape import md, term
-from planner.report.views.draft import (NOT_FROM_CAPTURE, console, evidence_line, md_table,
-                                        rich_table)
+from planner.report.views.draft import (
+    NOT_FROM_CAPTURE,
+    console,
+    evidence_line,
+    md_table,
+    rich_table,
+)
 
 __all__ = ["SCHEMA", "SWEEP_HEADERS", "headline", "sweep_rows", "sweep_footnotes",
            "render_terminal", "render_markdown", "render_html"]

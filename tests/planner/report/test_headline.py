@@ -8,7 +8,6 @@ from __future__ import annotations
 import html as _html
 import json
 import re
-
 from pathlib import Path
 
 import pytest

@@ -142,9 +142,9 @@ def test_a_hostile_saved_result_runs_no_script(driver, tmp_path, golden):
     """Names, notes and printed settings edited into script tags and event handlers: the
     page sets no global, opens no alert, logs no error, and shows the text."""
     from selenium.common.exceptions import NoAlertPresentException
+    from test_escaping import HOSTILE, poison
 
     from planner.report.render import render_html
-    from test_escaping import HOSTILE, poison
 
     for name in ("verdict_readme", "budget", "draft_sweep", "repeats_runs"):
         page = tmp_path / f"{name}.html"

@@ -304,8 +304,12 @@ def test_budget_views_state_the_plans_delta_reachable_totals_and_worst_case(writ
 def test_plots_tell_the_sequential_layouts_apart():
     """Each sequential layout has its own colour and legend label, dashed; the budget
     overview hatches them."""
-    from planner.report.plots import LAYOUT_HATCHES, _design_style, assurance_plot, \
-        budget_plot
+    from planner.report.plots import (
+        LAYOUT_HATCHES,
+        _design_style,
+        assurance_plot,
+        budget_plot,
+    )
 
     designs = [{"design": "separate"}, {"design": "paired"},
                {"design": "sequential", "layout": "separate"},
