@@ -176,8 +176,11 @@ def _num(x: float) -> str:
 
 
 def _fmt_iv(d: dict, unit: str, nd: int = 2) -> str:
-    if unit == "" and max(abs(d["hdi_low"]), abs(d["hdi_high"])) < 0.1:
+    top = max(abs(d["hdi_low"]), abs(d["hdi_high"]))
+    if unit == "" and top < 0.1:
         nd = max(nd, 4)  # small-valued metrics (seconds, ms) would print as 0.00
+    elif unit == "%" and top < 0.05:
+        nd = max(nd, 3)  # an interval within ±0.05 % is not "+0.00 .. +0.01 %"
     return f"{d['mean']:+.{nd}f}{unit}  [{d['hdi_low']:+.{nd}f}, {d['hdi_high']:+.{nd}f}]"
 
 
@@ -231,7 +234,7 @@ def _rows(r: dict) -> list[tuple[str, str]]:
         ("B", f"{r['b']}  (n={r['n_b']}, mean {_with_unit(r['mean_tps_b'], u)})"),
         _direction_row(r),
         (f"Δ = B − A, {u or 'value'} (mean, {hp}% HDI)", _fmt_iv(r["delta_tps"], "")),
-        (f"Δ = B − A, % (mean, {hp}% HDI)", _fmt_iv(r["delta_pct"], "%", 3)),
+        (f"Δ = B − A, % (mean, {hp}% HDI)", _fmt_iv(r["delta_pct"], "%")),
         ("ROPE", f"±{_rope_pct(r['rope']['pct'])}% = ±{_with_unit(r['rope']['tps'], u)}"),
         ("P(B > A)" + (" (B slower)" if lower else ""), f"{r['p_b_gt_a']:.3f}"),
         ("P(Δ > +ROPE) / P(Δ < −ROPE)",
