@@ -32,7 +32,7 @@ from planner.report.escape import md as _md_text
 from planner.report.escape import term as _term
 from planner.report.escape import visible
 
-__all__ = ["VIEWS", "KINDS", "view_of", "kind_of", "render_terminal", "render_markdown",
+__all__ = ["VIEWS", "view_of", "kind_of", "render_terminal", "render_markdown",
            "render_html", "headline", "markdown_plot_path", "write_markdown", "read_result",
            "inputs_lines", "inputs_terminal", "print_inputs", "inputs_markdown", "inputs_html",
            "add_inputs_html", "check_result", "check_schema", "guarded"]
@@ -47,8 +47,6 @@ VIEWS = {
     "calibrate": "planner.report.views.calibrate",
     "shift": "planner.report.views.shift",
 }
-#: The kinds, in the order of :data:`VIEWS` (a kind registered later is in :data:`VIEWS`).
-KINDS = tuple(VIEWS)
 #: Schema names that are not their kind's name (``planner calibrate`` writes a noise prior).
 _SCHEMA_KIND = {"noise-prior": "calibrate"}
 
