@@ -100,7 +100,8 @@ def render_terminal(r: dict) -> None:
     """Print the fitted noise and the prior written for a new experiment."""
     from rich.console import Console
 
-    con = Console()
+    # lines as they are (no wrapping at the console width: a note is read, or grepped, whole)
+    con = Console(soft_wrap=True)
     for line in headline(r):
         con.print(term(line, "bold"))
     for line in ["prior written for a new experiment (same terms):",
