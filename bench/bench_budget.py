@@ -30,7 +30,7 @@ def main() -> None:
     from planner.decide.budget import plan_budget
     from planner.io.plan_file import read_plan
     from planner.report.views.budget import render_markdown
-    from planner.report.html import render_html
+    from planner.report.render import render_html
 
     plan = read_plan(a.plan)
     t_plan, t_html = [], []

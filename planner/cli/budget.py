@@ -89,7 +89,7 @@ def _budget(plan: Path, *, sims: int, seed: int, as_json: bool, md: Path | None,
     res = _run_with_progress(the_plan, sims=sims, seed=seed, quiet=as_json, stated=stated)
 
     def html_renderer(r: dict) -> str:
-        from planner.report.html import render_html
+        from planner.report.render import render_html
 
         return render_html(r)
 

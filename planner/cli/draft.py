@@ -378,7 +378,7 @@ def register(app: typer.Typer) -> None:
                convention, stop_at_eos, cost_profile, top, as_json, md, html, **_) -> None:
         from planner.decide.draft import DRAFT_DEPTH, MTP_K, N_WINDOW, run_sweep, split_items
         from planner.io.limits import check_all
-        from planner.report.views.draft import render_sweep_terminal
+        from planner.report.views.draft_sweep import render_terminal as render_sweep_terminal
         from planner.report.output import emit, guard_outputs
 
         guard_outputs([("--md", md), ("--html", html)], [capture])

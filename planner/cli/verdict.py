@@ -232,7 +232,7 @@ def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, eng
                       platform=plat, lower_is_better=lower_is_better,
                       metric=tps_column if runs is not None else None)
     def render_html(result: dict) -> str:  # the HTML renderer loads only for --html
-        from planner.report.html import render_html as page
+        from planner.report.render import render_html as page
 
         return page(result)
 

@@ -7,7 +7,9 @@
 * :func:`budget_plot` — cost of every comparison's recommended purchase, coloured by status,
   hatched per sequential layout, labelled with assurance and design;
 * :func:`tpf_plot` — tokens/forward per drafting policy (a draft result);
-* :func:`sweep_plot` — projected TPS against tokens/forward of every sweep row.
+* :func:`draft_tps_plot` — projected TPS per drafting policy, the baseline marked;
+* :func:`sweep_plot` — projected TPS (and gain) against tokens/forward of every sweep row;
+* :func:`runs_plot` — every run per config and instance, cold first runs and outliers marked.
 
 All take plain lists / dicts from a JSON result and return PNG ``bytes``.
 """
@@ -57,6 +59,12 @@ def _png(fig: Figure) -> bytes:
                                 category=UserWarning)
         fig.savefig(buf, format="png", dpi=_DPI)
     return buf.getvalue()
+
+
+def _legend_below(ax) -> None:
+    """The legend in two columns under the axes' label, where it covers no data."""
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2,
+              frameon=False)
 
 
 def data_uri(png: bytes) -> str:
@@ -150,8 +158,9 @@ def delta_plot(x_pct: Sequence[float], density: Sequence[float], *, rope_pct: fl
 def assurance_plot(designs: Sequence[dict], *, target: float | None = None,
                    title: str = "") -> bytes:
     """Assurance vs runs per arm, one line per design (``curve`` of each design); the
-    recommended point of each design is marked."""
-    fig = _fig()
+    recommended point of each design is marked. The legend sits below the axes, off the
+    curves."""
+    fig = _fig(3.9, 3.7, bottom=0.37)
     ax = fig.add_subplot()
     seen: dict = {}
     for e in designs:
@@ -174,7 +183,7 @@ def assurance_plot(designs: Sequence[dict], *, target: float | None = None,
     ax.set_ylabel("assurance")
     if title:
         ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=7, loc="lower right", frameon=False)
+    _legend_below(ax)
     ax.grid(alpha=0.3)
     return _png(fig)
 
@@ -184,10 +193,10 @@ def cost_plot(designs: Sequence[dict], *, target: float | None = None,
               value: str = "cost_usd") -> bytes:
     """Expected cost vs assurance, one line per design; the recommended purchase is starred.
     ``value``: ``cost_usd`` (USD) or ``gpu_hours`` (owned hardware, where runs cost no
-    money)."""
+    money). The legend sits below the axes, off the curves."""
     from planner.results.repeat_plan import design_label
 
-    fig = _fig()
+    fig = _fig(3.9, 3.7, bottom=0.37)
     ax = fig.add_subplot()
     seen: dict = {}
     for e in designs:
@@ -212,7 +221,7 @@ def cost_plot(designs: Sequence[dict], *, target: float | None = None,
     ax.set_ylabel("expected GPU-hours" if value == "gpu_hours" else "expected cost (USD)")
     if title:
         ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=7, loc="upper left", frameon=False)
+    _legend_below(ax)
     ax.grid(alpha=0.3)
     return _png(fig)
 
@@ -294,15 +303,92 @@ def tpf_plot(policies: Sequence[dict], samples: dict | None = None) -> bytes:
 
 
 def sweep_plot(rows: Sequence[dict]) -> bytes:
-    """Projected TPS of every sweep row against its tokens/forward, one colour per policy."""
-    fig = _fig(6.0, 3.4, left=0.13)
+    """Projected TPS of every sweep row against its tokens/forward, one colour per policy,
+    plain decoding (TPS / speed-up of any row) as a dotted line, and the gain over it
+    (x plain decoding) on the right-hand axis."""
+    fig = _fig(6.0, 3.6, left=0.12, right=0.88, bottom=0.3)
     ax = fig.add_subplot()
-    for pol, colour in (("ar", "#999999"), ("pld", "#0072B2"), ("mtp", "#D55E00")):
+    colours = {"ar": "#999999", "pld": "#0072B2", "mtp": "#D55E00"}
+    for pol in dict.fromkeys(r["policy"] for r in rows):
         pts = [(r["tokens_per_forward"], r["projected_tps"]) for r in rows
                if r["policy"] == pol]
-        if pts:
-            ax.scatter(*zip(*pts), s=14, color=colour, label=pol)
+        ax.scatter(*zip(*pts), s=14, label=pol,
+                   color=colours.get(pol) or _EXTRA_COLOURS[len(colours) % 4])
+    base = next((r["projected_tps"] / r["speedup_vs_ar"] for r in rows
+                 if r.get("speedup_vs_ar")), None)
+    if base:
+        ax.axhline(base, color="#444444", ls=":", lw=1,
+                   label=f"plain decoding {base:.1f} TPS")
+        ax.secondary_yaxis("right", functions=(lambda y: y / base, lambda g: g * base)) \
+            .set_ylabel("gain (x plain decoding)")
     ax.set_xlabel("tokens / forward")
     ax.set_ylabel("projected TPS")
-    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=4,
+              frameon=False)
+    return _png(fig)
+
+
+def draft_tps_plot(policies: Sequence[dict]) -> bytes:
+    """Projected TPS per drafting policy with its 95 % interval, the baseline policy's TPS
+    as a dotted line and the gain over it (TPS) on the top axis."""
+    n = len(policies)
+    fig = _fig(7.0, max(2.4, 0.32 * n + 1.4), left=0.3, bottom=0.2, top=0.8)
+    ax = fig.add_subplot()
+    base = next((p["projected_tps"]["point"] for p in policies
+                 if p.get("worth_a_run") is None), None)
+    for y, p in enumerate(policies):
+        t = p["projected_tps"]
+        ax.errorbar([t["point"]], [y], xerr=[[t["point"] - t["ci_low"]],
+                                             [t["ci_high"] - t["point"]]],
+                    fmt="o", capsize=3, color="#444444" if p.get("worth_a_run") is None
+                    else "#0072B2")
+    ax.set_yticks(range(n), [p["label"] if len(p["label"]) <= 40 else p["label"][:39] + "…"
+                             for p in policies], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("projected TPS (95 % bootstrap interval)")
+    if base is not None:
+        ax.axvline(base, color="#444444", ls=":", lw=1)
+        ax.secondary_xaxis("top", functions=(lambda x: x - base, lambda g: g + base)) \
+            .set_xlabel(f"gain over the baseline ({base:.1f} TPS, dotted), TPS", fontsize=8)
+    ax.grid(axis="x", alpha=0.3)
+    return _png(fig)
+
+
+def runs_plot(groups: Sequence[tuple[str, str, Sequence[tuple[float, bool, bool]]]], *,
+              unit: str = "") -> bytes:
+    """Every run of a result, per config and instance: one column of points per
+    ``(config, instance, runs)`` group (``runs``: ``(value, cold, outlier)`` in run order,
+    spread left to right), A's configs blue, B's orange; cold first runs hollow squares,
+    outliers red crosses. The legend sits below the axes, off the data."""
+    n = len(groups)
+    fig = _fig(max(5.0, min(11.0, 1.2 + 0.55 * n)), 3.6, left=0.12, bottom=0.36, top=0.93)
+    ax = fig.add_subplot()
+    labelled = set()
+    for i, (config, group, runs) in enumerate(groups):
+        col = "#E69F00" if config.startswith("B ") else "#0072B2"
+        k = len(runs)
+        xs = [i + (0.0 if k == 1 else -0.3 + 0.6 * j / (k - 1)) for j in range(k)]
+        warm = [(x, v) for x, (v, cold, odd) in zip(xs, runs) if not cold and not odd]
+        if warm:
+            name = config if len(config) <= 60 else config[:59] + "…"
+            ax.plot(*zip(*warm), "o", ms=4, color=col,
+                    label=None if config in labelled else name)
+            labelled.add(config)
+        cold = [(x, v) for x, (v, c, _) in zip(xs, runs) if c]
+        if cold:
+            ax.plot(*zip(*cold), "s", ms=6, mfc="none", mec=col, mew=1.3)
+        odd = [(x, v) for x, (v, _, o) in zip(xs, runs) if o]
+        if odd:
+            ax.plot(*zip(*odd), "x", ms=7, color="#D55E00", mew=1.6)
+    ax.plot([], [], "s", ms=6, mfc="none", mec="#444444", label="cold first run")
+    ax.plot([], [], "x", ms=7, color="#D55E00", label="outlier")
+    ax.set_xticks(range(n), [g[1] if len(g[1]) <= 18 else g[1][:17] + "…" for g in groups],
+                  rotation=30, ha="right", fontsize=7)
+    ax.set_xlim(-0.6, n - 0.4)
+    ax.set_ylabel(unit or "value")
+    ax.set_title("runs per config and instance", fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=2,
+              frameon=False)
     return _png(fig)

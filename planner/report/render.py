@@ -1,41 +1,53 @@
 """One report layer: any saved result, rendered from its JSON object alone.
 
 A result says what it is by its ``schema`` (``spec-planner/<kind>/<version>``) or, for
-files written before every result had one, its ``command``. :func:`kind_of` reads that;
-the renderers dispatch on it to the view of each command (``*_view.py``, :mod:`.html`);
-Markdown and HTML end with the result's ``inputs`` block (files with their SHA-256,
-options, version: :func:`inputs_lines`), the terminal view with one dim line of it
-(:func:`inputs_terminal`):
+files written before every result had one, its ``command``; :func:`kind_of` reads that.
+Each kind is one view module, ``planner/report/views/<kind>.py``, named by one line of
+:data:`VIEWS` and loaded only when a result of that kind is rendered. A view module holds
 
-========== ==================================== ==========================
-kind       terminal / Markdown                  HTML
-========== ==================================== ==========================
-verdict    :mod:`.verdict_view`                 :func:`.html.render_verdict`
-repeats    :mod:`.repeats_view`                 :func:`.html.render_repeats`
-budget     :mod:`.budget_view`                  :func:`.html.render_budget`
-draft      :mod:`.draft_view`                   :func:`.html.render_draft`
-draft-sweep :mod:`.draft_view` (``sweep``)       :func:`.html.render_sweep`
-calibrate  :mod:`.calibrate_view`               :func:`.html.render_calibrate`
-shift      :mod:`.shift_view`                   :func:`.shift_view.render_html`
-========== ==================================== ==========================
+* ``SCHEMA`` -- a :class:`typing.TypedDict` of the fields its renderers read (checked by
+  :func:`check_schema` before a saved result is rendered);
+* ``headline(result) -> list[str]`` -- the plain sentences every medium opens with;
+* ``render_terminal(result)`` (prints), ``render_markdown(result) -> str``,
+  ``render_html(result) -> str`` (a page in the frame of :mod:`planner.report.html`);
+* optionally ``markdown_plot(result, samples) -> bytes``: a PNG written next to the
+  Markdown report (``report.md`` -> ``report.png``), which ``render_markdown(result,
+  plot_name)`` then refers to.
 
-A draft result's Markdown refers to a PNG written next to it (``report.md`` ->
-``report.png``): :func:`markdown_plot_path`, :func:`write_markdown`.
+This module only dispatches: Markdown and HTML end with the result's ``inputs`` block
+(files with their SHA-256, options, version: :func:`inputs_lines`), the terminal view with
+one dim line of it (:func:`inputs_terminal`). Docs: docs/architecture.md, "Adding a report
+kind".
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
 from planner.errors import InputError
+from planner.report.escape import html as _html_text
+from planner.report.escape import md as _md_text
+from planner.report.escape import term as _term
+from planner.report.escape import visible
 
-__all__ = ["KINDS", "kind_of", "render_terminal", "render_markdown", "render_html",
-           "markdown_plot_path", "write_markdown", "read_result", "inputs_lines",
-           "inputs_terminal", "print_inputs", "inputs_markdown", "inputs_html", "add_inputs_html",
-           "check_result", "guarded"]
+__all__ = ["VIEWS", "view_of", "kind_of", "render_terminal", "render_markdown",
+           "render_html", "headline", "markdown_plot_path", "write_markdown", "read_result",
+           "inputs_lines", "inputs_terminal", "print_inputs", "inputs_markdown", "inputs_html",
+           "add_inputs_html", "check_result", "check_schema", "guarded"]
 
-KINDS = ("verdict", "repeats", "budget", "draft", "draft-sweep", "calibrate", "shift")
+#: Report kind -> the view module that renders it: one line per kind.
+VIEWS = {
+    "verdict": "planner.report.views.verdict",
+    "repeats": "planner.report.views.repeats",
+    "budget": "planner.report.views.budget",
+    "draft": "planner.report.views.draft",
+    "draft-sweep": "planner.report.views.draft_sweep",
+    "calibrate": "planner.report.views.calibrate",
+    "shift": "planner.report.views.shift",
+}
+#: Schema names that are not their kind's name (``planner calibrate`` writes a noise prior).
 _SCHEMA_KIND = {"noise-prior": "calibrate"}
 
 
@@ -43,8 +55,24 @@ _SCHEMA_KIND = {"noise-prior": "calibrate"}
 SCHEMA_VERSIONS = frozenset({"1"})
 
 
+def view_of(kind: str):
+    """The view module of ``kind`` (:data:`VIEWS`), imported on first use.
+
+    Raises
+    ------
+    InputError
+        ``kind`` is not registered (field ``schema``).
+    """
+    try:
+        name = VIEWS[kind]
+    except KeyError:
+        raise InputError(f"no report view for a {kind!r} result (one of "
+                         f"{', '.join(VIEWS)})", field="schema") from None
+    return importlib.import_module(name)
+
+
 def kind_of(result: dict) -> str:
-    """The kind of a result (one of :data:`KINDS`), from ``command``, else ``schema``.
+    """The kind of a result (a key of :data:`VIEWS`), from ``command``, else ``schema``.
 
     Raises
     ------
@@ -59,14 +87,14 @@ def kind_of(result: dict) -> str:
     if len(parts) == 3 and parts[0] == "spec-planner" and parts[2] not in SCHEMA_VERSIONS:
         raise InputError(f"schema {schema!r}: this planner reads version "
                          f"{', '.join(sorted(SCHEMA_VERSIONS))} of its results", field="schema")
-    if cmd in KINDS:
+    if isinstance(cmd, str) and cmd in VIEWS:
         return cmd
     if len(parts) == 3 and parts[0] == "spec-planner":
         kind = _SCHEMA_KIND.get(parts[1], parts[1])
-        if kind in KINDS:
+        if kind in VIEWS:
             return kind
     raise InputError(f"not a spec-planner result (schema {schema or '?'!r}, command "
-                     f"{cmd or '?'!r}; one of {', '.join(KINDS)})", field="schema")
+                     f"{cmd or '?'!r}; one of {', '.join(VIEWS)})", field="schema")
 
 
 def inputs_lines(r: dict, *, settings: bool = True) -> list[str]:
@@ -82,17 +110,37 @@ def inputs_lines(r: dict, *, settings: bool = True) -> list[str]:
         sha = f.get("sha256")
         out.append(f"{f.get('role', 'file')}: {f.get('name')}"
                    + (f" (sha256 {sha[:12]})" if sha else ""))
-    opts = inp.get("options") or {}
+    opts = {k: v for k, v in (inp.get("options") or {}).items() if v is not None}
     if opts:
-        out.append("options: " + ", ".join(f"{k}={v}" for k, v in opts.items()))
+        out.append("options: " + ", ".join(f"{k}={_short(v)}" for k, v in opts.items()))
     for k, v in inp.items():
         if k in ("files", "options", "version") or not settings:
             continue
-        if isinstance(v, (str, int, float, bool)) or v is None:
-            out.append(f"{k}: {v}")
+        if isinstance(v, (str, int, float, bool)):
+            out.append(f"{k}: {_short(v)}")
     if inp.get("version"):
         out.append(f"spec-planner {inp['version']}")
     return out
+
+
+#: Items of a list option shown in the inputs block (``--a-runs`` of 10,000 values: the
+#: first few and the count; the values themselves are in the saved result's inputs).
+_LIST_SHOWN = 6
+
+
+def _short(v) -> str:
+    """An option's value as the inputs block shows it: a float to 6 significant digits, a
+    long list as its first items and its length."""
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    if isinstance(v, (list, tuple)):
+        items = [_short(x) for x in v[:_LIST_SHOWN]]
+        more = len(v) - len(items)
+        return "[" + ", ".join(items) + (f", ... ({len(v):,} values)" if more > 0 else "") + "]"
+    if isinstance(v, str) and "," in v and len(v) > 80:  # a quick-form list as one string
+        vals = v.split(",")
+        return ",".join(vals[:_LIST_SHOWN]) + f",... ({len(vals):,} values)"
+    return str(v)
 
 
 def inputs_terminal(result: dict) -> str:
@@ -108,12 +156,11 @@ def print_inputs(result: dict) -> None:
     if not line:
         return
     from rich.console import Console
-    from rich.text import Text
 
     con = Console()
     if not con.is_terminal:
         con = Console(width=max(con.width, 130))
-    con.print(Text(line, style="dim"))
+    con.print(_term(line, "dim"))
 
 
 def inputs_markdown(result: dict) -> str:
@@ -121,18 +168,16 @@ def inputs_markdown(result: dict) -> str:
     lines = inputs_lines(result)
     if not lines:
         return ""
-    return "\n## Inputs\n\n" + "\n".join(f"- {x.replace('|', '/')}" for x in lines) + "\n"
+    return "\n## Inputs\n\n" + "\n".join(f"- {_md_text(x)}" for x in lines) + "\n"
 
 
 def inputs_html(result: dict) -> str:
     """The Inputs section of an HTML report ("" without ``inputs``)."""
-    import html
-
     lines = inputs_lines(result)
     if not lines:
         return ""
     return ("<h2>Inputs</h2><ul class=\"inputs\">"
-            + "".join(f"<li>{html.escape(x)}</li>" for x in lines) + "</ul>\n")
+            + "".join(f"<li>{_html_text(x)}</li>" for x in lines) + "</ul>\n")
 
 
 def add_inputs_html(page: str, result: dict) -> str:
@@ -144,59 +189,52 @@ def add_inputs_html(page: str, result: dict) -> str:
     return page + sec if i < 0 else page[:i] + sec + page[i:]
 
 
-def _view(kind: str):
-    import importlib
-
-    mod = {"draft-sweep": "draft"}.get(kind, kind)
-    return importlib.import_module(f"planner.report.views.{mod}")
+def headline(result: dict) -> list[str]:
+    """The plain sentences every medium of ``result`` opens with (its view's ``headline``)."""
+    return list(view_of(kind_of(result)).headline(result))
 
 
 def render_terminal(result: dict, view=None) -> None:
     """Print ``result`` as its command does (``view``: the command's own terminal renderer,
     else the one of its kind), then the line of its recorded inputs (:func:`print_inputs`)."""
     if view is None:
-        kind = kind_of(result)
-        mod = _view(kind)
-        view = mod.render_sweep_terminal if kind == "draft-sweep" else mod.render_terminal
+        view = view_of(kind_of(result)).render_terminal
     view(result)
     print_inputs(result)
 
 
 def render_markdown(result: dict, plot_name: str | None = None) -> str:
-    """``result`` as Markdown; ``plot_name``: the PNG a draft report refers to."""
-    kind = kind_of(result)
-    view = _view(kind)
-    if kind == "draft":
-        text = view.render_markdown(result, plot_name)
-    elif kind == "draft-sweep":
-        text = view.render_sweep_markdown(result)
-    else:
-        text = view.render_markdown(result)
+    """``result`` as Markdown; ``plot_name``: the PNG the report refers to (a view with a
+    ``markdown_plot``)."""
+    view = view_of(kind_of(result))
+    text = (view.render_markdown(result, plot_name) if hasattr(view, "markdown_plot")
+            else view.render_markdown(result))
     return text + inputs_markdown(result)
 
 
 def render_html(result: dict) -> str:
-    """``result`` as one self-contained HTML page (:func:`planner.report.html.render_html`)."""
-    from planner.report.html import render_html as page
-
-    return add_inputs_html(page(result), result)
+    """``result`` as one self-contained HTML page (its view's ``render_html``), ending with
+    its inputs."""
+    return add_inputs_html(view_of(kind_of(result)).render_html(result), result)
 
 
 def markdown_plot_path(result: dict, md: Path | str | None) -> Path | None:
-    """The PNG written next to the Markdown report ``md`` (draft results only)."""
-    if md is None or kind_of(result) != "draft" or not Path(md).name:
+    """The PNG written next to the Markdown report ``md`` (a kind whose view has a
+    ``markdown_plot``), else None."""
+    if md is None or not Path(md).name:
         return None  # (an empty name is refused as a directory by guard_outputs)
+    if not hasattr(view_of(kind_of(result)), "markdown_plot"):
+        return None
     return Path(md).with_suffix(".png")
 
 
 def write_markdown(result: dict, md: Path | str, samples: dict | None = None) -> None:
-    """Write the Markdown report ``md`` (and, for a draft result, its PNG: histograms of the
-    bootstrap ``samples`` of a live result, else the intervals of the JSON)."""
+    """Write the Markdown report ``md`` (and the PNG next to it of a kind that has one:
+    a draft result's histograms of the bootstrap ``samples`` of a live result, else the
+    intervals of the JSON)."""
     png = markdown_plot_path(result, md)
     if png is not None:
-        from planner.report.plots import tpf_plot
-
-        png.write_bytes(tpf_plot(result["policies"], samples))
+        png.write_bytes(view_of(kind_of(result)).markdown_plot(result, samples))
     Path(md).write_text(render_markdown(result, png.name if png else None), encoding="utf-8",
                         errors="surrogateescape")  # a plot name not in UTF-8: its bytes
 
@@ -222,11 +260,61 @@ def read_result(path: Path | str) -> dict:
     except ValueError as exc:
         raise InputError(str(exc), file=str(path)) from None
     try:
-        kind_of(obj)
+        check_schema(obj)
         check_result(obj)
     except InputError as exc:
         raise InputError(exc.message, file=str(path), field=exc.field) from None
     return obj
+
+
+def check_schema(obj: dict) -> None:
+    """Check a saved result against the ``SCHEMA`` of its kind's view (required fields and
+    their types, :mod:`msgspec`); fields the schema does not name pass.
+
+    Raises
+    ------
+    InputError
+        Not a result (:func:`kind_of`), or a field missing or of the wrong type: one line
+        naming the field (its JSON path, ``delta_pct.mean``) and what it holds.
+    """
+    import msgspec
+
+    kind = kind_of(obj)
+    schema = getattr(view_of(kind), "SCHEMA", None)
+    if schema is None:
+        return
+    try:
+        msgspec.convert(obj, type=schema)
+    except msgspec.ValidationError as exc:
+        raise _schema_error(obj, kind, str(exc)) from None
+
+
+def _schema_error(obj: dict, kind: str, text: str) -> InputError:
+    """msgspec's ``Expected `float`, got `str` - at `$.delta_pct.mean``` as an
+    :class:`InputError` naming the field and the value it holds."""
+    import re
+
+    what, _, where = text.partition(" - at `")
+    path = where.rstrip("`")
+    path = path[2:] if path.startswith("$.") else "" if path == "$" else path
+    missing = re.match(r"Object missing required field `(.+)`", what)
+    if missing:
+        field = (path + "." if path else "") + missing.group(1)
+        return InputError(f"a saved {kind} result without this field (edited or cut short?)",
+                          field=field)
+    value = obj
+    for key in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        try:
+            value = value[int(key[1:-1])] if key.startswith("[") else value[key]
+        except (KeyError, IndexError, TypeError, ValueError):
+            value = None
+            break
+    shown = repr(value)
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    want = what.replace("Expected ", "expected ").replace("`", "")
+    return InputError(f"a saved result with a field of the wrong type or value (edited?): "
+                      f"it holds {visible(shown)} ({type(value).__name__}); {want}",
+                      field=path or None)
 
 
 def _refuse_constant(name: str):

@@ -1,13 +1,83 @@
-"""Renderers of the budget result (schema ``spec-planner/budget/1``): rich terminal and
-Markdown. Both read only the dict of the JSON result (``BudgetPlan.to_dict()`` or a saved
-``planner budget --json``)."""
+"""The budget report kind (schema ``spec-planner/budget/1``): terminal, Markdown and HTML
+views and the saved-JSON schema. Every view reads only the dict of the JSON result
+(``BudgetPlan.to_dict()`` or a saved ``planner budget --json``) and opens with
+:func:`headline` (what to buy, its runs, hours and cost)."""
 
 from __future__ import annotations
 
+from typing import NotRequired, TypedDict
+
+from planner.report.escape import md, term
 from planner.results.repeat_plan import design_label
 
-__all__ = ["HEADERS", "owned", "cost_cell", "plan_delta", "simulated_delta", "comparison_rows", "worst_case_line",
-           "render_terminal", "render_markdown"]
+__all__ = ["SCHEMA", "HEADERS", "owned", "cost_cell", "plan_delta", "simulated_delta",
+           "comparison_rows", "worst_case_line", "headline", "render_terminal",
+           "render_markdown", "render_html"]
+
+
+class _Design(TypedDict):
+    design: str
+    runs_per_arm: NotRequired[float | None]
+    assurance: NotRequired[float | None]
+    false_claim_rate: NotRequired[float | None]
+    gpu_hours: NotRequired[float | None]
+    cost_usd: NotRequired[float | None]
+    label: NotRequired[str]
+
+
+class _Delta(TypedDict):
+    mean_pct: float
+    mean_tps: float
+    source: NotRequired[str]
+    sd_tps: NotRequired[float | None]
+
+
+class _Comparison(TypedDict):
+    name: str
+    baseline: str
+    candidate: str
+    platform: str
+    prior: str
+    rule: str
+    rope: str
+    rope_pct: NotRequired[float | None]
+    baseline_tps: float
+    delta: _Delta
+    recommended: _Design | None
+    designs: list[_Design]
+    status: str
+    reason: NotRequired[str | None]
+
+
+class _Budget(TypedDict):
+    total_usd: NotRequired[float | None]
+    max_runs: NotRequired[int | None]
+    price_per_hour: float | None
+    assurance_target: float
+    max_runs_per_arm: int
+
+
+class _Totals(TypedDict):
+    comparisons: int
+    bought: int
+    runs: int
+    gpu_hours: float
+    cost_usd: float
+    expected_decisive: float
+    expected_false_claims: float
+
+
+class SCHEMA(TypedDict):
+    """The fields of a saved budget result the views read, with their types."""
+    plan: str
+    title: NotRequired[str | None]
+    budget: _Budget
+    allocation_rule: str
+    comparisons: list[_Comparison]
+    totals: _Totals
+    repeats_engine: str
+    sims: int
+    seed: int
 
 _STATUS_STYLE = {"buy": "bold green", "over budget": "yellow", "unreachable": "red"}
 
@@ -175,6 +245,22 @@ def worst_case_line(r: dict) -> str | None:
     return s
 
 
+def headline(r: dict) -> list[str]:
+    """The sentence every view of a budget result opens with: what to buy, with its runs,
+    GPU-hours and expected cost (the details follow in :func:`_totals_line`)."""
+    t = r["totals"]
+    n = t["comparisons"]
+    reach = t.get("reachable")
+    if reach is None:  # saved before totals had 'reachable'
+        reach = sum(1 for c in r["comparisons"] if c.get("recommended") is not None)
+    s = f"Buy {t['bought']} of {reach} reachable comparisons"
+    if reach < n:
+        s += f" ({n - reach} of {n} unreachable)"
+    runs = t["runs"]
+    return [s + f": {runs} run{'' if runs == 1 else 's'}, {t['gpu_hours']:.2f} GPU-h"
+            + ("" if owned(r) else f", ${t['cost_usd']:.2f}") + " expected."]
+
+
 def _skipped(r: dict) -> list[str]:
     out = []
     for c in r["comparisons"]:
@@ -189,7 +275,7 @@ def _skipped(r: dict) -> list[str]:
 
 
 def render_terminal(r: dict, *, elapsed_s: float | None = None) -> None:
-    """Print the budget plan as rich tables.
+    """Print the budget plan as rich tables (every value printed as text).
 
     Parameters
     ----------
@@ -198,17 +284,20 @@ def render_terminal(r: dict, *, elapsed_s: float | None = None) -> None:
     elapsed_s : float, optional
         Wall-clock seconds of the sizing (not in the JSON), shown when given.
     """
+    from rich import box
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     con = Console()
     if not con.is_terminal:  # piped / redirected: no wrapping needed
         con = Console(width=max(con.width, 140))
-    title = r.get("title") or "budget plan"
-    from rich import box
-
-    t = Table(title=f"[bold]{title}[/]\n{_budget_line(r)}", title_justify="left",
-              box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+    for line in headline(r):
+        con.print(term(line, "bold"))
+    title = Text.assemble(term(r.get("title") or "budget plan", "bold"), "\n",
+                          term(_budget_line(r)))
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+              padding=(0, 1))
     short = {"runs/arm": "n/arm", "assurance": "assur.", "false claims": "false",
              "expected cost": "exp. $", "simulated mean Δ": "sim. mean Δ"}
     for h in HEADERS:
@@ -216,57 +305,148 @@ def render_terminal(r: dict, *, elapsed_s: float | None = None) -> None:
                      else "right", no_wrap=h != "comparison", overflow="fold")
     for row in comparison_rows(r):
         st = row[-1]
-        t.add_row(*row[:-1], f"[{_STATUS_STYLE.get(st, '')}]{st}[/]")
+        t.add_row(*[term(c) for c in row[:-1]], term(st, _STATUS_STYLE.get(st)))
     con.print(t)
-    con.print(f"[bold]totals:[/] {_totals_line(r)}")
+    con.print(Text.assemble(("totals: ", "bold"), term(_totals_line(r))))
     worst = worst_case_line(r)
     if worst:
-        con.print(f"[bold]worst case:[/] {worst}")
+        con.print(Text.assemble(("worst case: ", "bold"), term(worst)))
     if _has_sequential(r):
-        con.print(f"[dim]{_SEQ_NOTE}[/dim]")
+        con.print(term(_SEQ_NOTE, "dim"))
     if _paired_note(r):
-        con.print(f"[dim]{_paired_note(r)}[/dim]")
+        con.print(term(_paired_note(r), "dim"))
     sk = _skipped(r)
     if sk:
-        con.print("[bold]not worth buying at this budget:[/]")
+        con.print(term("not worth buying at this budget:", "bold"))
         for s in sk:
-            con.print(f"  • {s}")
-    con.print(f"[dim]rule: {r['allocation_rule']}[/dim]")
+            con.print(term(f"  • {s}"))
+    con.print(term(f"rule: {r['allocation_rule']}", "dim"))
     took = f"; {elapsed_s:.1f} s" if elapsed_s is not None else ""
-    con.print(f"[dim]sizing: {r['repeats_engine']}, {r['sims']} simulations per design, seed "
-              f"{r['seed']}{took}[/dim]")
+    con.print(term(f"sizing: {r['repeats_engine']}, {r['sims']} simulations per design, seed "
+                   f"{r['seed']}{took}", "dim"))
 
 
 def render_markdown(r: dict) -> str:
-    """The budget plan as Markdown (tables of the plan, totals, skipped comparisons, and every
-    design per comparison)."""
-    lines = [f"# {r.get('title') or 'Budget plan'}", "", f"Budget: {_budget_line(r)}.", "",
-             "| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+    """The budget plan as Markdown (headline, tables of the plan, skipped comparisons, and
+    every design per comparison); every value escaped."""
+    lines = [f"# {md(r.get('title') or 'Budget plan')}", ""] + [f"**{md(x)}**" for x in
+                                                                headline(r)]
+    lines += ["", f"Budget: {md(_budget_line(r))}.", "",
+              "| " + " | ".join(md(h) for h in HEADERS) + " |", "|" + "---|" * len(HEADERS)]
     for row in comparison_rows(r):
-        lines.append("| " + " | ".join(x.replace("|", "/") for x in row) + " |")
-    lines += ["", f"**Totals:** {_totals_line(r)}.", ""]
+        lines.append("| " + " | ".join(md(x) for x in row) + " |")
+    lines += ["", f"**Totals:** {md(_totals_line(r))}.", ""]
     worst = worst_case_line(r)
     if worst:
-        lines += [f"**Worst case:** {worst}.", ""]
+        lines += [f"**Worst case:** {md(worst)}.", ""]
     if _has_sequential(r):
-        lines += [_SEQ_NOTE + ".", ""]
+        lines += [md(_SEQ_NOTE) + ".", ""]
     if _paired_note(r):
-        lines += [_paired_note(r) + ".", ""]
+        lines += [md(_paired_note(r)) + ".", ""]
     sk = _skipped(r)
     if sk:
-        lines += ["**Not worth buying at this budget:**", ""] + [f"- {s}" for s in sk] + [""]
-    lines += [f"Allocation rule: {r['allocation_rule']}.", "", "## Designs per comparison", "",
-              "| comparison | baseline → candidate | design | runs/arm | assurance | "
+        lines += ["**Not worth buying at this budget:**", ""] + [f"- {md(s)}" for s in sk] + [""]
+    lines += [f"Allocation rule: {md(r['allocation_rule'])}.", "", "## Designs per comparison",
+              "", "| comparison | baseline → candidate | design | runs/arm | assurance | "
               "false claims | GPU-h | expected cost | reaches target |",
               "|---|---|---|---|---|---|---|---|---|"]
     for c in r["comparisons"]:
         for e in c["designs"]:
             lines.append(
-                f"| {c['name']} | `{c['baseline']}` → `{c['candidate']}` | {_label(e)} | "
-                f"{_f(e.get('runs_per_arm'), 'g')} | {_f(e.get('assurance'), '.2f')} | "
-                f"{_f(e.get('false_claim_rate'), '.3f')} | {_f(e.get('gpu_hours'), '.2f')} | "
-                f"{cost_cell(r, e.get('cost_usd'))} | "
-                f"{'yes' if e.get('reaches_target') else 'no'} |".replace("|`", "| `"))
-    lines += ["", f"Sizing: {r['repeats_engine']}, {r['sims']} simulations per design, seed "
-              f"{r['seed']}."]
+                f"| {md(c['name'])} | {md(c['baseline'])} → {md(c['candidate'])} | "
+                f"{md(_label(e))} | {_f(e.get('runs_per_arm'), 'g')} | "
+                f"{_f(e.get('assurance'), '.2f')} | {_f(e.get('false_claim_rate'), '.3f')} | "
+                f"{_f(e.get('gpu_hours'), '.2f')} | {md(cost_cell(r, e.get('cost_usd')))} | "
+                f"{'yes' if e.get('reaches_target') else 'no'} |")
+    lines += ["", md(f"Sizing: {r['repeats_engine']}, {r['sims']} simulations per design, "
+                     f"seed {r['seed']}.")]
     return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------- HTML
+
+def _status_tag(st: str) -> str:
+    from planner.report import html as h
+
+    return h.tag(st, {"buy": "buy", "over budget": "over", "unreachable": "unreachable"}.get(
+        st, ""))
+
+
+def _comparison_section(c: dict, target: float, r: dict) -> str:
+    from planner.report import html as h
+    from planner.report import plots
+
+    dc = c.get("delta_curve") or {}
+    rope = c.get("rope_pct") or 0.0
+    dpng = plots.delta_plot(dc.get("delta_pct") or [], dc.get("density") or [], rope_pct=rope,
+                            interval=tuple(dc["interval_pct"]) if dc.get("interval_pct")
+                            else None,
+                            point=dc.get("point_pct"), mean=None if dc.get("point_pct") is not None
+                            else c["delta"]["mean_pct"], interval_label="95% interval",
+                            title=f"expected Δ: {c['name']}")
+    apng = plots.assurance_plot(c["designs"], target=target, title="assurance vs runs per arm")
+    free = owned(r)  # owned hardware: GPU-hours are the cost
+    cpng = plots.cost_plot(c["designs"], target=target, recommended=c.get("recommended"),
+                           title=("expected GPU-hours" if free else "expected cost")
+                           + " vs assurance", value="gpu_hours" if free else "cost_usd")
+    d = c["delta"]
+    src = d.get("source", "")
+    if src == "projection":
+        src = f"projection {d.get('projection')}"
+    rows = [[h.e(_label(e)), h.num(e.get("runs_per_arm"), "g"),
+             h.num(e.get("assurance"), ".3f"), h.num(e.get("false_claim_rate"), ".3f"),
+             h.num(e.get("gpu_hours"), ".2f"), h.e(cost_cell(r, e.get("cost_usd"))),
+             "yes" if e.get("reaches_target") else "no"]
+            for e in c["designs"]]
+    return (f"<section id=\"c-{h.e(c['name'])}\"><h3>{h.e(c['name'])} {_status_tag(c['status'])}"
+            f"</h3><p class=\"sub\"><code>{h.e(c['baseline'])}</code> → "
+            f"<code>{h.e(c['candidate'])}</code> · {h.e(c['platform'])} · prior {h.e(c['prior'])} · "
+            f"rule {h.e(c['rule'])} · ROPE {h.e(c['rope'])} (±{rope:.3g}%) · baseline "
+            f"{c['baseline_tps']:.1f} TPS · Δ (plan, {h.e(src)}) {h.e(plan_delta(c))} · simulated "
+            f"mean Δ {h.e(simulated_delta(c))}"
+            + (f" ± {d['sd_tps']:.2f} TPS" if d.get("sd_tps") else "") + "</p>"
+            + (f"<p class=\"note\">{h.e(c['reason'])}</p>" if c.get("reason") else "")
+            + h.table(["design", "runs/arm", "assurance", "false claims", "GPU-h", "cost",
+                       "reaches target"], rows, {1, 2, 3, 4, 5})
+            + f"<div class=\"plots plots3\">{h.img(dpng, 'expected delta ' + c['name'])}"
+            f"{h.img(apng, 'assurance vs runs ' + c['name'])}"
+            f"{h.img(cpng, 'cost vs assurance ' + c['name'])}</div></section>")
+
+
+def render_html(r: dict) -> str:
+    """HTML page of a budget result: headline, the plan table, totals, the skipped
+    comparisons, an overview bar chart and, per comparison, the expected-Δ distribution
+    with the ROPE, the assurance curves and the cost curve."""
+    from planner.report import html as h
+    from planner.report import plots
+
+    b = r["budget"]
+    rows = []
+    for c, row in zip(r["comparisons"], comparison_rows(r)):
+        cells = [h.e(x) for x in row[:-1]] + [_status_tag(row[-1])]
+        cells[0] = f"<a href=\"#c-{h.e(c['name'])}\">{cells[0]}</a>"
+        rows.append(cells)
+    body = [f"<h1>{h.e(r.get('title') or 'Budget plan')}</h1>", h.lead(headline(r)),
+            f"<p class=\"sub\">plan <code>{h.e(r['plan'])}</code> · {h.e(_budget_line(r))}</p>",
+            h.table(HEADERS, rows, {1, 2, 4, 5, 6, 7, 8}),
+            f"<p><b>Totals:</b> {h.e(_totals_line(r))}.</p>"]
+    worst = worst_case_line(r)
+    if worst:
+        body.append(f"<p><b>Worst case:</b> {h.e(worst)}.</p>")
+    if _has_sequential(r):
+        body.append(f"<p class=\"note\">{h.e(_SEQ_NOTE)}.</p>")
+    if _paired_note(r):
+        body.append(f"<p class=\"note\">{h.e(_paired_note(r))}.</p>")
+    sk = _skipped(r)
+    if sk:
+        body.append("<p><b>Not worth buying at this budget:</b></p><ul>"
+                    + "".join(f"<li>{h.e(s)}</li>" for s in sk) + "</ul>")
+    body.append(f"<p class=\"note\">Allocation rule: {h.e(r['allocation_rule'])}. Sizing: "
+                f"{h.e(r['repeats_engine'])}, {h.e(r['sims'])} simulations per design, seed "
+                f"{h.e(r['seed'])}.</p>")
+    body.append("<div class=\"plots\">"
+                + h.img(plots.budget_plot(r["comparisons"], total_usd=b.get("total_usd")),
+                        "budget overview") + "</div>")
+    body.append("<h2>Comparisons</h2>")
+    body += [_comparison_section(c, b["assurance_target"], r) for c in r["comparisons"]]
+    return h.page(r.get("title") or "budget plan", "\n".join(body))

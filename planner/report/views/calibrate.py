@@ -1,9 +1,66 @@
-"""Renderers of the ``planner calibrate`` result (schema ``spec-planner/calibrate/...``):
-plain terminal lines and Markdown, from the JSON object alone."""
+"""The calibrate report kind (``planner calibrate``, schema ``spec-planner/noise-prior/1``):
+terminal, Markdown and HTML views and the saved-JSON schema, from the JSON object alone;
+every view opens with :func:`headline` (the fitted noise scales)."""
 
 from __future__ import annotations
 
-__all__ = ["rows", "render_terminal", "render_markdown"]
+from typing import NotRequired, TypedDict
+
+from planner.report.escape import md, term
+
+__all__ = ["SCHEMA", "headline", "rows", "render_terminal", "render_markdown", "render_html"]
+
+
+class _Range(TypedDict):
+    median: float
+    low: float
+    high: float
+
+
+class _Posterior(TypedDict):
+    tau_pct: _Range
+    sigma_pct: _Range
+
+
+class _Law(TypedDict):
+    df: float
+    scale: float
+
+
+class _Prior(TypedDict):
+    tau: _Law
+    sigma: _Law
+
+
+class SCHEMA(TypedDict):
+    """The fields of a saved calibrate result the views read, with their types."""
+    runs_used: int
+    groups: int
+    cold_dropped: int
+    posterior: _Posterior
+    prior: _Prior
+    prior_pct: NotRequired[dict[str, _Range] | None]
+    grid_edge_mass: float
+    ok: NotRequired[bool]
+    platform: NotRequired[str | None]
+    metric: NotRequired[str | None]
+    workload: NotRequired[str | None]
+    sigma_method: NotRequired[str | None]
+    sigma_note: NotRequired[str | None]
+    split_note: NotRequired[str | None]
+    tau_note: NotRequired[str | None]
+
+
+def _iv(d: dict) -> str:
+    return f"median {d['median']:.3f}%  95% [{d['low']:.3f}, {d['high']:.3f}]"
+
+
+def headline(r: dict) -> list[str]:
+    """The sentence every view opens with: how many runs, and the two fitted scales."""
+    p = r["posterior"]
+    return [f"noise from {r['runs_used']} runs in {r['groups']} groups "
+            f"({r['cold_dropped']} cold first runs dropped): sigma_instance "
+            f"{_iv(p['tau_pct'])}, sigma_run {_iv(p['sigma_pct'])}"]
 
 
 def _prior_cell(r: dict, name: str) -> str:
@@ -13,56 +70,64 @@ def _prior_cell(r: dict, name: str) -> str:
     q = (r.get("prior_pct") or {}).get(f"{name}_pct")
     if not q:
         return law
-    return f"median {q['median']:.3f}%  95% [{q['low']:.3f}, {q['high']:.3f}]  = {law}"
+    return f"{_iv(q)}  = {law}"
 
 
 def rows(r: dict) -> list[list[str]]:
-    """Quantity / value rows (shared with the HTML page)."""
-    p, pr = r["posterior"], r["prior"]
-    iv = lambda d: f"median {d['median']:.3f}%  95% [{d['low']:.3f}, {d['high']:.3f}]"  # noqa: E731
+    """Quantity / value rows (Markdown and HTML)."""
+    p = r["posterior"]
     out = [["runs used", f"{r['runs_used']} in {r['groups']} groups "
                           f"({r['cold_dropped']} cold first runs dropped)"],
-            ["platform / metric / workload", f"{r.get('platform') or '?'} / "
-                                             f"{r.get('metric') or '?'} / "
-                                             f"{r.get('workload') or '?'}"],
-            ["sigma_instance", iv(p["tau_pct"])],
-            ["sigma_run", iv(p["sigma_pct"])],
-            ["prior sigma_instance (written)", _prior_cell(r, "tau")],
-            ["prior sigma_run (written)", _prior_cell(r, "sigma")],
-            ["sigma method", str(r.get("sigma_method", ""))]]
+           ["platform / metric / workload", f"{r.get('platform') or '?'} / "
+                                            f"{r.get('metric') or '?'} / "
+                                            f"{r.get('workload') or '?'}"],
+           ["sigma_instance", _iv(p["tau_pct"])],
+           ["sigma_run", _iv(p["sigma_pct"])],
+           ["prior sigma_instance (written)", _prior_cell(r, "tau")],
+           ["prior sigma_run (written)", _prior_cell(r, "sigma")],
+           ["sigma method", str(r.get("sigma_method") or "")]]
     if r.get("sigma_note"):
         out.append(["why the prior differs", r["sigma_note"]])
     if r.get("split_note"):
         out.append(["instance vs run noise", r["split_note"]])
     if r.get("tau_note"):
         out.append(["sigma_instance not learned", r["tau_note"]])
-    return out + [
-            ["grid edge mass", f"{r['grid_edge_mass']:.1e}" + ("" if r.get("ok") else
-                                                                 " (not ok)")]]
+    return out + [["grid edge mass", f"{r['grid_edge_mass']:.1e}"
+                   + ("" if r.get("ok", True) else " (not ok)")]]
 
 
 def render_terminal(r: dict) -> None:
-    """Print the fitted noise and prior."""
-    p = r["posterior"]
-    print(f"noise from {r['runs_used']} runs in {r['groups']} groups "
-          f"({r['cold_dropped']} cold first runs dropped)")
-    print(f"  sigma_instance: median {p['tau_pct']['median']:.3f}%  95% "
-          f"[{p['tau_pct']['low']:.3f}, {p['tau_pct']['high']:.3f}]")
-    print(f"  sigma_run:      median {p['sigma_pct']['median']:.3f}%  95% "
-          f"[{p['sigma_pct']['low']:.3f}, {p['sigma_pct']['high']:.3f}]")
-    print("prior written for a new experiment (same terms):")
-    print(f"  sigma_instance: {_prior_cell(r, 'tau')}")
-    print(f"  sigma_run:      {_prior_cell(r, 'sigma')}")
+    """Print the fitted noise and the prior written for a new experiment."""
+    from rich.console import Console
+
+    # lines as they are (no wrapping at the console width: a note is read, or grepped, whole)
+    con = Console(soft_wrap=True)
+    for line in headline(r):
+        con.print(term(line, "bold"))
+    for line in ["prior written for a new experiment (same terms):",
+                 f"  sigma_instance: {_prior_cell(r, 'tau')}",
+                 f"  sigma_run:      {_prior_cell(r, 'sigma')}"]:
+        con.print(term(line))
     if r.get("sigma_note"):
-        print(f"  {r['sigma_note']}")
-    if r.get("split_note"):
-        print(f"note: {r['split_note']}")
-    if r.get("tau_note"):
-        print(f"note: {r['tau_note']}")
+        con.print(term(f"  {r['sigma_note']}"))
+    for key in ("split_note", "tau_note"):
+        if r.get(key):
+            con.print(term(f"note: {r[key]}"))
 
 
 def render_markdown(r: dict) -> str:
-    """The calibration as a Markdown table."""
-    lines = ["# Noise calibration: `planner calibrate`", "", "| quantity | value |", "|---|---|"]
-    lines += [f"| {k} | {v.replace('|', '/')} |" for k, v in rows(r)]
+    """The calibration as Markdown: headline and a table."""
+    lines = ["# Noise calibration: `planner calibrate`", ""] + [f"**{md(x)}**" for x in
+                                                               headline(r)]
+    lines += ["", "| quantity | value |", "|---|---|"]
+    lines += [f"| {md(k)} | {md(v)} |" for k, v in rows(r)]
     return "\n".join(lines) + "\n"
+
+
+def render_html(r: dict) -> str:
+    """HTML page of a calibrate result (no plot)."""
+    from planner.report import html as h
+
+    body = ["<h1>Noise calibration</h1>", h.lead(headline(r)),
+            h.table(["quantity", "value"], [[h.e(k), h.e(v)] for k, v in rows(r)])]
+    return h.page("noise calibration", "\n".join(body))

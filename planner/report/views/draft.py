@@ -1,19 +1,75 @@
-"""Renderers of the ``planner draft`` and ``planner draft sweep`` results: rich terminal
-tables and Markdown.
+"""The draft report kind (``planner draft``): terminal, Markdown and HTML views, the PNG
+next to its Markdown, and the saved-JSON schema.
 
-Every function takes the JSON object of a result (:meth:`planner.decide.draft.DraftResult.to_dict`,
-:meth:`planner.decide.draft.SweepResult.to_dict`, or a saved ``--json`` output read back). The row
-functions are shared with the HTML page (:mod:`planner.report.html`).
+Every function takes the JSON object of a result
+(:meth:`planner.decide.draft.DraftResult.to_dict`, or a saved ``--json`` output read back)
+and every view opens with :func:`headline` (the worth-a-run verdict). The sweep
+(``planner draft sweep``) is its own kind: :mod:`planner.report.views.draft_sweep`.
 """
 
 from __future__ import annotations
 
 from pathlib import PurePath
+from typing import NotRequired, TypedDict
 
-__all__ = ["POLICY_HEADERS", "VLLM_HEADERS", "SWEEP_HEADERS", "NOT_FROM_CAPTURE",
-           "policy_rows", "vllm_rows", "sweep_rows", "headline", "footnotes", "sweep_footnotes",
-           "evidence_line", "extrapolation_line", "render_terminal", "render_markdown",
-           "render_sweep_terminal", "render_sweep_markdown"]
+from planner.report.escape import md, term
+
+__all__ = ["SCHEMA", "POLICY_HEADERS", "VLLM_HEADERS", "NOT_FROM_CAPTURE", "policy_rows",
+           "vllm_rows", "headline", "settings_line", "footnotes", "evidence_line",
+           "extrapolation_line", "render_terminal", "render_markdown", "render_html",
+           "markdown_plot", "md_table", "rich_table", "console"]
+
+
+class _Interval(TypedDict):
+    point: float
+    ci_low: float
+    ci_high: float
+    pi_low: NotRequired[float | None]
+    pi_high: NotRequired[float | None]
+
+
+class _Policy(TypedDict):
+    label: str
+    tokens_per_forward: _Interval
+    projected_tps: _Interval
+    mean_acceptance_length: float
+    frac_tokens_from_lookup: float
+    step_ms: float
+    worth_a_run: dict[str, object] | None
+    vllm_counters: NotRequired[dict[str, object] | None]
+
+
+class _Capture(TypedDict):
+    path: str
+    n_prompts: int
+    n_tokens: int
+
+
+class _Noise(TypedDict):
+    sigma_tps: float
+    label: NotRequired[str | None]
+
+
+class _Settings(TypedDict):
+    bootstrap: int
+    seed: int
+    baseline: str
+    cost_model: dict[str, object]
+    noise: _Noise
+
+
+class _Worth(TypedDict):
+    verdict: str
+    best_policy: NotRequired[str]
+
+
+class SCHEMA(TypedDict):
+    """The fields of a saved draft result the views read, with their types."""
+    capture: _Capture
+    settings: _Settings
+    policies: list[_Policy]
+    worth_a_run: NotRequired[_Worth | None]
+
 
 POLICY_HEADERS = ["policy", "tokens/forward [95 %]", "new prompt set [90 % PI]",
                   "mean acc. len", "lookup frac", "step ms",
@@ -21,7 +77,6 @@ POLICY_HEADERS = ["policy", "tokens/forward [95 %]", "new prompt set [90 % PI]",
 VLLM_HEADERS = ["policy", "convention", "drafts", "draft tokens", "accepted",
                 "draft acceptance rate", "mean acceptance length",
                 "per-position acceptance rate"]
-SWEEP_HEADERS = ["rank", "policy", "params", "tokens/forward", "step ms", "TPS", "x AR"]
 _POSITIONS_SHOWN = 8
 
 
@@ -33,7 +88,21 @@ def _num(x, fmt: str) -> str:
     return "-" if x is None else format(x, fmt)
 
 
-def headline(r: dict) -> str:
+def headline(r: dict) -> list[str]:
+    """The sentence every view of a draft result opens with: its worth-a-run verdict, else
+    the best projected policy and its TPS."""
+    w = r.get("worth_a_run")
+    if w and w.get("verdict"):
+        return [str(w["verdict"])]
+    best = max(r["policies"], key=lambda p: p["projected_tps"]["point"], default=None)
+    if best is None:
+        return ["no drafting policy replayed"]
+    t = best["projected_tps"]
+    return [f"best projected: {best['label']}, {t['point']:.1f} TPS "
+            f"[{t['ci_low']:.1f}, {t['ci_high']:.1f}]"]
+
+
+def settings_line(r: dict) -> str:
     """One line: capture, bootstrap, baseline, cost model and noise."""
     cap, st = r["capture"], r["settings"]
     anchor = (f"measured {st['baseline_tps']:.1f}" if st.get("baseline_tps")
@@ -161,117 +230,109 @@ def vllm_rows(r: dict) -> list[list[str]]:
     return out
 
 
-def sweep_rows(r: dict, top: int | None = None) -> list[list[str]]:
-    """Rows of :data:`SWEEP_HEADERS`, best first (``top`` rows, default all)."""
-    rows = r["rows"] if top is None else r["rows"][:top]
-    mark = lambda row: (f" {NOT_FROM_CAPTURE}" if not row.get("from_capture",  # noqa: E731
-                                                               row["policy"] != "mtp") else "")
-    return [[str(i), row["policy"] + mark(row), ",".join(f"{a}={b}" for a, b in row["params"].items()),
-             f"{row['tokens_per_forward']:.3f}", f"{row['step_ms']:.2f}",
-             f"{row['projected_tps']:.1f}", f"{row['speedup_vs_ar']:.2f}"]
-            for i, row in enumerate(rows, 1)]
+def md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table of text cells (each escaped: :func:`planner.report.escape.md`)."""
+    return (["| " + " | ".join(md(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+            + ["| " + " | ".join(md(c) for c in row) + " |" for row in rows])
 
 
-def sweep_footnotes(r: dict) -> list[str]:
-    """Footnotes of a sweep: rows not from the capture's tokens, too little evidence."""
-    out = []
-    if any(not row.get("from_capture", row["policy"] != "mtp") for row in r["rows"]):
-        out.append(f"{NOT_FROM_CAPTURE} mtp rows: numbers from the MTP acceptance curve "
-                   f"{r['acceptance']}, not from this capture's own tokens (the capture gives "
-                   "lengths).")
-    ev = evidence_line(r)
-    if ev:
-        out.append(ev + ".")
-    return out
-
-
-def _md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    return (["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-            + ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in rows])
-
-
-def _console(width: int):
+def console(width: int):
+    """A rich console; ``width`` columns when the output is not a terminal."""
     from rich.console import Console
 
     con = Console()
     return con if con.is_terminal else Console(width=width)
 
 
-def _rich_table(title: str, headers: list[str], rows: list[list[str]]):
+def rich_table(title: str, headers: list[str], rows: list[list[str]]):
+    """A rich table of text cells, each printed literally."""
     from rich.table import Table
 
-    t = Table(title=title, title_justify="left")
+    t = Table(title=term(title), title_justify="left")
     for h in headers:
-        t.add_column(h)
+        t.add_column(term(h))
     for row in rows:
-        t.add_row(*row)
+        t.add_row(*[term(c) for c in row])
     return t
 
 
 def render_terminal(r: dict) -> None:
-    """Print a draft result: the policies table, vLLM's counters, the verdict."""
-    con = _console(190)
-    con.print(f"capture {PurePath(r['capture']['path']).name}: {headline(r)}")
+    """Print a draft result: headline, the policies table, vLLM's counters."""
+    con = console(190)
+    for line in headline(r):
+        con.print(term(line, "bold"))
+    con.print(term(f"capture {PurePath(r['capture']['path']).name}: {settings_line(r)}"))
     ev = evidence_line(r)
     if ev:
-        con.print(f"[bold]{ev}[/]", markup=True)
-    con.print(_rich_table("drafting policies (95 % bootstrap intervals)", POLICY_HEADERS,
-                          policy_rows(r)))
+        con.print(term(ev, "bold"))
+    con.print(rich_table("drafting policies (95 % bootstrap intervals)", POLICY_HEADERS,
+                         policy_rows(r)))
     for note in footnotes(r):
-        con.print(note, markup=False)
+        con.print(term(note))
     if extrapolation_line(r):
-        con.print(extrapolation_line(r), markup=False)
+        con.print(term(extrapolation_line(r)))
     vr = vllm_rows(r)
     if vr:
-        con.print(_rich_table("vLLM spec-decode counters of the replay (per run)", VLLM_HEADERS,
-                              vr))
-    if r.get("worth_a_run"):
-        con.print(r["worth_a_run"]["verdict"])
+        con.print(rich_table("vLLM spec-decode counters of the replay (per run)", VLLM_HEADERS,
+                             vr))
 
 
 def render_markdown(r: dict, plot_name: str | None = None) -> str:
     """A draft result as Markdown; ``plot_name`` is the PNG written next to it, if any."""
-    lines = [f"# planner draft: {PurePath(r['capture']['path']).name}", "",
-             headline(r) + ".", ""] + ([f"**{evidence_line(r)}.**", ""] if evidence_line(r)
-                                       else []) + _md_table(POLICY_HEADERS, policy_rows(r))
-    notes = footnotes(r)
+    lines = [f"# planner draft: {md(PurePath(r['capture']['path']).name)}", ""]
+    lines += [f"**{md(x)}**" for x in headline(r)]
+    lines += ["", md(settings_line(r)) + ".", ""]
+    if evidence_line(r):
+        lines += [f"**{md(evidence_line(r))}.**", ""]
+    lines += md_table(POLICY_HEADERS, policy_rows(r))
+    notes = footnotes(r) + ([extrapolation_line(r)] if extrapolation_line(r) else [])
     if notes:
-        lines += [""] + [n + "  " for n in notes]
+        lines += [""] + [md(n) + "  " for n in notes]
     vr = vllm_rows(r)
     if vr:
         lines += ["", "## vLLM spec-decode counters of the replay", ""]
-        lines += _md_table(VLLM_HEADERS, vr)
+        lines += md_table(VLLM_HEADERS, vr)
         lines += ["", "Draft acceptance rate = accepted / draft tokens; mean acceptance length "
                   "= 1 + accepted / drafts; per-position rate i = drafts accepting at least i "
                   "tokens / drafts. Convention vllm leaves the prefill token out as a server "
                   "does (`--convention vllm`)."]
-    if r.get("worth_a_run"):
-        w = r["worth_a_run"]
-        # the verdict names its headline row and basis (results saved before ``basis``: not)
-        lines += ["", f"**{w['verdict']}**" + ("" if "basis" in w else
-                                               f" (best: `{w['best_policy']}`)")]
     if plot_name:
-        lines += ["", f"![tokens/forward per policy]({plot_name})"]
+        lines += ["", f"![tokens/forward per policy](<{plot_name.replace('>', '%3E')}>)"]
     return "\n".join(lines) + "\n"
 
 
-def _sweep_title(r: dict) -> str:
-    return f"draft sweep on {PurePath(r['capture']).name} (ranked by projected TPS)"
+def markdown_plot(r: dict, samples: dict | None = None) -> bytes:
+    """The PNG next to the Markdown report: tokens/forward per policy (histograms of the
+    bootstrap ``samples`` of a live result, else the intervals of the JSON)."""
+    from planner.report.plots import tpf_plot
+
+    return tpf_plot(r["policies"], samples)
 
 
-def render_sweep_terminal(r: dict, top: int = 20) -> None:
-    """Print the best ``top`` rows of a sweep result."""
-    con = _console(150)
-    con.print(_rich_table(_sweep_title(r), SWEEP_HEADERS, sweep_rows(r, top)))
-    for note in sweep_footnotes(r):
-        con.print(note, markup=False)
+def render_html(r: dict) -> str:
+    """HTML page of a draft result: headline, policies, vLLM's counters, the projected TPS
+    (baseline marked) and tokens/forward intervals."""
+    from planner.report import html as h
+    from planner.report import plots
 
-
-def render_sweep_markdown(r: dict) -> str:
-    """A sweep result as Markdown (every row)."""
-    lines = [f"# {_sweep_title(r)}", "",
-             f"{r['n_prompts']} prompts; cost model {r['cost_model']}; MTP acceptance "
-             f"{r['acceptance']}; {r['mc_replicates']} MC replicates, seed {r['seed']}.", ""]
-    notes = sweep_footnotes(r)
-    return "\n".join(lines + _md_table(SWEEP_HEADERS, sweep_rows(r))
-                     + ([""] + [n + "  " for n in notes] if notes else [])) + "\n"
+    name = PurePath(r["capture"]["path"]).name
+    body = [f"<h1>planner draft: <code>{h.e(name)}</code></h1>", h.lead(headline(r)),
+            f"<p class=\"sub\">{h.e(settings_line(r))}</p>"]
+    if evidence_line(r):
+        body.append(f"<p class=\"tag over\">{h.e(evidence_line(r))}.</p>")
+    body.append(h.table(POLICY_HEADERS, [[h.e(c) for c in row] for row in policy_rows(r)],
+                        {1, 2, 3, 4, 5, 6, 7, 8, 9}))
+    notes = footnotes(r) + ([extrapolation_line(r)] if extrapolation_line(r) else [])
+    if notes:
+        body.append("<p class=\"note\">" + "<br>".join(h.e(n) for n in notes) + "</p>")
+    vr = vllm_rows(r)
+    if vr:
+        body += ["<h2>vLLM spec-decode counters of the replay</h2>",
+                 h.table(VLLM_HEADERS, [[h.e(c) for c in row] for row in vr], {2, 3, 4, 5, 6}),
+                 "<p class=\"note\">Draft acceptance rate = accepted / draft tokens; mean "
+                 "acceptance length = 1 + accepted / drafts; per-position rate i = drafts "
+                 "accepting at least i tokens / drafts.</p>"]
+    body.append("<div class=\"plots\">"
+                + h.img(plots.draft_tps_plot(r["policies"]), "projected TPS per policy")
+                + h.img(plots.tpf_plot(r["policies"]), "tokens per forward") + "</div>")
+    return h.page(f"planner draft: {name}", "\n".join(body))

@@ -1,13 +1,98 @@
-"""Renderers of the ``planner repeats`` result: rich terminal table and Markdown.
+"""The repeats report kind (``planner repeats``): terminal, Markdown and HTML views and the
+saved-JSON schema.
 
-Both read only the dict of the JSON result (``RepeatPlan.to_dict()`` or a saved
-``planner repeats --json``).
+Every view reads only the dict of the JSON result (``RepeatPlan.to_dict()`` or a saved
+``planner repeats --json``) and opens with :func:`headline`: the recommendation and, when
+no design within the cap reaches the target, the beyond-cap answer. A ``repeats --runs``
+result with ``runs`` also shows them (:mod:`planner.report.runs`).
 """
 
 from __future__ import annotations
 
-__all__ = ["owned", "rows", "footnotes", "headline", "recommendation", "render_terminal",
-           "render_markdown", "simulation_text"]
+from typing import NotRequired, TypedDict
+
+from planner.report import runs as _runs
+from planner.report.escape import md, term
+
+__all__ = ["SCHEMA", "owned", "rows", "footnotes", "headline", "question_lines",
+           "recommendation", "render_terminal", "render_markdown", "render_html",
+           "simulation_text"]
+
+
+class _Design(TypedDict):
+    design: str
+    runs_per_arm: float
+    instances: float
+    assurance: float | None
+    false_claim_rate: float | None
+    wrong_sign_rate: float | None
+    gpu_hours: float
+    cost_usd: float | None
+    meets_target: bool
+    false_claim_ok: bool
+    within_budget: bool
+    assurance_se: NotRequired[float | None]
+    runs_per_instance: NotRequired[int | None]
+    pairs_per_instance: NotRequired[int | None]
+    layout: NotRequired[str]
+    batch: NotRequired[int]
+    per_look_hdi_prob: NotRequired[float]
+    max_runs_per_arm: NotRequired[int]
+
+
+class _CostModel(TypedDict):
+    price_per_hour: float | None
+    minutes_per_run: float
+    startup_minutes: float
+    billed_per_minute: NotRequired[bool]
+
+
+class _Rope(TypedDict):
+    pct: float
+    tps: float
+
+
+class _Inputs(TypedDict):
+    sims: int
+    rule: str
+    level: NotRequired[float | None]
+    rope: _Rope
+    target: float
+    prior: dict[str, object]
+    seed: int
+    baseline_tps: float
+    cost_model: _CostModel
+
+
+class _Effect(TypedDict):
+    kind: str
+    mean_tps: float
+    mean_pct: float
+    sd_pct: NotRequired[float | None]
+    p_positive: NotRequired[float | None]
+
+
+class _BeyondCap(TypedDict):
+    design: NotRequired[str]
+    runs_per_arm: NotRequired[float | None]
+    gpu_hours: NotRequired[float | None]
+    cost_usd: NotRequired[float | None]
+    assurance: NotRequired[float | None]
+    note: NotRequired[str]
+
+
+class SCHEMA(TypedDict):
+    """The fields of a saved repeats result the views read, with their types."""
+    inputs: _Inputs
+    effect: _Effect
+    designs: list[_Design]
+    recommended: _Design | None
+    reason: str
+    beyond_cap: NotRequired[_BeyondCap | None]
+    existing: NotRequired[dict[str, object] | None]
+    notes: NotRequired[list[str]]
+    runs: NotRequired[list[_runs.Run] | None]
+    runs_truncated: NotRequired[int | None]
 
 #: First prefix of an adaptive Monte-Carlo size (:attr:`models.stats.assurance.Adaptive.first`);
 #: the prefixes double from it (250, 500, 1,000, ... below the full size).
@@ -155,6 +240,12 @@ def _small(x: float, unit: str) -> str:
 
 
 def headline(res: dict) -> list[str]:
+    """The sentences every view of a repeats result opens with: the recommendation (or why
+    there is none) and the beyond-cap answer (:func:`recommendation`)."""
+    return recommendation(res)
+
+
+def question_lines(res: dict) -> list[str]:
     """Lines describing the question of a repeats result (claim, noise prior, rule, ROPE)."""
     inp, eff = res["inputs"], res["effect"]
     u = _unit(res)
@@ -204,7 +295,8 @@ def recommendation(res: dict) -> list[str]:
         lead = "Recommended" if ex.get("label", "undecided") == "undecided" else (
             f"No more runs needed: the runs bought already give '{ex['label']}'. To check that "
             f"it holds, the cheapest addition is")
-        out.append(f"{lead}: {what}, {nn} runs per arm — assurance {rec['assurance']:.3f}, "
+        out.append(f"{lead}: {what}, {nn} {'run' if nn == '1' else 'runs'} per arm — "
+                   f"assurance {rec['assurance']:.3f}, "
                    f"false-claim {rec['false_claim_rate']:.3f}, {rec['gpu_hours']:.2f} GPU-h"
                    + ("" if owned(res) else f", ${rec['cost_usd']:.2f}")
                    + f" ({res['reason']})")
@@ -233,7 +325,8 @@ def _sig2(x: float) -> str:
 
 
 def render_terminal(res: dict) -> None:
-    """Print a repeats result (schema ``spec-planner/repeats/1``) as a rich table with notes."""
+    """Print a repeats result (schema ``spec-planner/repeats/1``): headline, question, the
+    designs table, footnotes, notes, runs; every value printed as text."""
     from rich.console import Console
     from rich.table import Table
 
@@ -241,38 +334,77 @@ def render_terminal(res: dict) -> None:
     if not con.is_terminal:
         con = Console(width=130)
     for line in headline(res):
-        con.print(line)
+        con.print(term(line, "bold"))
+    for line in question_lines(res):
+        con.print(term(line))
     t = Table(title="planner repeats: designs", title_justify="left")
     for h in _HEAD:
         t.add_column(h, justify="left" if h in ("design", "") else "right")
     rec = res.get("recommended")
     for r, cells in zip(res["designs"], rows(res)):
         style = "bold green" if rec is not None and r == rec else None
-        t.add_row(*cells, style=style)
+        t.add_row(*[term(c) for c in cells], style=style)
     con.print(t)
     for line in footnotes(res):
-        con.print(f"[dim]{line}[/dim]")
-    for line in recommendation(res):
-        con.print(f"[bold]{line}[/bold]")
-    for n in res.get("notes", []):
-        con.print(f"[dim]note: {n}[/dim]")
+        con.print(term(line, "dim"))
+    for n in res.get("notes") or []:
+        con.print(term(f"note: {n}", "dim"))
+    _runs.print_strips(con, res, _unit(res))
 
 
 def render_markdown(res: dict) -> str:
-    """A repeats result as a Markdown report: headline, designs table, recommendation, notes."""
+    """A repeats result as a Markdown report: headline, question, designs table, notes,
+    runs; every value escaped."""
     lines = ["# How many runs: `planner repeats`", ""]
-    lines += [f"- {x}" for x in headline(res)]
-    lines += ["", "| " + " | ".join(_HEAD) + " |",
+    lines += [f"**{md(x)}**  " for x in headline(res)]
+    lines += [""] + [f"- {md(x)}" for x in question_lines(res)]
+    lines += ["", "| " + " | ".join(md(h) for h in _HEAD) + " |",
               "|" + "---|" * len(_HEAD)]
     for cells in rows(res, se=True):
-        lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
-    lines += [""] + [f"- {x}" for x in footnotes(res)]
-    lines += [""] + [f"**{x}**" for x in recommendation(res)]
+        lines.append("| " + " | ".join(md(c) for c in cells) + " |")
+    lines += [""] + [f"- {md(x)}" for x in footnotes(res)]
     if res.get("notes"):
-        lines += [""] + [f"- {n}" for n in res["notes"]]
+        lines += [""] + [f"- {md(n)}" for n in res["notes"]]
     lines.append("")
     lines.append("Assurance: probability over the noise prior and the effect that the experiment "
                  "ends with the right call; false claim: a decisive B/A-better call when Δ = 0; "
                  "wrong sign: the planned direction called when Δ has the opposite sign. "
                  "± = Monte-Carlo standard error.")
+    lines += _runs.markdown_table(res)
     return "\n".join(lines) + "\n"
+
+
+def render_html(r: dict) -> str:
+    """HTML page of a repeats result: headline, question, designs table, the assurance and
+    cost curves (one entry per design from
+    :meth:`planner.results.repeat_plan.RepeatPlan.design_curves`), notes, runs."""
+    from planner.report import html as h
+    from planner.report import plots
+    from planner.results.repeat_plan import RepeatPlan
+
+    entries, rec = RepeatPlan.from_dict(r).design_curves()
+    tgt = r["inputs"]["target"]
+    free = owned(r)  # owned hardware ($0/h): GPU-hours are the cost, no dollars shown
+
+    def usd(x):
+        return "owned" if free else "$" + h.num(x, ".2f")
+
+    table = [[h.e(e.get("label", e["design"])), h.num(e["runs_per_arm"], "g"),
+              h.num(e["assurance"], ".3f"), h.num(e["false_claim_rate"], ".3f"),
+              h.num(e["gpu_hours"], ".2f"), usd(e["cost_usd"]),
+              "yes" if e.get("reaches_target") else "no"] for e in entries]
+    body = ["<h1>Repeats plan</h1>", h.lead(headline(r)),
+            "<p class=\"sub\">" + "<br>".join(h.e(x) for x in question_lines(r)) + "</p>",
+            h.table(["design", "runs/arm", "assurance", "false claims", "GPU-h", "cost",
+                     "reaches target"], table, {1, 2, 3, 4, 5}),
+            "<div class=\"plots\">"
+            + h.img(plots.assurance_plot(entries, target=tgt), "assurance vs runs")
+            + h.img(plots.cost_plot(entries, target=tgt, recommended=rec,
+                                    value="gpu_hours" if free else "cost_usd"),
+                    ("expected GPU-hours" if free else "expected cost") + " vs assurance")
+            + "</div>",
+            "<p class=\"note\">" + "<br>".join(h.e(x) for x in footnotes(r)) + "</p>"]
+    if r.get("notes"):
+        body.append("<ul>" + "".join(f"<li>{h.e(n)}</li>" for n in r["notes"]) + "</ul>")
+    body.append(_runs.html_section(r, _unit(r)))
+    return h.page("repeats plan", "\n".join(body))

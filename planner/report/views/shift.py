@@ -1,11 +1,52 @@
-"""Renderers of a saved ``planner shift`` result (terminal, Markdown, HTML); they read only
-the result dict (``ShiftResult.to_dict()`` or its saved JSON)."""
+"""The shift report kind (``planner shift``): terminal, Markdown and HTML views and the
+saved-JSON schema; they read only the result dict (``ShiftResult.to_dict()`` or its saved
+JSON) and open with :func:`headline`."""
 
 from __future__ import annotations
 
-import html as _html
+from typing import NotRequired, TypedDict
 
-__all__ = ["headline", "evidence_line", "render_terminal", "render_markdown", "render_html"]
+from planner.report.escape import md, term
+
+__all__ = ["SCHEMA", "headline", "evidence_line", "render_terminal", "render_markdown",
+           "render_html"]
+
+
+class _Interval(TypedDict):
+    point: float
+    pi_low: float
+    pi_high: float
+
+
+class _Inputs(TypedDict):
+    level: float
+    x_pct: float
+    private_capture: NotRequired[str | None]
+
+
+class _Public(TypedDict):
+    tps: float
+    tokens_per_forward: NotRequired[float | None]
+    source: NotRequired[str]
+
+
+class _Private(TypedDict):
+    mode: str
+    n_prompts: NotRequired[int | None]
+    evidence: NotRequired[str | None]
+
+
+class SCHEMA(TypedDict):
+    """The fields of a saved shift result the views read, with their types."""
+    inputs: _Inputs
+    public: _Public
+    private: _Private
+    private_tps: _Interval
+    ratio: _Interval
+    p_drop: float | None
+    p_drop_mc_se: NotRequired[float | None]
+    validation: list[dict[str, object]]
+    trust: str
 
 
 def evidence_line(r: dict) -> str | None:
@@ -15,7 +56,12 @@ def evidence_line(r: dict) -> str | None:
     return ev["note"] if ev and ev.get("level") != "ok" else None
 
 
-def headline(r: dict) -> str:
+def headline(r: dict) -> list[str]:
+    """The sentence every view opens with (:func:`_answer`)."""
+    return [_answer(r)]
+
+
+def _answer(r: dict) -> str:
     """One-line answer; the probability says "withheld" when the result withholds it."""
     i, t = r["inputs"], r["private_tps"]
     lvl = f"{100 * i['level']:.4g}"  # 0.9999 is a 99.99 % interval, not "100 %"
@@ -65,47 +111,51 @@ _VHEAD = ["held out", "predicted", "measured", "interval", "covered"]
 
 
 def render_terminal(r: dict) -> None:
-    """Print the result with rich."""
+    """Print the result with rich (every value as text)."""
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
 
     con = Console()
-    con.print(_source(r))
-    con.print(f"[bold]{headline(r)}[/]")
+    for line in headline(r):
+        con.print(term(line, "bold"))
+    con.print(term(_source(r)))
     if evidence_line(r):
-        con.print(f"[bold yellow]{escape(evidence_line(r))}[/]")
+        con.print(term(evidence_line(r), "bold yellow"))
     ra = r["ratio"]
-    con.print(f"private/public ratio {ra['point']:.3f} [{ra['pi_low']:.3f}, {ra['pi_high']:.3f}]")
+    con.print(term(f"private/public ratio {ra['point']:.3f} [{ra['pi_low']:.3f}, "
+                   f"{ra['pi_high']:.3f}]"))
     tab = Table(title="validation (held-out)")
     for h in _VHEAD:
         tab.add_column(h)
     for row in _val_rows(r):
-        tab.add_row(*row)
+        tab.add_row(*[term(c) for c in row])
     con.print(tab)
-    con.print(f"trust: {r['trust']}")
+    con.print(term(f"trust: {r['trust']}"))
 
 
 def render_markdown(r: dict) -> str:
     """Markdown report."""
     ev = evidence_line(r)
-    lines = ["# planner shift", "", _source(r), "", f"**{headline(r)}**", ""]
-    lines += [f"**{ev}.**", ""] if ev else []
+    lines = ["# planner shift", ""] + [f"**{md(x)}**" for x in headline(r)]
+    lines += ["", md(_source(r)), ""]
+    lines += [f"**{md(ev)}.**", ""] if ev else []
     lines += ["| " + " | ".join(_VHEAD) + " |", "|" + "---|" * len(_VHEAD)]
-    lines += ["| " + " | ".join(row) + " |" for row in _val_rows(r)]
-    lines += ["", f"Trust: {r['trust']}", ""]
+    lines += ["| " + " | ".join(md(c) for c in row) + " |" for row in _val_rows(r)]
+    lines += ["", f"Trust: {md(r['trust'])}", ""]
     return "\n".join(lines)
 
 
 def render_html(r: dict) -> str:
-    """Self-contained HTML report."""
-    e = _html.escape
-    rows = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>"
-                   for row in _val_rows(r))
-    head = "".join(f"<th>{e(h)}</th>" for h in _VHEAD)
-    return ("<!doctype html><html><head><meta charset='utf-8'><title>planner shift</title>"
-            "</head><body><h1>planner shift</h1>"
-            f"<p>{e(_source(r))}</p><p><b>{e(headline(r))}</b></p>"
-            + (f"<p><b>{e(evidence_line(r))}.</b></p>" if evidence_line(r) else "") +
-            f"<table border='1'><tr>{head}</tr>{rows}</table>"
-            f"<p>Trust: {e(r['trust'])}</p></body></html>\n")
+    """HTML page in the shared frame: headline, source, ratio, held-out checks, trust."""
+    from planner.report import html as h
+
+    ra = r["ratio"]
+    body = ["<h1>planner shift</h1>", h.lead(headline(r)),
+            f"<p class=\"sub\">{h.e(_source(r))}</p>"]
+    if evidence_line(r):
+        body.append(f"<p class=\"tag over\">{h.e(evidence_line(r))}.</p>")
+    body += [f"<p>private/public ratio {ra['point']:.3f} [{ra['pi_low']:.3f}, "
+             f"{ra['pi_high']:.3f}]</p>", "<h2>Validation (held out)</h2>",
+             h.table(_VHEAD, [[h.e(c) for c in row] for row in _val_rows(r)], {1, 2, 3}),
+             f"<p class=\"note\">Trust: {h.e(r['trust'])}</p>"]
+    return h.page("planner shift", "\n".join(body))

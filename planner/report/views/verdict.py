@@ -1,12 +1,130 @@
-"""Renderers of the verdict result: rich terminal table and Markdown.
+"""The verdict report kind: terminal, Markdown and HTML views and the saved-JSON schema.
 
-Both take the JSON object of a verdict (:meth:`planner.decide.verdict.Verdict.to_dict`, or a saved
-``--json`` output read back), never the live fit.
+Every view takes the JSON object of a verdict (:meth:`planner.decide.verdict.Verdict.to_dict`,
+or a saved ``--json`` output read back), never the live fit, and opens with
+:func:`headline` (:func:`lead_sentence`). A result with ``runs`` (each run of both arms) also
+shows them: :mod:`planner.report.runs`.
 """
 
 from __future__ import annotations
 
-__all__ = ["render_terminal", "render_markdown", "lead_sentence", "diagnostics_line"]
+from typing import Literal, NotRequired, TypedDict
+
+from planner.report import runs as _runs
+from planner.report.escape import md, term
+
+__all__ = ["SCHEMA", "headline", "render_terminal", "render_markdown", "render_html",
+           "lead_sentence", "diagnostics_line", "delta_png"]
+
+
+class _Interval(TypedDict):
+    mean: float
+    hdi_low: float
+    hdi_high: float
+
+
+class _Scale(TypedDict):
+    pct: dict[str, float]
+    tps: dict[str, float]
+
+
+class _Test(TypedDict):
+    p: float | None
+    significant: bool | None
+    note: NotRequired[str]
+
+
+class _ZTest(_Test):
+    z: float | None
+    sigma_tps: NotRequired[float | None]
+
+
+class _Welch(_Test):
+    t: float | None
+    df: float | None
+
+
+class _Paired(_Welch):
+    n_pairs: int
+
+
+class _Classical(TypedDict):
+    z_test: _ZTest
+    welch: _Welch
+    paired_t: NotRequired[_Paired | None]
+
+
+class _Cold(TypedDict):
+    config: str
+    rep: int | None
+
+
+class _Rope(TypedDict):
+    pct: float
+    tps: float
+
+
+class _Prior(TypedDict):
+    label: str
+
+
+class _Diagnostics(TypedDict):
+    engine: NotRequired[str]
+    ok: NotRequired[bool]
+    grid_points: NotRequired[int]
+    grid_edge_mass: NotRequired[float]
+    r_hat_max: NotRequired[float | None]
+    ess_bulk_min: NotRequired[float | None]
+    ess_tail_min: NotRequired[float | None]
+    divergences: NotRequired[int | None]
+
+
+class _Curve(TypedDict):
+    delta_pct: list[float]
+    density: list[float]
+
+
+class _DeltaLog(TypedDict):
+    mean: float
+    sd: float
+
+
+class SCHEMA(TypedDict):
+    """The fields of a saved verdict result the views read, with their types (checked by
+    :func:`planner.report.render.check_schema` before rendering; other fields pass)."""
+    label: Literal["B better", "A better", "equivalent", "undecided", "B faster", "B slower"]
+    a: str
+    b: str
+    n_a: int
+    n_b: int
+    mean_tps_a: float
+    mean_tps_b: float
+    hdi_prob: float
+    delta_pct: _Interval
+    delta_tps: _Interval
+    delta_log: NotRequired[_DeltaLog]
+    delta_curve: NotRequired[_Curve | None]
+    rope: _Rope
+    p_b_gt_a: float
+    p_b_gt_a_beyond_rope: float
+    p_a_gt_b_beyond_rope: float
+    p_equivalent: float
+    engine: str
+    likelihood: str
+    prior: _Prior
+    classical: _Classical
+    sigma_instance: _Scale
+    sigma_run: _Scale
+    diagnostics: _Diagnostics
+    more_runs_note: NotRequired[str | None]
+    cold_runs: NotRequired[list[_Cold] | None]
+    notes: NotRequired[list[str]]
+    direction: NotRequired[Literal["higher_is_better", "lower_is_better"]]
+    direction_source: NotRequired[str | None]
+    metric: NotRequired[str | None]
+    seed: NotRequired[int | None]
+    runs: NotRequired[list[_runs.Run] | None]
+    runs_truncated: NotRequired[int | None]
 
 
 def lead_sentence(r: dict) -> str:
@@ -40,6 +158,11 @@ def lead_sentence(r: dict) -> str:
     return f"{eff}; beyond your ±{_rope_pct(rope)} % practical margin: {label}."
 
 
+def headline(r: dict) -> list[str]:
+    """The sentences every view of a verdict opens with (:func:`lead_sentence`)."""
+    return [lead_sentence(r)]
+
+
 def _rope_pct(x: float) -> str:
     """A ROPE in % with two decimals, or two significant digits below 0.01 % (a ROPE of
     0.001 % is not '±0.00 %')."""
@@ -53,8 +176,11 @@ def _num(x: float) -> str:
 
 
 def _fmt_iv(d: dict, unit: str, nd: int = 2) -> str:
-    if unit == "" and max(abs(d["hdi_low"]), abs(d["hdi_high"])) < 0.1:
+    top = max(abs(d["hdi_low"]), abs(d["hdi_high"]))
+    if unit == "" and top < 0.1:
         nd = max(nd, 4)  # small-valued metrics (seconds, ms) would print as 0.00
+    elif unit == "%" and top < 0.05:
+        nd = max(nd, 3)  # an interval within ±0.05 % is not "+0.00 .. +0.01 %"
     return f"{d['mean']:+.{nd}f}{unit}  [{d['hdi_low']:+.{nd}f}, {d['hdi_high']:+.{nd}f}]"
 
 
@@ -108,7 +234,7 @@ def _rows(r: dict) -> list[tuple[str, str]]:
         ("B", f"{r['b']}  (n={r['n_b']}, mean {_with_unit(r['mean_tps_b'], u)})"),
         _direction_row(r),
         (f"Δ = B − A, {u or 'value'} (mean, {hp}% HDI)", _fmt_iv(r["delta_tps"], "")),
-        (f"Δ = B − A, % (mean, {hp}% HDI)", _fmt_iv(r["delta_pct"], "%", 3)),
+        (f"Δ = B − A, % (mean, {hp}% HDI)", _fmt_iv(r["delta_pct"], "%")),
         ("ROPE", f"±{_rope_pct(r['rope']['pct'])}% = ±{_with_unit(r['rope']['tps'], u)}"),
         ("P(B > A)" + (" (B slower)" if lower else ""), f"{r['p_b_gt_a']:.3f}"),
         ("P(Δ > +ROPE) / P(Δ < −ROPE)",
@@ -189,31 +315,71 @@ _STYLE = {"B better": "bold green", "A better": "bold red", "equivalent": "bold 
 
 
 def render_terminal(r: dict) -> None:
-    """Print a verdict result (schema ``spec-planner/verdict/1``) as a rich table."""
+    """Print a verdict result (schema ``spec-planner/verdict/1``) as a rich table; every
+    value is printed as text (:func:`planner.report.escape.term`), never read as markup."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     con = Console()
-    t = Table(title=f"verdict: [{_STYLE[r['label']]}]{r['label']}[/]", show_header=False,
-              title_justify="left")
+    title = Text.assemble("verdict: ", term(r["label"], _STYLE.get(r["label"])))
+    t = Table(title=title, show_header=False, title_justify="left")
     t.add_column(style="bold")
     t.add_column()
     for k, v in _rows(r):
-        t.add_row(k, v)
-    con.print(lead_sentence(r))
+        t.add_row(term(k), term(v))
+    for line in headline(r):
+        con.print(term(line))
     con.print(t)
-    con.print(diagnostics_line(r), markup=False, highlight=False)
-    for n in r.get("notes", []):
-        con.print(f"[dim]note: {n}[/dim]")
+    con.print(term(diagnostics_line(r)))
+    for n in r.get("notes") or []:
+        con.print(term(f"note: {n}", "dim"))
+    _runs.print_strips(con, r, _unit(r))
 
 
 def render_markdown(r: dict) -> str:
-    """A verdict result as a Markdown report (title, table of quantities, notes)."""
-    lines = [f"# Verdict: **{r['label']}**", "", lead_sentence(r), "", "| quantity | value |",
-             "|---|---|"]
-    esc = lambda x: x.replace("|", "\\|")  # noqa: E731  (a pipe would end the cell)
-    lines += [f"| {esc(k)} | {esc(v)} |" for k, v in _rows(r)]
-    lines += ["", diagnostics_line(r)]
+    """A verdict result as a Markdown report (headline, table of quantities, notes, runs);
+    every value escaped (:func:`planner.report.escape.md`)."""
+    lines = [f"# Verdict: **{md(r['label'])}**", ""] + [md(x) for x in headline(r)]
+    lines += ["", "| quantity | value |", "|---|---|"]
+    lines += [f"| {md(k)} | {md(v)} |" for k, v in _rows(r)]
+    lines += ["", md(diagnostics_line(r))]
     if r.get("notes"):
-        lines += [""] + [f"- {n}" for n in r["notes"]]
+        lines += [""] + [f"- {md(n)}" for n in r["notes"]]
+    lines += _runs.markdown_table(r)
     return "\n".join(lines) + "\n"
+
+
+def delta_png(r: dict) -> bytes:
+    """The Δ posterior plot of a verdict result (``delta_curve`` when present, else the Normal
+    from ``delta_log.mean/sd``)."""
+    from planner.report import plots
+
+    dc = r.get("delta_curve")
+    if dc and dc.get("delta_pct") and dc.get("density"):
+        xs, ys = dc["delta_pct"], dc["density"]
+    else:
+        xs, ys = plots.normal_pct_curve(r["delta_log"]["mean"], r["delta_log"]["sd"])
+    hp = int(round(100 * r.get("hdi_prob", 0.95)))
+    return plots.delta_plot(xs, ys, rope_pct=r["rope"]["pct"],
+                            interval=(r["delta_pct"]["hdi_low"], r["delta_pct"]["hdi_high"]),
+                            mean=r["delta_pct"]["mean"], interval_label=f"{hp}% HDI",
+                            title="posterior of Δ = B − A", size=(6.4, 3.4))
+
+
+def render_html(r: dict) -> str:
+    """HTML page of a verdict result: headline, the Δ posterior, the quantities, the runs."""
+    from planner.report import html as h
+
+    lab = r["label"]
+    body = [f"<h1>Verdict: {h.tag(lab, lab.replace(' ', ''))}</h1>", h.lead(headline(r)),
+            f"<p class=\"sub\">B = <code>{h.e(r['b'])}</code> vs A = <code>{h.e(r['a'])}</code>"
+            "</p>",
+            f"<div class=\"plots\">{h.img(delta_png(r), 'posterior of delta')}</div>",
+            h.table(["quantity", "value"], [[f"<span class=\"nw\">{h.e(k)}</span>", h.e(v)]
+                                            for k, v in _rows(r)]),
+            f"<p class=\"sub\">{h.e(diagnostics_line(r))}</p>"]
+    if r.get("notes"):
+        body.append("<ul>" + "".join(f"<li>{h.e(n)}</li>" for n in r["notes"]) + "</ul>")
+    body.append(_runs.html_section(r, _unit(r)))
+    return h.page(f"verdict: {lab}", "\n".join(body))

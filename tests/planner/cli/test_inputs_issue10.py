@@ -457,7 +457,7 @@ def test_verdict_names_its_metric(tpot_result):
 
 
 def test_verdict_views_print_the_metric_unit_and_small_values(tpot_result, capsys):
-    from planner.report.html import render_html
+    from planner.report.render import render_html
     from planner.report.views.verdict import diagnostics_line, render_markdown, render_terminal
 
     r = json.loads(json.dumps(tpot_result))

@@ -211,7 +211,7 @@ def test_cli_terminal_md_html_json(tmp_path, capsys):
 
 
 def test_verdict_html_with_and_without_delta_curve(tmp_path, capsys):
-    from planner.report.html import render_html
+    from planner.report.render import render_html
 
     f = tmp_path / "v.html"
     code, out, err = _run(["verdict", "--a", "308.49", "--b", "308.05", "--json", "--html",
@@ -230,7 +230,7 @@ def test_repeats_renderers_work_from_a_saved_json():
     """A saved ``repeats --json`` reads back to the same result and renders (HTML, Markdown)."""
     from planner.decide.priors import resolve_prior
     from planner.decide.repeats import plan_repeats
-    from planner.report.html import render_html
+    from planner.report.render import render_html
     from planner.report.output import to_json
     from planner.report.views.repeats import render_markdown
 
@@ -451,7 +451,7 @@ def test_budget_cli_options_and_help(tmp_path, capsys):
 def test_budget_renders_from_a_saved_json(tmp_path, capsys):
     """The terminal, Markdown and HTML views need only the saved JSON (no ``elapsed_s``)."""
     from planner.report.views.budget import render_markdown, render_terminal
-    from planner.report.html import render_html
+    from planner.report.render import render_html
     from planner.report.output import to_json
 
     p = _plan(tmp_path, _ONE + "delta_tps = 5\n")

@@ -158,7 +158,7 @@ def test_absurd_ropes_are_refused(cli):
 
 def test_verdict_result_round_trips_through_saved_json(tmp_path):
     """Typed result -> JSON text -> Verdict again; every renderer works from the saved JSON."""
-    from planner.report.html import render_html
+    from planner.report.render import render_html
     from planner.report.output import to_json
     from planner.report.views.verdict import render_markdown
     from planner.decide.verdict import Verdict

@@ -1,13 +1,16 @@
 """HTML reports in a real headless browser (Debian ``chromium`` + ``chromedriver``, driven by
-selenium): no console errors, every plot image present and decoded (naturalWidth > 0), no
-external requests; and a ``chromium --screenshot`` of the budget report is not blank.
+selenium): every kind's page loads with no console error, every plot image present and
+decoded (naturalWidth > 0), no external request; a hostile saved result runs no script; a
+``chromium --screenshot`` of the budget report is not blank.
 
-Skipped only when chromium is not installed. CI needs ``apt-get install -y chromium
-chromium-driver`` and ``pip install selenium``.
+Skipped (with the reason) unless chromium, chromedriver and the Python package selenium
+are all present: ``apt-get install -y chromium chromium-driver`` and ``pip install
+selenium``. Four tests, one browser session.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -15,82 +18,54 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
-EXAMPLE = ROOT / "examples" / "plan.toml"
-
+HERE = Path(__file__).resolve().parent
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver") or (
     "/usr/bin/chromedriver" if Path("/usr/bin/chromedriver").exists() else None)
+_MISSING = [what for what, ok in (("chromium", CHROMIUM), ("chromedriver", CHROMEDRIVER),
+                                  ("selenium", importlib.util.find_spec("selenium")))
+            if not ok]
 
 pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium "
-                             "chromium-driver)")
+    bool(_MISSING), reason=f"browser tests need chromium, chromedriver and selenium; missing: "
+                           f"{', '.join(_MISSING)} (apt-get install -y chromium "
+                           "chromium-driver; pip install selenium)")
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--disable-dev-shm-usage"]
 
+#: Golden saved result -> plot images its page holds.
+PAGES = {"budget": 1 + 3 * 10, "verdict_readme": 1, "verdict_quick": 1, "repeats_delta": 2,
+         "repeats_runs": 2, "draft_mtp": 2, "draft_sweep": 1, "calibrate": 0, "shift": 0}
+
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory):
-    """Budget and verdict HTML reports written by the CLI."""
-    from planner.cli import main
+def pages(tmp_path_factory):
+    """HTML of every kind rendered from the golden saved results, and of a verdict with its
+    runs."""
+    import gzip
 
-    d = tmp_path_factory.mktemp("reports")
-    out = {"budget": d / "budget.html", "verdict": d / "verdict.html",
-           "verdict_curve": d / "verdict_curve.html"}
-    for argv in (["budget", str(EXAMPLE), "--sims", "400", "--json", "--html",
-                  str(out["budget"])],
-                 ["verdict", str(ROOT / "examples/runs/tps_runs.csv"), "--a",
-                  "fa2sw_precache_agentI+CENTROID_TOP_K=64,FUSED_SPARSE_ARGMAX_BLOCK=64,"
-                  "SPECULATIVE_CONFIG=K=7/mtp", "--b",
-                  "fa2sw_precache_agentI+CENTROID_TOP_K=128,FUSED_SPARSE_ARGMAX_BLOCK=64,"
-                  "SPECULATIVE_CONFIG=K=7/mtp", "--json", "--html", str(out["verdict"])]):
-        try:
-            main(argv)
-        except SystemExit as exc:
-            assert not exc.code, argv
-    # a verdict result carrying the lead's delta_curve field
-    import numpy as np
+    from planner.report.render import render_html
 
-    from planner.report.html import render_html
-
-    xs = np.linspace(-1.5, 0.2, 200)
-    res = {"schema": "spec-planner/verdict/1", "command": "verdict", "a": "A", "b": "B",
-           "n_a": 3, "n_b": 3, "mean_tps_a": 308.0, "mean_tps_b": 305.0, "label": "A better",
-           "p_b_gt_a": 0.0, "p_equivalent": 0.0, "p_b_gt_a_beyond_rope": 0.0,
-           "p_a_gt_b_beyond_rope": 1.0,
-           "delta_pct": {"mean": -0.8, "hdi_low": -1.2, "hdi_high": -0.4},
-           "delta_tps": {"mean": -2.5, "hdi_low": -3.7, "hdi_high": -1.2},
-           "delta_log": {"mean": -0.008, "sd": 0.002, "hdi_low": -0.012, "hdi_high": -0.004},
-           "delta_curve": {"delta_pct": xs.tolist(),
-                           "density": np.exp(-0.5 * ((xs + 0.8) / 0.2) ** 2).tolist()},
-           "hdi_prob": 0.95, "rope": {"value": 0.1, "unit": "%", "pct": 0.1, "tps": 0.31},
-           "sigma_instance": {"pct": {"median": 0.5, "hdi_low": 0.2, "hdi_high": 1.0},
-                              "tps": {"median": 1.5}},
-           "sigma_run": {"pct": {"median": 0.1, "hdi_low": 0.05, "hdi_high": 0.2},
-                         "tps": {"median": 0.3}},
-           "engine": "exact", "likelihood": "normal", "prior": {"label": "test"},
-           "diagnostics": {"engine": "exact", "grid_points": 100, "grid_edge_mass": 0.0},
-           "classical": {"z_test": {"z": -3.0, "p": 0.003, "significant": True},
-                         "welch": {"t": None, "df": None, "p": None, "significant": None,
-                                   "note": "n/a"}},
-           "notes": []}
-    out["verdict_curve"].write_text(render_html(res), encoding="utf-8")
+    d = tmp_path_factory.mktemp("pages")
+    out = {}
+    for name in PAGES:
+        r = json.loads(gzip.decompress((HERE / "fixtures" / "golden" /
+                                        f"{name}.json.gz").read_bytes()))
+        out[name] = d / f"{name}.html"
+        out[name].write_text(render_html(r), encoding="utf-8")
+    r = json.loads((HERE / "fixtures" / "verdict_with_runs.json").read_text())
+    out["verdict_with_runs"] = d / "verdict_with_runs.html"
+    out["verdict_with_runs"].write_text(render_html(r), encoding="utf-8")
     return out
 
 
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory):
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        pytest.fail("chromium is installed but the Python package 'selenium' is not "
-                    "(pip install selenium)")
-    if CHROMEDRIVER is None:
-        pytest.fail("chromium is installed but chromedriver is not (apt-get install -y "
-                    "chromium-driver)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
     for f in FLAGS + [f"--user-data-dir={tmp_path_factory.mktemp('chrome-profile')}",
@@ -135,20 +110,20 @@ def _check(imgs, console, urls, n_images):
     assert external == [], external
 
 
-def test_budget_report_in_browser(driver, reports):
-    imgs, console, urls = _open(driver, reports["budget"])
-    _check(imgs, console, urls, 1 + 3 * 10)
-    assert "Which comparisons to buy" in driver.title
-    rows = driver.execute_script("return document.querySelectorAll('table')[0]"
-                                 ".querySelectorAll('tbody tr').length")
-    assert rows == 10
+def test_every_kind_of_report_in_browser(driver, pages):
+    for name, path in pages.items():
+        imgs, console, urls = _open(driver, path)
+        _check(imgs, console, urls, PAGES.get(name, 2))
+        assert driver.execute_script("return document.querySelectorAll('table').length") >= 1
+        lead = driver.execute_script("var p = document.querySelector('p.lead');"
+                                     "return p ? p.innerText : null")
+        assert lead and len(lead) > 20, name
+    assert "Which comparisons to buy" in _title(driver, pages["budget"])
 
 
-@pytest.mark.parametrize("which", ["verdict", "verdict_curve"])
-def test_verdict_report_in_browser(driver, reports, which):
-    imgs, console, urls = _open(driver, reports[which])
-    _check(imgs, console, urls, 1)
-    assert imgs[0]["w"] >= 400
+def _title(driver, path: Path) -> str:
+    driver.get(path.as_uri())
+    return driver.title
 
 
 def test_broken_page_is_detected(driver, tmp_path):
@@ -163,11 +138,32 @@ def test_broken_page_is_detected(driver, tmp_path):
     assert any("boom" in e.get("message", "") for e in console)
 
 
-def test_screenshot_not_blank(reports, tmp_path):
+def test_a_hostile_saved_result_runs_no_script(driver, tmp_path, golden):
+    """Names, notes and printed settings edited into script tags and event handlers: the
+    page sets no global, opens no alert, logs no error, and shows the text."""
+    from selenium.common.exceptions import NoAlertPresentException
+    from test_escaping import HOSTILE, poison
+
+    from planner.report.render import render_html
+
+    for name in ("verdict_readme", "budget", "draft_sweep", "repeats_runs"):
+        page = tmp_path / f"{name}.html"
+        page.write_text(render_html(poison(golden(name), name)), encoding="utf-8")
+        imgs, console, urls = _open(driver, page)
+        assert console == [] and [u for u in urls if not u.startswith(("file:", "data:"))] == []
+        assert driver.execute_script("return typeof window.pwned") == "undefined"
+        with pytest.raises(NoAlertPresentException):
+            driver.switch_to.alert.text  # noqa: B018 - raises when no alert is open
+        text = driver.execute_script("return document.body.innerText")
+        assert HOSTILE[0] in text, name
+        assert driver.execute_script("return document.scripts.length") == 0
+
+
+def test_screenshot_not_blank(pages, tmp_path):
     shot = tmp_path / "budget.png"
     cmd = [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
            f"--screenshot={shot}", "--window-size=1280,1800", "--hide-scrollbars",
-           reports["budget"].as_uri()]
+           pages["budget"].as_uri()]
     subprocess.run(cmd, check=True, capture_output=True, timeout=120)
     from PIL import Image
 
@@ -175,50 +171,3 @@ def test_screenshot_not_blank(reports, tmp_path):
     assert im.size == (1280, 1800)
     lo, hi = im.getextrema()
     assert hi - lo > 100  # text and plots, not a blank page
-
-
-@pytest.fixture(scope="module")
-def more_reports(tmp_path_factory):
-    """The HTML of repeats, draft, draft sweep and calibrate, written by each command and
-    re-rendered from its saved JSON by ``planner report``."""
-    import contextlib
-    import io
-
-    from planner.cli import main
-
-    small = ROOT / "tests" / "fixtures" / "draft_small_capture.jsonl.gz"
-    runs = ROOT / "examples" / "runs" / "tps_runs.csv"
-    cmds = {"repeats": ["repeats", "--delta", "1", "--relative", "--sims", "200"],
-            "draft": ["draft", str(small), "-p", "pld", "-p", "hf-pld", "-p", "mtp",
-                      "--bootstrap", "100", "--mc-reps", "5"],
-            "draft_sweep": ["draft", "sweep", str(small), "--n-values", "2", "--d-values",
-                            "8", "--k-values", "2", "--mc-reps", "5"],
-            "calibrate": ["calibrate", str(runs), "--platform", "local-a10g", "--metric",
-                          "decode_wall", "--workload", "128x512"]}
-    d = tmp_path_factory.mktemp("more")
-    out = {}
-    for name, argv in cmds.items():
-        buf = io.StringIO()
-        with contextlib.redirect_stdout(buf):
-            try:
-                main(argv + ["--json", "--html", str(d / f"{name}.html")])
-            except SystemExit as exc:
-                assert not exc.code, argv
-        js = d / f"{name}.json"
-        js.write_text(buf.getvalue(), encoding="utf-8")
-        try:
-            main(["report", str(js), "--html", str(d / f"{name}_report.html")])
-        except SystemExit as exc:
-            assert not exc.code, name
-        out[name] = d / f"{name}.html"
-        out[name + "_report"] = d / f"{name}_report.html"
-    return out
-
-
-@pytest.mark.parametrize("which,n_images", [
-    ("repeats", 2), ("repeats_report", 2), ("draft", 1), ("draft_report", 1),
-    ("draft_sweep", 1), ("draft_sweep_report", 1), ("calibrate", 0), ("calibrate_report", 0)])
-def test_every_command_report_in_browser(driver, more_reports, which, n_images):
-    imgs, console, urls = _open(driver, more_reports[which])
-    _check(imgs, console, urls, n_images)
-    assert driver.execute_script("return document.querySelectorAll('table').length") >= 1

@@ -274,7 +274,7 @@ def test_budget_views_state_the_plans_delta_reachable_totals_and_worst_case(writ
     column; totals count the reachable comparisons; a sequential purchase's worst case is in
     the summary, not in its row."""
     from planner.report.views.budget import comparison_rows, render_markdown
-    from planner.report.html import render_budget
+    from planner.report.views.budget import render_html as render_budget
 
     saved = json.loads(written["budget"][0].read_text())
     by = {c["name"]: c for c in saved["comparisons"]}
@@ -293,7 +293,7 @@ def test_budget_views_state_the_plans_delta_reachable_totals_and_worst_case(writ
     assert rows[0][3] == "sequential (paired)" and rows[0][4] == "≈7.5"
     assert not any("$9.00" in cell for row in rows for cell in row)
     md = render_markdown(r)
-    assert f"buy {n - 1} of {n - 1} reachable comparisons (1 of {n} unreachable" in md
+    assert f"Buy {n - 1} of {n - 1} reachable comparisons (1 of {n} unreachable" in md
     worst = [ln for ln in md.splitlines() if ln.startswith("**Worst case:**")]
     assert len(worst) == 1 and f"{r['comparisons'][0]['name']} $9.00" in worst[0]
     assert "within the budget" in worst[0]
@@ -304,8 +304,12 @@ def test_budget_views_state_the_plans_delta_reachable_totals_and_worst_case(writ
 def test_plots_tell_the_sequential_layouts_apart():
     """Each sequential layout has its own colour and legend label, dashed; the budget
     overview hatches them."""
-    from planner.report.plots import LAYOUT_HATCHES, _design_style, assurance_plot, \
-        budget_plot
+    from planner.report.plots import (
+        LAYOUT_HATCHES,
+        _design_style,
+        assurance_plot,
+        budget_plot,
+    )
 
     designs = [{"design": "separate"}, {"design": "paired"},
                {"design": "sequential", "layout": "separate"},
@@ -440,3 +444,33 @@ def test_an_object_edited_into_a_string_is_named(view, written, tmp_path, cli):
              "html": ["--html", tmp_path / "b.html"]}[view]
     code, out, err = cli("report", bad, *extra)
     assert code == 2 and "field 'delta_pct'" in err and "it holds 'abc'" in err
+
+
+def test_inputs_block_leaves_out_unset_values_and_abbreviates_long_lists():
+    """The Inputs section shows no ``None`` and not 2 x 10,000 quick-form values: a long
+    list is its first items and its count, floats are rounded for reading."""
+    from planner.report.render import inputs_lines, inputs_markdown
+
+    r = {"inputs": {"files": [], "options": {"a_runs": ",".join(["308.1"] * 10000),
+                                             "b_runs": [309.25] * 10000, "prior": None,
+                                             "rope": 0.1000000000001},
+                    "version": "0.1.0", "level": None, "delta": 0.44}}
+    lines = inputs_lines(r)
+    text = "\n".join(lines)
+    assert "None" not in text and "level" not in text and len(text) < 400
+    assert "a_runs=308.1,308.1,308.1,308.1,308.1,308.1,... (10,000 values)" in text
+    assert "b_runs=[309.25, 309.25, 309.25, 309.25, 309.25, 309.25, ... (10,000 values)]" in text
+    assert "rope=0.1\n" in text and "delta: 0.44" in text
+    assert len(inputs_markdown(r)) < 500
+
+
+def test_draft_and_sweep_plots_mark_the_baseline(written):
+    """The draft page plots projected TPS per policy (baseline dotted, gain on the top
+    axis) beside tokens/forward; the sweep plot marks plain decoding and its gain axis."""
+    from planner.report.plots import draft_tps_plot, sweep_plot
+
+    draft = json.loads(written["draft"][0].read_text())
+    assert draft_tps_plot(draft["policies"])[:4] == b"\x89PNG"
+    assert written["draft"][2].read_text().count("data:image/png;base64,") == 2
+    sweep = json.loads(written["draft-sweep"][0].read_text())
+    assert sweep_plot(sweep["rows"])[:4] == b"\x89PNG"
