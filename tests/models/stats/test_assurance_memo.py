@@ -14,9 +14,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from models.stats.assurance import (Adaptive, _build, _draws, _Draws, _analysis, _batched,
-                              _chunk_for, analysis_grid, evaluate_fixed, prior_truth,
-                              scenario_memo)
+from models.stats.assurance import (Adaptive, _batched, _build, _chunk_for, _draws, _Draws,
+                                    evaluate_fixed, prior_truth, scenario_memo)
+from models.stats.assurance_analysis import _analysis, analysis_grid
 from models.stats.designs import paired_layout, separate_layout
 from models.stats.noise import NoisePrior, ScalePrior
 from models.stats.sequential import evaluate_sequential_levels, sequential_plan

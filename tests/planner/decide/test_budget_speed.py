@@ -101,7 +101,7 @@ def test_one_thread_without_a_threadsafe_layer(monkeypatch):
 def test_last_worker_gets_all_numba_threads(monkeypatch):
     import numba
 
-    import models.stats.assurance as A
+    import models.stats.assurance_analysis as A
 
     if numba.config.NUMBA_NUM_THREADS < 2 or not B._threadsafe_kernels():
         pytest.skip("one numba thread, or a threading layer that is not thread-safe")
