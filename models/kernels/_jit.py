@@ -33,7 +33,7 @@ import os
 import sys
 import threading
 
-__all__ = ["KernelGroup", "prepare_numba"]
+__all__ = ["KernelGroup", "compile_all", "prepare_numba"]
 
 #: numba's OpenMP threading layer keeps idle worker threads spinning between parallel
 #: regions by default; the planners launch the assurance kernels thousands of times with
@@ -47,6 +47,11 @@ _LOCK = threading.RLock()
 _STATE: dict = {"cache": None, "told": False}
 
 _PROGRESS = "planner: compiling the replay kernels once (about 15 s)..."
+
+#: Every kernel made by :meth:`KernelGroup.kernel`, with its argument types.
+_REGISTRY: list = []
+#: The kernel modules (imported by :func:`compile_all`).
+KERNEL_MODULES = ("assurance", "bootstrap", "capture", "lookup", "mtp", "special")
 
 
 def _use_cache() -> bool:
@@ -130,13 +135,19 @@ class KernelGroup:
             self._ns[self._prange] = prange
         self._bound = cache
 
-    def kernel(self, fn, **options):
+    def kernel(self, fn, *, sig: tuple = (), **options):
         """``fn`` compiled on its first call with ``numba.njit(cache=..., **options)``.
 
         Parameters
         ----------
         fn : callable
             The plain Python kernel.
+        sig : tuple of str
+            The argument types the callers pass, for :func:`compile_all` (a call with other
+            types is compiled for them on the call): ``i4`` int32, ``i8`` int64 (a Python
+            int), ``u1`` uint8, ``f4`` float32, ``f8`` float64 (a Python float), ``b1`` bool;
+            ``[::1]``, ``[:,::1]``, ``[:,:,::1]`` C-contiguous arrays of 1-3 dimensions, and
+            a trailing ``r`` for a read-only array (``np.frombuffer`` of bytes).
         **options
             numba options beyond ``cache`` (``nogil``, ``parallel``).
 
@@ -145,7 +156,9 @@ class KernelGroup:
         callable
             Takes ``fn``'s arguments and returns what it returns.
         """
-        return _Kernel(self, fn, options)
+        k = _Kernel(self, fn, options)
+        _REGISTRY.append((k, tuple(sig)))
+        return k
 
 
 class _Kernel:
@@ -187,6 +200,21 @@ class _Kernel:
             self._cached = False
             return self._disp
 
+    def prepare(self, *args) -> None:
+        """Compile (or load from the cache) for the types of ``args`` without running."""
+        disp = self._disp if self._disp is not None else self._first(args)
+        sig = tuple(disp.typeof_pyval(a) for a in args)
+        if sig not in disp.overloads:
+            with _LOCK:
+                try:
+                    disp.compile(sig)
+                except Exception:  # noqa: BLE001 - as __call__: redo in memory
+                    if self._cached is False:
+                        raise
+                    _cache_off()
+                    self._disp = self._compile(False, args)
+                    self._cached = False
+
     def __call__(self, *args):
         disp = self._disp
         if disp is None:
@@ -203,3 +231,44 @@ class _Kernel:
                 self._disp = self._compile(False, args)
                 self._cached = False
             return self._disp(*args)
+
+
+def _example(spec: str):
+    """A value numba types as ``spec`` (see :meth:`KernelGroup.kernel`)."""
+    import numpy as np
+
+    dtypes = {"i4": np.int32, "i8": np.int64, "u1": np.uint8, "f4": np.float32,
+              "f8": np.float64, "b1": np.bool_}
+    if "[" not in spec:
+        return {"i8": 0, "f8": 0.0, "b1": False}.get(spec) if spec != "f4" else np.float32(0)
+    code, rest = spec.split("[", 1)
+    dims, flags = rest.split("]", 1)
+    a = np.zeros((1,) * len(dims.split(",")), dtypes[code])
+    if "r" in flags:
+        a.setflags(write=False)
+    return a
+
+
+def compile_all() -> dict:
+    """Compile every kernel for its declared argument types now (into numba's cache when
+    there is one), in this process; nothing is run.
+
+    Returns
+    -------
+    dict
+        ``kernels`` (how many), ``seconds`` (wall), ``cache`` (the folder, or None when the
+        kernels were compiled in memory: then this process alone profits).
+    """
+    import importlib
+    import time
+
+    t0 = time.perf_counter()
+    for name in KERNEL_MODULES:
+        importlib.import_module(f"models.kernels.{name}")
+    n = 0
+    for k, sig in _REGISTRY:
+        if sig:
+            k.prepare(*(_example(s) for s in sig))
+            n += 1
+    cache = os.environ.get("NUMBA_CACHE_DIR") if _STATE["cache"] else None
+    return {"kernels": n, "seconds": time.perf_counter() - t0, "cache": cache}

@@ -532,7 +532,11 @@ _GROUP = KernelGroup(globals(), {n: (globals()["_py" + n], {}) for n in _CALLEES
 
 #: ``label_mixtures(lw, m, sd, r, hps, act, level, rule, cut, out, fast, tab)``: labels of D
 #: mixtures from their log weights ``lw`` and component means ``m`` (D, G), SDs ``sd`` (G,).
-label_mixtures = _GROUP.kernel(_py_kernel, parallel=True, nogil=True)
+label_mixtures = _GROUP.kernel(_py_kernel, parallel=True, nogil=True, sig=(
+    "f8[:,::1]", "f8[:,::1]", "f8[::1]", "f8", "f8[::1]", "b1[:,::1]", "f8", "i8", "f8",
+    "f8[:,:,::1]", "b1", "f8[:,::1]"))
 #: ``label_mixtures_fused(phi, theta, z, WT, sd, r, hps, act, level, rule, cut, out, fast,
 #: tab)``: the same with ``lw = phi @ theta`` and ``m = z @ WT.T`` computed per dataset.
-label_mixtures_fused = _GROUP.kernel(_py_kernel_fused, parallel=True, nogil=True)
+label_mixtures_fused = _GROUP.kernel(_py_kernel_fused, parallel=True, nogil=True, sig=(
+    "f8[:,::1]", "f8[:,::1]", "f8[:,::1]", "f8[:,::1]", "f8[::1]", "f8", "f8[::1]",
+    "b1[:,::1]", "f8", "i8", "f8", "f8[:,:,::1]", "b1", "f8[:,::1]"))

@@ -67,4 +67,5 @@ def _py_gather_sums(V, sel, idx, b0, c, prog, out):  # pragma: no cover - numba
 _GROUP = KernelGroup(globals(), {"_leaf_sum": (_py_leaf_sum, {"nogil": True})})
 _leaf_sum = _py_leaf_sum  # rebound to the compiled callee before the kernel is compiled
 #: :func:`_py_gather_sums` compiled by numba on its first call.
-gather_sums = _GROUP.kernel(_py_gather_sums, nogil=True)
+gather_sums = _GROUP.kernel(_py_gather_sums, nogil=True, sig=(
+    "f8[:,::1]", "i8[:,::1]", "i8[:,::1]", "i8", "i8", "i8[:,::1]", "f8[:,::1]"))

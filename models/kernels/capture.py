@@ -56,4 +56,5 @@ def _py_parse_token_arrays(buf, bounds, out, counts):  # pragma: no cover - numb
 
 _GROUP = KernelGroup(globals())
 #: :func:`_py_parse_token_arrays` compiled by numba on its first call.
-parse_token_arrays = _GROUP.kernel(_py_parse_token_arrays, nogil=True)
+parse_token_arrays = _GROUP.kernel(_py_parse_token_arrays, nogil=True,
+                                   sig=("u1[::1]r", "i8[::1]", "i4[::1]", "i8[::1]"))

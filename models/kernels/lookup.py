@@ -529,9 +529,21 @@ _HELPERS = {"_mix": {"inline": "always"}, "_ngram_hash": {}, "_same": {}, "_tabl
             "_tappend": {}, "_tadd_seq": {}, "_tspeculate": {}}
 _GROUP = KernelGroup(globals(), {name: (globals()[name], opts) for name, opts in _HELPERS.items()})
 
-pld_batch = _GROUP.kernel(_py_pld_batch)
-ngram_batch = _GROUP.kernel(_py_ngram_batch)
-walk_batch = _GROUP.kernel(_py_walk_batch)
-step_sums = _GROUP.kernel(_py_step_sums)
-walk_sums = _GROUP.kernel(_py_walk_sums, nogil=True)
-suffix_batch = _GROUP.kernel(_py_suffix_batch)
+# argument types as the callers (models.drafting.lookup, .walk) pass them: see KernelGroup.kernel
+pld_batch = _GROUP.kernel(_py_pld_batch, sig=(
+    "i4[::1]", "i8[::1]", "i8[::1]", "i8[::1]", "i8", "i8", "i4[::1]", "i4[::1]", "i4[::1]"))
+ngram_batch = _GROUP.kernel(_py_ngram_batch, sig=(
+    "i4[::1]", "i8[::1]", "i8[::1]", "i8[::1]", "i8", "i8", "i8", "i4[::1]", "i4[::1]",
+    "i4[::1]"))
+walk_batch = _GROUP.kernel(_py_walk_batch, sig=(
+    "i4[::1]", "i4[::1]", "i4[::1]", "i8[::1]", "i8", "i4[::1]", "i4[::1]", "i4[::1]",
+    "i4[::1]", "i4[::1]", "i8[::1]"))
+step_sums = _GROUP.kernel(_py_step_sums, sig=(
+    "i8[::1]", "i4[::1]", "i4[::1]", "f8[::1]", "i8", "f8[::1]", "f8[::1]", "f8[::1]",
+    "f8[::1]", "f8[::1]", "f8[::1]"))
+walk_sums = _GROUP.kernel(_py_walk_sums, nogil=True, sig=(
+    "i4[::1]", "i4[::1]", "i8[::1]", "i8", "f8[::1]", "i8", "f8[::1]", "f8[::1]", "f8[::1]",
+    "f8[::1]", "f8[::1]", "f8[::1]", "i8[::1]"))
+suffix_batch = _GROUP.kernel(_py_suffix_batch, sig=(
+    "i4[::1]", "i8[::1]", "i8[::1]", "i8[::1]", "i8[::1]", "i8", "i8", "f8", "f8", "f4", "i8",
+    "i8", "i8", "i8", "i4[::1]", "i4[::1]", "i4[::1]", "i8[::1]"))

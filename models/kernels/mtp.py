@@ -37,4 +37,4 @@ def _py_walk_kernel(p, off, K):  # pragma: no cover - numba
 
 _GROUP = KernelGroup(globals())
 #: :func:`_py_walk_kernel` compiled by numba on its first call.
-walk_tpf = _GROUP.kernel(_py_walk_kernel)
+walk_tpf = _GROUP.kernel(_py_walk_kernel, sig=("f8[::1]", "i8[::1]", "i8"))

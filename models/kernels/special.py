@@ -44,6 +44,7 @@ def _py_kde_sum(d, x, h):  # pragma: no cover - numba
 
 _GROUP = KernelGroup(globals())
 #: :func:`_py_ndtr_ratio_rows` compiled by numba on its first call.
-ndtr_ratio_rows = _GROUP.kernel(_py_ndtr_ratio_rows, nogil=True)
+ndtr_ratio_rows = _GROUP.kernel(_py_ndtr_ratio_rows, nogil=True,
+                                sig=("f8[::1]", "f8[::1]", "f8[:,::1]"))
 #: :func:`_py_kde_sum` compiled by numba on its first call (releases the GIL).
-kde_sum = _GROUP.kernel(_py_kde_sum, nogil=True)
+kde_sum = _GROUP.kernel(_py_kde_sum, nogil=True, sig=("f8[::1]", "f8[::1]", "f8"))

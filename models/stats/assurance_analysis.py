@@ -81,8 +81,7 @@ def analysis_grid(prior: NoisePrior, n_runs: int, *, q: float = 1e-4, g_max: int
     q : float
         Each axis spans the prior's q .. 1-q quantiles, widened by 10 % on the log scale.
     g_max : int
-        Largest number of grid points. 600 (was 1,200): ≈ 29 % less CPU for the sizing;
-        labels still agree with ``fit_exact`` (tests/models/stats/test_assurance.py) and the budget
+        Largest number of grid points. 600 costs ≈ 29 % less CPU than 1,200; labels agree with ``fit_exact`` (tests/models/stats/test_assurance.py) and the budget
         example's assurances move by ≤ 0.005 against 1,200 points (g_max = 400 moved one by
         0.035, so 600 is near the edge).
 

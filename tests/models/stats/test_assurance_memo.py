@@ -1,4 +1,4 @@
-"""Work the planners no longer repeat (issue 9), with results identical to repeating it.
+"""Work the planners do not repeat (memoised analyses and draws), with results identical to repeating it.
 
 * ``_Draws`` draws the same random stream as ``_draws``, only as far as the rows used.
 * A scenario memo (``evaluate_fixed(memo=...)``, ``evaluate_sequential_levels(memo=...)``)
