@@ -252,10 +252,10 @@ def _load_fast(p: Path, fname: str, gz: bool, stop_at_eos: bool, eos_ids) -> Cap
     for buf in _read_chunks(p, gz):
         if not buf.isascii():
             buf.decode("utf-8")  # UnicodeDecodeError -> slow path (its exact message)
-        n_lines = buf.count(b"\n")
         if b"\r" in buf and buf.count(b"\r") != buf.count(b"\r\n"):
             raise _SlowPath  # a lone CR ends a line in text mode: leave numbering to it
         lines = buf.split(b"\n")
+        n_lines = len(lines) - 1  # the chunk's newlines
         if buf.endswith(b"\n"):
             lines.pop()
         recs = []  # (line number, line, _Record or None)

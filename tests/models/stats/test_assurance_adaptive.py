@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
 
 from models.stats.assurance import Adaptive, _batched, _chunk_for, evaluate_fixed, prior_truth
 from models.stats.assurance_analysis import _analysis, analysis_grid
