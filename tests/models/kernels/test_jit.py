@@ -157,3 +157,42 @@ def test_first_compile_says_so_on_a_terminal_only(tmp_path):
     assert err.count("planner: compiling the replay kernels once") == 1
     _, err = _child({"NUMBA_CACHE_DIR": str(tmp_path / "fresh")}, prelude=tty)
     assert "compiling" not in err  # cached now
+
+
+def _planner(args, env_changes, cwd=ROOT):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for k, v in env_changes.items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    return subprocess.run([sys.executable, "-m", "planner", *args], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=1200)
+
+
+@pytest.mark.slow
+def test_seeded_json_is_the_same_cold_warm_and_in_memory(tmp_path):
+    """A draft compiled into an empty cache, loaded from it, and compiled in memory (no home
+    directory) prints the same seeded JSON; nothing compiles on stdout."""
+    args = ["draft", "--seed", "1", "--json"]
+    cache = {"NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    cold, warm = _planner(args, cache), _planner(args, cache)
+    memory = _planner(args, {"HOME": "", "XDG_CACHE_HOME": None, "NUMBA_CACHE_DIR": None},
+                      cwd=tmp_path)
+    for r in (cold, warm, memory):
+        assert r.returncode == 0, r.stderr[-2000:]
+    assert cold.stdout == warm.stdout == memory.stdout
+    assert cold.stdout.lstrip().startswith("{")
+
+
+@pytest.mark.slow
+def test_planner_compile_fills_the_cache_in_the_foreground(tmp_path):
+    cache = tmp_path / "numba"
+    r = _planner(["compile"], {"NUMBA_CACHE_DIR": str(cache)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    from models.kernels._jit import KERNEL_MODULES
+
+    assert r.stdout.startswith("compiled ") and str(cache) in r.stdout
+    assert len(list(cache.rglob("*.nbi"))) >= len(KERNEL_MODULES)
+    again = _planner(["compile"], {"NUMBA_CACHE_DIR": str(cache)})
+    assert again.returncode == 0 and again.stdout.split()[:3] == r.stdout.split()[:3]
