@@ -9,10 +9,6 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 RUNS_CSV = EXAMPLES / "runs" / "tps_runs.csv"
 
 os.environ.setdefault("MPLBACKEND", "Agg")
-# No ahead-of-time kernels in the suite: a first kernel call would otherwise start their
-# background build (models.kernels._aot) on every CI machine. The AOT tests (tests/models/
-# test_aot.py) turn them on for themselves, in temporary folders.
-os.environ["SPEC_PLANNER_AOT"] = "0"
 
 
 @pytest.fixture

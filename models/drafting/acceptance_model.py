@@ -306,45 +306,7 @@ def load_calibration() -> dict:
                       .read_text(encoding="utf-8"))
 
 
-def _py_walk_kernel(p, off, K):  # pragma: no cover - numba
-    R = off.shape[0] - 1
-    out = np.empty(R)
-    for r in range(R):
-        a = off[r]
-        L = off[r + 1] - a
-        F = np.zeros(L + K + 2)
-        for t in range(L - 1, 0, -1):
-            s = 1.0
-            ef = 0.0
-            jmax = min(K, L - 1 - t)
-            for j in range(jmax + 1):
-                if j < jmax:
-                    pj = p[a + t + j]
-                    ef += s * (1.0 - pj) * F[t + j + 1]
-                    s *= pj
-                else:
-                    ef += s * F[t + j + 1]
-            F[t] = 1.0 + ef
-        out[r] = (L - 1) / F[1] if L > 1 else 1.0
-    return out
-
-
-def _jit_walk_kernel():
-    """:func:`_py_walk_kernel` compiled by numba's JIT (``cache=True``; imports numba)."""
-    from numba import njit
-
-    return njit(cache=True)(_py_walk_kernel)
-
-
-def _make_walk_kernel():
-    from models.kernels._aot import lazy
-
-    return lazy("mtp_walk_tpf", _jit_walk_kernel)
-
-
-#: :func:`_py_walk_kernel` compiled, ahead of time (:mod:`models.kernels._aot`) or by numba on the
-#: first call: importing this module imports neither.
-_walk_kernel = _make_walk_kernel()
+from models.kernels.mtp import walk_tpf as _walk_kernel  # noqa: E402
 
 
 def walk_tpf(p: np.ndarray, offsets: np.ndarray, k: int = 7) -> np.ndarray:

@@ -26,6 +26,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from models.errors import ModelInputError
+from models.kernels.bootstrap import gather_sums as _gather_sums
 
 __all__ = ["resample_indices", "bootstrap_ratios", "summarize_samples", "DEFAULT_B"]
 
@@ -217,92 +218,6 @@ def _pairwise_program(n: int) -> np.ndarray:
 
     rec(0, int(n))
     return np.array(ops, np.int64).reshape(-1, 2)
-
-
-def _py_leaf_sum(buf, lo, m):  # pragma: no cover - numba
-    if m < 8:
-        res = 0.0
-        for i in range(lo, lo + m):
-            res += buf[i]
-        return res
-    r0, r1, r2, r3 = buf[lo], buf[lo + 1], buf[lo + 2], buf[lo + 3]
-    r4, r5, r6, r7 = buf[lo + 4], buf[lo + 5], buf[lo + 6], buf[lo + 7]
-    i = 8
-    while i < m - m % 8:
-        j = lo + i
-        r0 += buf[j]
-        r1 += buf[j + 1]
-        r2 += buf[j + 2]
-        r3 += buf[j + 3]
-        r4 += buf[j + 4]
-        r5 += buf[j + 5]
-        r6 += buf[j + 6]
-        r7 += buf[j + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < m:
-        res += buf[lo + i]
-        i += 1
-    return res
-
-
-def _py_gather_sums(V, sel, idx, b0, c, prog, out):  # pragma: no cover - numba
-    """``out[s, b0 + i] = V[sel[s, b0 + i]][idx[i]].sum()`` for i < c, summed as NumPy
-    sums (``prog``)."""
-    P = idx.shape[1]
-    buf = np.empty(P)
-    stack = np.empty(prog.shape[0] + 1)
-    for i in range(c):
-        b = b0 + i
-        for s in range(sel.shape[0]):
-            row = V[sel[s, b]]
-            for p in range(P):
-                buf[p] = row[idx[i, p]]
-            sp = 0
-            for q in range(prog.shape[0]):
-                if prog[q, 0] < 0:
-                    sp -= 1
-                    stack[sp - 1] = stack[sp - 1] + stack[sp]
-                else:
-                    stack[sp] = _leaf_sum(buf, prog[q, 0], prog[q, 1])
-                    sp += 1
-            out[s, b] = stack[0]
-
-
-_leaf_sum = _py_leaf_sum  # rebound to the numba-compiled callee by _jit_helpers()
-_JIT = {}
-
-
-def _jit_helpers() -> None:
-    """Compile the kernel's callee with numba and rebind it here (idempotent; imports
-    numba): the kernel body calls ``_leaf_sum`` by this global name."""
-    global _leaf_sum
-    if "leaf" not in _JIT:
-        from numba import njit
-
-        _leaf_sum = njit(cache=True, nogil=True)(_py_leaf_sum)
-        _JIT["leaf"] = _leaf_sum
-
-
-def _jit_gather():
-    """:func:`_py_gather_sums` compiled by numba's JIT (``cache=True``; imports numba)."""
-    if "gather" not in _JIT:
-        _jit_helpers()
-        from numba import njit
-
-        _JIT["gather"] = njit(cache=True, nogil=True)(_py_gather_sums)
-    return _JIT["gather"]
-
-
-def _make_gather():
-    from models.kernels._aot import lazy
-
-    return lazy("gather_sums", _jit_gather)
-
-
-#: :func:`_py_gather_sums` compiled, ahead of time (:mod:`models.kernels._aot`) or by numba on the
-#: first call, so that importing this module imports neither.
-_gather_sums = _make_gather()
 
 
 def summarize_samples(samples: np.ndarray, point: float | None = None, level: float = 0.95

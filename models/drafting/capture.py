@@ -25,6 +25,7 @@ import msgspec
 import numpy as np
 
 from models.errors import ModelInputError
+from models.kernels.capture import parse_token_arrays as _parse_token_arrays
 
 #: Gemma end-of-sequence ids: ``<eos>`` = 1, ``<end_of_turn>`` = 106 (decode/README.md).
 DEFAULT_EOS_IDS = (1, 106)
@@ -196,8 +197,8 @@ def _group_from(g, k, rid: str):
 
 # ---------------------------------------------------------------------------------------
 # Fast path: msgspec checks each line's JSON and record shape in C and hands back the two
-# token arrays as raw text; one numba pass parses and range-checks all token ids of a
-# chunk into one int32 array. Records become views into that array, so no Python int is
+# token arrays as raw text; one compiled pass (models.kernels.capture) parses and
+# range-checks all token ids of a chunk into one int32 array. Records become views into that array, so no Python int is
 # ever made per token and memory stays at the int32 data plus one chunk of text. Anything
 # the fast path cannot vouch for is handled by the line-by-line parser above (_parse_line):
 # a line it rejects is re-parsed slowly (values it cannot represent, e.g. ``-0``), and any
@@ -224,69 +225,6 @@ class _Record(msgspec.Struct):
 _DECODER = msgspec.json.Decoder(_Record)
 
 
-def _py_parse_token_arrays(buf, bounds, out, counts):  # pragma: no cover - numba
-    """Parse JSON arrays of non-negative int32 ids.
-
-    ``buf[bounds[m]:bounds[m + 1]]`` is array m's text, already valid JSON (msgspec);
-    its ids are appended to ``out`` and ``counts[m]`` set to how many, or -1 (nothing
-    appended) when it is not a non-empty array of integers in 0..2^31-1.
-    """
-    k = 0
-    for m in range(bounds.shape[0] - 1):
-        a = bounds[m]
-        b = bounds[m + 1]
-        counts[m] = -1
-        if b - a < 3 or buf[a] != 91 or buf[b - 1] != 93:  # '[' ... ']'
-            continue
-        k0 = k
-        val = 0
-        nd = 0
-        ok = True
-        for i in range(a + 1, b):
-            c = buf[i]
-            if 48 <= c <= 57:
-                val = val * 10 + (c - 48)
-                nd += 1
-                if nd > 10:
-                    ok = False
-                    break
-            elif c == 44 or c == 93:  # ',' or the closing ']'
-                if nd == 0 or val > 2147483647:
-                    ok = False
-                    break
-                out[k] = val
-                k += 1
-                val = 0
-                nd = 0
-            elif not (c == 32 or c == 9 or c == 10 or c == 13):
-                ok = False
-                break
-        if ok:
-            counts[m] = k - k0
-        else:
-            k = k0
-    return k
-
-
-def _jit_parse():
-    """:func:`_py_parse_token_arrays` compiled by numba's JIT (``cache=True``; imports
-    numba)."""
-    from numba import njit
-
-    return njit(cache=True, nogil=True)(_py_parse_token_arrays)
-
-
-def _make_parse_kernel():
-    from models.kernels._aot import lazy
-
-    return lazy("parse_token_arrays", _jit_parse)
-
-
-#: :func:`_py_parse_token_arrays` compiled, ahead of time (:mod:`models.kernels._aot`) or by numba
-#: on the first call: importing this module imports neither.
-_parse_token_arrays = _make_parse_kernel()
-
-
 def _read_chunks(p: Path, gz: bool):
     """Yield the file's bytes in pieces of about ``_CHUNK_BYTES`` ending at a newline
     (only the last piece may lack one)."""
@@ -307,43 +245,6 @@ def _read_chunks(p: Path, gz: bool):
             yield buf[:cut] if rest else buf
 
 
-def _scan_chunk(buf: bytes, n_nl: int, stop_at_eos: bool, eos_ids):
-    """The records of a chunk by the one-pass scanner (:mod:`models.drafting._scan`):
-    ``(ids, prompts, completions, groups, eos tokens removed)``, or None when a line is not
-    a plain record (the msgspec reader below then reads the chunk and words any error).
-
-    ``n_nl`` is the chunk's newline count. A chunk of many short lines (more than one per
-    32 bytes: blank lines, not records) is left to that reader too, so the per-line table
-    stays small (16 int64 a line)."""
-    from models.drafting._scan import N_COLS, scan_records
-
-    n_lines = n_nl + (0 if buf.endswith(b"\n") else 1)
-    if n_lines * 32 > len(buf) + 32:
-        return None
-    rec = np.empty((n_lines, N_COLS), np.int64)
-    out = np.empty(len(buf) // 2 + 1, np.int32)  # an id takes >= 2 bytes (digit, separator)
-    used = scan_records(np.frombuffer(buf, np.uint8), out, rec)
-    status = rec[:, 0]
-    if np.any(status == 2):
-        return None
-    out.resize((used,), refcheck=False)  # realloc in place: no view of out exists yet
-    rec = rec[status == 0]
-    c_start, c_len = rec[:, 8], rec[:, 9]
-    keep = _eos_lengths(out, c_start, c_len, eos_ids) if stop_at_eos else c_len
-    removed = int((c_len - keep).sum())
-    c_end = (c_start + keep).tolist()
-    ids, prompts, comps, groups = [], [], [], []
-    for j, (_, _, _, id_kind, a, b, ps, pn, cs, _, gk, ga, gb, kk, ka, kb) in \
-            enumerate(rec.tolist()):
-        rid = buf[a:b].decode("utf-8") if id_kind == 0 else str(a)
-        ids.append(rid)
-        prompts.append(out[ps:ps + pn])
-        comps.append(out[cs:c_end[j]])
-        groups.append(_group_from(buf[ga:gb].decode("utf-8") if gk == 2 else None,
-                                  buf[ka:kb].decode("utf-8") if kk == 2 else None, rid))
-    return ids, prompts, comps, groups, removed
-
-
 def _load_fast(p: Path, fname: str, gz: bool, stop_at_eos: bool, eos_ids) -> Capture:
     ids, prompts, comps, groups = [], [], [], []
     removed = 0
@@ -351,19 +252,10 @@ def _load_fast(p: Path, fname: str, gz: bool, stop_at_eos: bool, eos_ids) -> Cap
     for buf in _read_chunks(p, gz):
         if not buf.isascii():
             buf.decode("utf-8")  # UnicodeDecodeError -> slow path (its exact message)
-        n_lines = buf.count(b"\n")
         if b"\r" in buf and buf.count(b"\r") != buf.count(b"\r\n"):
             raise _SlowPath  # a lone CR ends a line in text mode: leave numbering to it
-        got = _scan_chunk(buf, n_lines, stop_at_eos, eos_ids)
-        if got is not None:
-            ids += got[0]
-            prompts += got[1]
-            comps += got[2]
-            groups += got[3]
-            removed += got[4]
-            line0 += n_lines
-            continue
         lines = buf.split(b"\n")
+        n_lines = len(lines) - 1  # the chunk's newlines
         if buf.endswith(b"\n"):
             lines.pop()
         recs = []  # (line number, line, _Record or None)

@@ -37,19 +37,10 @@ at HDI mass ``hps[l]``; inactive entries are left as the caller initialised them
 from __future__ import annotations
 
 import math
-import os
-import sys
-import threading
 
 import numpy as np
 
-# numba's OpenMP threading layer (the one installed here) keeps its worker threads spinning
-# between parallel regions by default; the planners launch these kernels thousands of times
-# with NumPy work in between, so spinning workers burnt a second core and, on a loaded
-# machine, stole it from the main thread (planner budget: 28 s CPU / 49 s wall spinning,
-# 11 s / 12 s passive). Read by libgomp when it loads (the first parallel launch); a value
-# the user set is kept.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+from models.kernels._jit import KernelGroup
 
 
 __all__ = ["PHI_TAB", "label_mixtures", "label_mixtures_fused", "rule_code"]
@@ -520,15 +511,13 @@ def _py_mix_quantile(p, w, mm, ss, na, mu, sdv, lo, hi):
 
 
 # ---------------------------------------------------------------------------------------
-# Compilation. Importing this module imports neither numba nor the AOT module: the
-# callees' names below are the plain functions until _jit_helpers() rebinds them to numba's
-# compiled ones (the kernel bodies call them by these names), before a kernel is compiled,
-# by numba's JIT (parallel, releasing the GIL) or ahead of time (models.kernels._aot: serial, same
-# labels; used while this process has not loaded numba, e.g. planner draft and repeats).
+# Compilation by numba's JIT on the first call (models.kernels._jit): the callees' names
+# below are the plain functions until then, when they are rebound to numba's compiled
+# ones (the kernel bodies call them by these names) and ``_prange`` to ``numba.prange``.
 # ---------------------------------------------------------------------------------------
 _prange = range
 #: The kernels' callees: every ``_py_<name>`` of this module but the two kernels, bound to
-#: ``_<name>`` (plain Python until :func:`_jit_helpers`).
+#: ``_<name>`` (plain Python until the first compile).
 _CALLEES = tuple(n[3:] for n in list(globals())
                  if n.startswith("_py_") and n not in ("_py_kernel", "_py_kernel_fused"))
 # named one by one (linters see them; the assert checks none is missing)
@@ -538,71 +527,16 @@ _tab_label, _exact_label, _label = _py_tab_label, _py_exact_label, _py_label
 _any_active, _active = _py_any_active, _py_active
 _mix_pdf, _mix_quantile = _py_mix_pdf, _py_mix_quantile
 assert all(globals()[_n] is globals()["_py" + _n] for _n in _CALLEES), "a callee unbound"
-_JIT: dict = {}
-_JIT_LOCK = threading.Lock()
-
-
-def _jit_helpers() -> None:
-    """Compile the kernels' callees with numba (lazily, on their first call) and rebind
-    their names here, ``_prange`` to ``numba.prange`` (idempotent; imports numba; without
-    numba the kernels stay plain Python)."""
-    with _JIT_LOCK:  # budget's sizing threads may get here together
-        if "fused" in _JIT:
-            return
-        try:  # numba is a hard dependency of the project, but keep import errors readable
-            import numba as nb
-        except ImportError:  # pragma: no cover
-            _JIT.update(kernel=_py_kernel, fused=_py_kernel_fused)
-            return
-        g = globals()
-        g["_prange"] = nb.prange
-        for name in _CALLEES:
-            g[name] = nb.njit(cache=True)(g["_py" + name])
-        kernel = nb.njit(parallel=True, cache=True, nogil=True)(_py_kernel)
-        fused = nb.njit(parallel=True, cache=True, nogil=True)(_py_kernel_fused)
-        _JIT.update(kernel=kernel, fused=fused)
-
-
-def _jit_label_mixtures():
-    """:func:`_py_kernel` compiled by numba's JIT (parallel; imports numba)."""
-    _jit_helpers()
-    return _JIT["kernel"]
-
-
-def _jit_label_mixtures_fused():
-    """:func:`_py_kernel_fused` compiled by numba's JIT (parallel; imports numba)."""
-    _jit_helpers()
-    return _JIT["fused"]
-
-
-_AOT: dict = {}  # name -> AOT-or-JIT kernel, resolved on the first call without numba
-
-
-def _aot_or_jit(name: str, jit_factory):
-    """The kernel to call: numba's parallel JIT kernel when this process has numba loaded
-    anyway, else the AOT-compiled one (:mod:`models.kernels._aot`; the JIT without a module)."""
-    if "numba" in sys.modules:
-        return jit_factory()
-    fn = _AOT.get(name)
-    if fn is None:
-        from models.kernels._aot import kernel
-
-        fn = _AOT.setdefault(name, kernel(name, jit_factory))
-    return fn
-
-
-def _kernel(*args):  # models.stats.assurance.decide only (tests, exploration): numba's JIT
-    return _jit_label_mixtures()(*args)
-
-
-def _kernel_fused(*args):
-    return _aot_or_jit("label_mixtures_fused", _jit_label_mixtures_fused)(*args)
-
+_GROUP = KernelGroup(globals(), {n: (globals()["_py" + n], {}) for n in _CALLEES},
+                     prange="_prange")
 
 #: ``label_mixtures(lw, m, sd, r, hps, act, level, rule, cut, out, fast, tab)``: labels of D
 #: mixtures from their log weights ``lw`` and component means ``m`` (D, G), SDs ``sd`` (G,).
-label_mixtures = _kernel
+label_mixtures = _GROUP.kernel(_py_kernel, parallel=True, nogil=True, sig=(
+    "f8[:,::1]", "f8[:,::1]", "f8[::1]", "f8", "f8[::1]", "b1[:,::1]", "f8", "i8", "f8",
+    "f8[:,:,::1]", "b1", "f8[:,::1]"))
 #: ``label_mixtures_fused(phi, theta, z, WT, sd, r, hps, act, level, rule, cut, out, fast,
 #: tab)``: the same with ``lw = phi @ theta`` and ``m = z @ WT.T`` computed per dataset.
-label_mixtures_fused = _kernel_fused
-
+label_mixtures_fused = _GROUP.kernel(_py_kernel_fused, parallel=True, nogil=True, sig=(
+    "f8[:,::1]", "f8[:,::1]", "f8[:,::1]", "f8[:,::1]", "f8[::1]", "f8", "f8[::1]",
+    "b1[:,::1]", "f8", "i8", "f8", "f8[:,:,::1]", "b1", "f8[:,::1]"))

@@ -1,4 +1,4 @@
-"""Kernels for lookup-based draft profiles and the step walk (numba JIT or AOT).
+"""Kernels for lookup-based draft profiles and the step walk (numba JIT).
 
 Private module: the public, documented interface is :mod:`models.drafting.lookup`
 and :mod:`models.drafting.walk`.  All kernels work on a *batch* laid out as
@@ -13,15 +13,16 @@ Position ``p`` in a request's sequence is "context = seq[:p]"; completion positi
 ``t = p - plen``.
 
 Every kernel is a plain Python function ``_py_<name>``; ``<name>`` (``pld_batch``, ...)
-calls it compiled, ahead of time (:mod:`models.kernels._aot`) or by numba's JIT on first use.
-Importing this module imports neither numba nor the compiled module; :func:`_jit_helpers`
-compiles the kernels' callees with numba (the global names the kernel bodies call are
-rebound to the compiled functions), before a kernel is compiled either way.
+calls it compiled by numba's JIT on its first call (:mod:`models.kernels._jit`), which
+first compiles the kernels' callees and rebinds their global names here. Importing this
+module does not import numba.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from models.kernels._jit import KernelGroup
 
 _U64 = np.uint64
 _B = np.uint64(0x9E3779B97F4A7C15)  # odd multiplier for polynomial hashing (mod 2**64)
@@ -519,51 +520,30 @@ def _py_suffix_batch(seq, seq_off, plen, comp_off, order, depth, max_spec, facto
 
 
 # ---------------------------------------------------------------------------
-# Compilation: numba JIT (on first use) or the AOT module (models.kernels._aot)
+# Compilation: numba's JIT on the first call (models.kernels._jit)
 # ---------------------------------------------------------------------------
-#: The kernels' callees, with their numba options (callees are compiled, i.e. rebound in
-#: this module's globals, before any kernel: the kernel bodies call them by these names).
+#: The kernels' callees, with their numba options (compiled and rebound in this module's
+#: globals before any kernel: the kernel bodies call them by these names).
 _HELPERS = {"_mix": {"inline": "always"}, "_ngram_hash": {}, "_same": {}, "_table_find": {},
             "_lce": {}, "_table_size": {}, "_tfind": {}, "_tinc": {}, "_tdec": {},
             "_tappend": {}, "_tadd_seq": {}, "_tspeculate": {}}
-_PY_HELPERS = {name: globals()[name] for name in _HELPERS}  # the plain functions
-#: numba options of each kernel beyond ``cache=True``.
-_KERNEL_OPTIONS = {"pld_batch": {}, "ngram_batch": {}, "walk_batch": {}, "step_sums": {},
-                   "walk_sums": {"nogil": True}, "suffix_batch": {}}
-_JITTED: dict = {}
+_GROUP = KernelGroup(globals(), {name: (globals()[name], opts) for name, opts in _HELPERS.items()})
 
-
-def _jit_helpers() -> None:
-    """Compile (lazily: numba compiles on the first call) the kernels' callees with numba
-    and rebind their names in this module (idempotent; imports numba)."""
-    if _JITTED:
-        return
-    from numba import njit
-
-    g = globals()
-    for name, opts in _HELPERS.items():
-        g[name] = njit(cache=True, **opts)(_PY_HELPERS[name])
-    _JITTED["_helpers"] = True
-
-
-def _jit_factory(name: str):
-    def make():
-        if name not in _JITTED:
-            _jit_helpers()
-            from numba import njit
-
-            _JITTED[name] = njit(cache=True, **_KERNEL_OPTIONS[name])(globals()["_py_" + name])
-        return _JITTED[name]
-
-    return make
-
-
-def _make_kernels() -> None:
-    from models.kernels._aot import lazy
-
-    g = globals()
-    for name in _KERNEL_OPTIONS:
-        g[name] = lazy(name, _jit_factory(name))
-
-
-_make_kernels()
+# argument types as the callers (models.drafting.lookup, .walk) pass them: see KernelGroup.kernel
+pld_batch = _GROUP.kernel(_py_pld_batch, sig=(
+    "i4[::1]", "i8[::1]", "i8[::1]", "i8[::1]", "i8", "i8", "i4[::1]", "i4[::1]", "i4[::1]"))
+ngram_batch = _GROUP.kernel(_py_ngram_batch, sig=(
+    "i4[::1]", "i8[::1]", "i8[::1]", "i8[::1]", "i8", "i8", "i8", "i4[::1]", "i4[::1]",
+    "i4[::1]"))
+walk_batch = _GROUP.kernel(_py_walk_batch, sig=(
+    "i4[::1]", "i4[::1]", "i4[::1]", "i8[::1]", "i8", "i4[::1]", "i4[::1]", "i4[::1]",
+    "i4[::1]", "i4[::1]", "i8[::1]"))
+step_sums = _GROUP.kernel(_py_step_sums, sig=(
+    "i8[::1]", "i4[::1]", "i4[::1]", "f8[::1]", "i8", "f8[::1]", "f8[::1]", "f8[::1]",
+    "f8[::1]", "f8[::1]", "f8[::1]"))
+walk_sums = _GROUP.kernel(_py_walk_sums, nogil=True, sig=(
+    "i4[::1]", "i4[::1]", "i8[::1]", "i8", "f8[::1]", "i8", "f8[::1]", "f8[::1]", "f8[::1]",
+    "f8[::1]", "f8[::1]", "f8[::1]", "i8[::1]"))
+suffix_batch = _GROUP.kernel(_py_suffix_batch, sig=(
+    "i4[::1]", "i8[::1]", "i8[::1]", "i8[::1]", "i8[::1]", "i8", "i8", "f8", "f8", "f4", "i8",
+    "i8", "i8", "i8", "i4[::1]", "i4[::1]", "i4[::1]", "i8[::1]"))

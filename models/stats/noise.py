@@ -64,8 +64,8 @@ class ScalePrior:
         """Log density of the *scale* s (> 0), shape of ``s``.
 
         For finite s > 0 this is ``scipy.stats.halfnorm.logpdf`` / ``invgamma.logpdf``
-        written out (the same operations in the same order, with ``math.lgamma`` for SciPy's
-        ``gammaln``: equal within 1e-15 absolute, tests/models/stats/test_noise_density.py), because
+        written out, with ``math.lgamma`` for SciPy's ``gammaln`` (agreement within 1e-15,
+        relative and absolute times df: tests/models/stats/test_noise_density.py), because
         importing scipy.stats costs about a second of CPU and scipy.special a quarter, most of
         a quick ``planner verdict``. Other inputs go to scipy.stats itself.
         """
@@ -97,11 +97,12 @@ class ScalePrior:
         """Quantiles of the scale.
 
         For 0 < q < 1, ``scipy.stats.halfnorm.ppf`` / ``invgamma.ppf`` written out with
-        :mod:`scipy.special` (bit for bit, as :meth:`logpdf`); other q go to scipy.stats. The
-        few scalar quantiles of the embedded platform priors the planners ask for (the
-        assurance grid's 1e-4 and 1 - 1e-4, the median) are read from
-        ``models/data/scale_quantiles.json``, those same values stored, so a planner run on a
-        platform prior does not import scipy.special (~0.25 s of CPU).
+        :mod:`scipy.special` (within 1e-14 relative of scipy.stats); other q go to
+        scipy.stats. The few scalar quantiles of the embedded platform priors the planners ask
+        for (the assurance grid's 1e-4 and 1 - 1e-4, the median) are read from
+        ``models/data/scale_quantiles.json``, those same values stored (checked against
+        scipy.special to 1e-14 in the tests), so a planner run on a platform prior does not
+        import scipy.special (~0.25 s of CPU).
         """
         q = np.asarray(q, dtype=float)
         if q.ndim == 0:

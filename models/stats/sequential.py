@@ -31,9 +31,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from models.stats.assurance import (Adaptive, Decisions, Truth, _analysis, _build, _chunk_for,
-                              _coherent_errors, _Draws, _memo_key, _prefix_ends, _rate,
-                              analysis_grid, decide_analysis_levels, planned_sign)
+from models.stats.assurance import (Adaptive, Truth, _build, _chunk_for, _coherent_errors, _Draws,
+                                    _memo_key, _prefix_ends, _rate, planned_sign)
+from models.stats.assurance_analysis import (Decisions, _analysis, analysis_grid,
+                                             decide_analysis_levels)
 from models.stats.decision import A_BETTER, B_BETTER, EQUIVALENT, UNDECIDED, target_labels
 from models.stats.designs import Existing, InstanceType, Layout
 from models.stats.noise import NoisePrior

@@ -1,12 +1,10 @@
-"""``planner compile``: build the ahead-of-time compiled kernels now, in the foreground.
+"""``planner compile``: compile every numba kernel into numba's cache now, in the foreground.
 
-Without it, the first run that needs a kernel starts the same build in the background and
-uses numba's JIT until it is done (see :mod:`models.kernels._aot`). ``SPEC_PLANNER_AOT=0`` turns
-ahead-of-time kernels off (nothing is built)."""
+Optional: without it the first command that needs a kernel compiles it (10-20 s once per
+user and kernel version, one line on a terminal's stderr says so). This command runs in
+this process and starts none."""
 
 from __future__ import annotations
-
-import sys
 
 import typer
 
@@ -15,44 +13,15 @@ def register(app: typer.Typer) -> None:
     """Register ``compile`` on the planner app."""
 
     @app.command("compile")
-    def compile_(
-        force: bool = typer.Option(False, "--force", help="Compile again even when the "
-                                   "module for these sources exists."),
-    ) -> None:
-        """Compile the numba kernels ahead of time: later commands skip numba's import.
+    def compile_() -> None:
+        """Compile the numba kernels into the cache now (the first run would otherwise).
 
-        Once per user, kernel source and numba version: later commands load the module
-        without importing numba.
+        Kernels are compiled by numba's JIT and cached in the user's cache folder
+        (~/.cache/spec-planner/numba, or NUMBA_CACHE_DIR), once per user, kernel source
+        and numba version; later commands load them from there."""
+        from models.kernels._jit import compile_all
 
-        Without this command the first run that needs a kernel starts the same build in the
-        background (10-30 s, a C compiler needed) and uses numba's JIT meanwhile; the
-        module goes to the user's cache folder (~/.cache/spec-planner/aot, or
-        SPEC_PLANNER_AOT_DIR). SPEC_PLANNER_AOT=0 turns it off."""
-        from models.kernels import _aot
-
-        if not _aot.enabled():
-            print(f"{_aot.ENV}=0: ahead-of-time kernels are off; nothing built")
-            return
-        try:
-            res = _aot.build(force=force, retry_failed=True)
-        except OSError as exc:  # the cache folder cannot be made or written
-            from planner.errors import InputError
-
-            raise InputError(f"cannot write the kernel cache ({exc.strerror}); set "
-                             f"{_aot.ENV_DIR} to a writable folder, or {_aot.ENV}=0",
-                             file=exc.filename) from None
-        if res["error"]:
-            # the recorded error's first line ("RuntimeError: ..."), without a trailing
-            # sentence that leads into lines not shown ("If using conda try:")
-            first = (res["error"].strip().splitlines() or ["?"])[0].strip()
-            head, sep, tail = first.rpartition(". ")
-            last = head + "." if sep and tail.endswith(":") else first
-            print(f"planner: error: AOT build failed: {last} (the kernels keep using "
-                  f"numba's JIT; details in {res['path'].rsplit('.', 2)[0]}.failed)",
-                  file=sys.stderr)
-            raise typer.Exit(1)
-        if res["built"]:
-            print(f"compiled {len(_aot.KERNELS)} kernels in {res['seconds']:.1f} s: "
-                  f"{res['path']}")
-        else:
-            print(f"up to date: {res['path']}")
+        res = compile_all()
+        where = (f"into {res['cache']}" if res["cache"] else
+                 "in memory only (no writable cache folder: each run compiles again)")
+        print(f"compiled {res['kernels']} kernels in {res['seconds']:.1f} s {where}")

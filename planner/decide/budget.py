@@ -38,6 +38,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from models.stats.special import gaussian_kde_1d
 from planner.decide.defaults import BASELINE_TPS, DEFAULT_PLATFORM, DEFAULT_ROPE, DEFAULT_RULE, \
     MAX_FALSE_CLAIM
 from planner.errors import InputError
@@ -285,55 +286,6 @@ def _delta_curve(delta: np.ndarray | float, baseline_tps: float, points: int = 2
             "point_pct": None, "interval_pct": np.percentile(pct, [2.5, 97.5]).tolist()}
 
 
-def gaussian_kde_1d(data: np.ndarray, xs: np.ndarray) -> np.ndarray:
-    """``scipy.stats.gaussian_kde(data)(xs)`` for 1-D data, bit for bit, without importing
-    ``scipy.stats`` (about 0.5-1 s of CPU, a tenth of ``planner budget``).
-
-    The same steps as SciPy 1.17's ``gaussian_kde`` (Scott's factor ``neff ** (-1/5)``,
-    weights 1/n, ``np.cov`` with those weights, Cholesky factor and triangular solves) and
-    its Cython ``gaussian_kernel_estimate`` loop (data point outer, evaluation point inner,
-    ``exp(-r² / 2) * norm`` accumulated in that order), compiled with numba:
-    ``tests/planner/decide/test_budget_speed.py`` checks equality with SciPy.
-
-    In one dimension the factor and the solves are scalars, written out as the LAPACK /
-    OpenBLAS routines SciPy calls compute them: ``dpotrf`` of a 1 x 1 matrix is its square
-    root, and OpenBLAS's ``dtrsm`` multiplies by the reciprocal of the diagonal (its copy
-    routines store ``1 / a_ii``), so ``x = b * (1 / c)``, not ``b / c``. ``scipy.linalg``
-    here cost more than the arithmetic: OpenBLAS threads the 1 x n solve and its worker
-    then spins for ~0.1 s after each call (0.7 s of CPU per budget, on a core the sizing
-    threads need).
-
-    Parameters
-    ----------
-    data : ndarray, shape (n,)
-        Sample (n >= 2, not all equal).
-    xs : ndarray, shape (m,)
-        Evaluation points.
-
-    Returns
-    -------
-    ndarray, shape (m,)
-        Density estimate at ``xs`` (per unit of ``data``).
-    """
-    dataset = np.atleast_2d(np.asarray(data, float))               # (1, n)
-    n = dataset.shape[1]
-    weights = np.ones(n) / n
-    neff = 1 / np.vecdot(weights, weights)
-    factor = np.power(neff, -1. / (1 + 4))
-    data_cov = np.atleast_2d(np.cov(dataset, rowvar=1, bias=False, aweights=weights))
-    if not data_cov[0, 0] > 0:
-        raise ValueError("gaussian_kde_1d: the data have no spread")  # SciPy: LinAlgError
-    cho = float(np.sqrt(data_cov[0, 0]) * factor)      # linalg.cholesky(cov, lower) * factor
-    inv = 1.0 / cho                                    # dtrsm's reciprocal of the diagonal
-    pts = np.asarray(data, float).ravel() * inv        # solve_triangular(cho, dataset)
-    xi = np.asarray(xs, float).ravel() * inv           # solve_triangular(cho, points)
-    norm = math.pow(2 * math.pi, -1 / 2.) / cho
-    from models.stats.special import kde_sum_1d  # SciPy's gaussian_kernel_estimate_inner, d = 1
-
-    return kde_sum_1d(np.ascontiguousarray(pts), np.ascontiguousarray(weights),
-                      np.ascontiguousarray(xi), norm)
-
-
 def _runs_mean(plan: Plan, cfg: str, cache: dict) -> float | None:
     if not plan.runs:
         return None
@@ -569,9 +521,7 @@ def _size_all(plan: Plan, *, sims: int, seed: int, stated: dict | None,
     another; results (and the first error, in plan order) are taken in plan order. The
     assurance kernels release the GIL (``nogil``) and run single-threaded inside a worker
     (:func:`numba.set_num_threads` is per thread), so two comparisons use the two cores
-    of a small machine while the Python between kernel calls takes turns; with the
-    ahead-of-time kernels (:mod:`models.kernels._aot`, serial, releasing the GIL too) numba is not
-    imported at all. With numba's kernels, once no
+    of a small machine while the Python between kernel calls takes turns. Once no
     comparison is left to start and only one worker is still sizing, that worker's kernels
     run on all of numba's threads (:data:`models.stats.assurance.before_launch`): the last
     comparison no longer leaves a core idle. The labels do not depend on the thread count.
@@ -587,9 +537,7 @@ def _size_all(plan: Plan, *, sims: int, seed: int, stated: dict | None,
     cache: dict = {}
     comps = list(plan.comparisons)
     workers = max(1, min(_SIZING_THREADS, os.cpu_count() or 1, len(comps)))
-    # with the ahead-of-time kernels (serial, releasing the GIL) the threads need no numba
-    # at all: its import and first dispatch were ~0.5 s of a ~4.5 s budget
-    numba_threads = workers > 1 and not _aot_kernels()
+    numba_threads = workers > 1
     if numba_threads and not _threadsafe_kernels():
         workers = 1
         numba_threads = False
@@ -630,7 +578,7 @@ def _size_all(plan: Plan, *, sims: int, seed: int, stated: dict | None,
     if numba_threads:
         import numba
 
-        import models.stats.assurance as assurance
+        import models.stats.assurance_analysis as assurance
 
         all_threads = int(numba.config.NUMBA_NUM_THREADS)
         if all_threads > 1 and assurance.before_launch is None:
@@ -647,7 +595,7 @@ def _size_all(plan: Plan, *, sims: int, seed: int, stated: dict | None,
     finally:
         ex.shutdown(wait=True, cancel_futures=True)
         if hooked:
-            import models.stats.assurance as assurance
+            import models.stats.assurance_analysis as assurance
 
             assurance.before_launch = None
     return items, plans
@@ -657,23 +605,14 @@ def _size_all(plan: Plan, *, sims: int, seed: int, stated: dict | None,
 _SIZING_THREADS = 2
 
 
-def _aot_kernels() -> bool:
-    """Whether this process sizes on the ahead-of-time kernels (:mod:`models.kernels._aot`): on,
-    built for these sources, and numba not loaded (with numba loaded the assurance kernels
-    are its parallel ones, :mod:`models.kernels.assurance`)."""
-    import sys
-
-    from models.kernels import _aot
-
-    return "numba" not in sys.modules and _aot.enabled() and _aot._load_module() is not None
-
-
 def _threadsafe_kernels() -> bool:
     """Whether numba's threading layer accepts parallel kernels launched from several
     threads at once: OpenMP and TBB do; the ``workqueue`` fallback (no OpenMP or TBB
     library installed) aborts the process on concurrent launches, so the comparisons are
     then sized one after another."""
-    import models.kernels.assurance  # noqa: F401  (sets OMP_WAIT_POLICY before OpenMP loads)
+    from models.kernels._jit import prepare_numba
+
+    prepare_numba()                         # OMP_WAIT_POLICY before OpenMP loads
     import numba
 
     numba.get_num_threads()                 # starts the threading layer

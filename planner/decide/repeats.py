@@ -24,8 +24,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from models.stats.assurance import (Adaptive, Truth, evaluate_fixed, evaluate_known, known_scales,
-                              normal_assurance, prior_truth)
+from models.stats.assurance import Adaptive, Truth, evaluate_fixed, prior_truth
+from models.stats.assurance_known import evaluate_known, known_scales, normal_assurance
 from models.stats.designs import Existing, Layout, paired_layout, separate_layout
 from models.stats.sequential import evaluate_sequential_levels, sequential_plan
 from models.stats.noise import NoisePrior

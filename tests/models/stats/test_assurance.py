@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from models.stats.assurance import (GridAnalysis, Truth, analysis_grid, decide, decide_analysis,
-                              evaluate_fixed, prior_truth, simulate)
+from models.stats.assurance import Truth, evaluate_fixed, prior_truth, simulate
+from models.stats.assurance_analysis import GridAnalysis, analysis_grid, decide, decide_analysis
 from models.stats.decision import A_BETTER, B_BETTER, LABEL_CODES as LABEL, label_from
 from models.stats.designs import Existing, flatten, paired_layout, separate_layout
 from models.stats.noise import NoisePrior, ScalePrior, platform_prior
@@ -282,7 +282,7 @@ def _known(tau: float, sigma: float) -> NoisePrior:
 def test_known_noise_rates_match_the_simulation(make, rope, rule, delta):
     """The closed form of evaluate_known agrees with the simulated engine (12,000 experiments)
     within 3.5 SE on assurance, false-claim rate and label fractions."""
-    from models.stats.assurance import evaluate_known, known_scales
+    from models.stats.assurance_known import evaluate_known, known_scales
 
     pr = _known(0.008, 0.003)
     assert known_scales(pr) == (0.008, 0.003) and known_scales(HF) is None
@@ -302,7 +302,7 @@ def test_known_noise_textbook_sample_size():
     """2 % CV known, Δ = +1 %, ROPE 0, 95 % HDI: n = 2 (z.975 + z.8)² (σ/δ)² = 62.2 with
     σ = log 1.02 -> the smallest n with assurance >= 0.8 is 63, and the false-claim rate of
     the HDI rule at Δ = 0 is 5 % (a hair below: the μ prior shrinks)."""
-    from models.stats.assurance import evaluate_known
+    from models.stats.assurance_known import evaluate_known
 
     pr = _known(2e-5, math.log1p(0.02))
     tr = prior_truth(pr, math.log1p(0.01), 200, np.random.default_rng(0))
@@ -318,7 +318,7 @@ def test_known_noise_textbook_sample_size():
 def test_normal_assurance_tolerance(n, rope, delta):
     """The beyond-cap approximation is within 0.03 (plus 2 SE) of the simulation at >= 24
     runs per arm, one run per allocation (HF prior)."""
-    from models.stats.assurance import normal_assurance
+    from models.stats.assurance_known import normal_assurance
 
     tr = prior_truth(HF, delta, 1000, np.random.default_rng(0))
     a, _ = normal_assurance(np.array([n]), 1, tr, rope)

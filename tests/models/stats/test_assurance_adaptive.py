@@ -13,10 +13,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
 
-from models.stats.assurance import (Adaptive, _analysis, _batched, _chunk_for, analysis_grid,
-                              evaluate_fixed, prior_truth)
+from models.stats.assurance import Adaptive, _batched, _chunk_for, evaluate_fixed, prior_truth
+from models.stats.assurance_analysis import _analysis, analysis_grid
 from models.stats.decision import target_labels
 from models.stats.designs import separate_layout
 from models.stats.noise import NoisePrior, ScalePrior

@@ -1,4 +1,4 @@
-"""Work the planners no longer repeat (issue 9), with results identical to repeating it.
+"""Work the planners do not repeat (memoised analyses and draws), with results identical to repeating it.
 
 * ``_Draws`` draws the same random stream as ``_draws``, only as far as the rows used.
 * A scenario memo (``evaluate_fixed(memo=...)``, ``evaluate_sequential_levels(memo=...)``)
@@ -14,9 +14,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from models.stats.assurance import (Adaptive, _build, _draws, _Draws, _analysis, _batched,
-                              _chunk_for, analysis_grid, evaluate_fixed, prior_truth,
-                              scenario_memo)
+from models.stats.assurance import (Adaptive, _batched, _build, _chunk_for, _draws, _Draws,
+                                    evaluate_fixed, prior_truth, scenario_memo)
+from models.stats.assurance_analysis import _analysis, analysis_grid
 from models.stats.designs import paired_layout, separate_layout
 from models.stats.noise import NoisePrior, ScalePrior
 from models.stats.sequential import evaluate_sequential_levels, sequential_plan

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.special import ndtr, ndtri
 
-from models.stats.assurance import Decisions
+from models.stats.assurance_analysis import Decisions
 from models.stats.sequential import _futile
 
 

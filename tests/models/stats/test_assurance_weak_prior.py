@@ -11,7 +11,8 @@ import math
 import numpy as np
 import pytest
 
-from models.stats.assurance import GridAnalysis, Truth, analysis_grid, decide_analysis, simulate
+from models.stats.assurance import Truth, simulate
+from models.stats.assurance_analysis import GridAnalysis, analysis_grid, decide_analysis
 from models.stats.designs import Existing, flatten, paired_layout, separate_layout
 from models.stats.noise import NoisePrior, ScalePrior
 from models.stats.tps_exact import SuffStats, conditional_posterior

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from models.stats.assurance import decide
+from models.stats.assurance_analysis import decide
 from models.stats.decision import (A_BETTER, B_BETTER, EQUIVALENT, LABEL_CODES, LABEL_NAMES, LABELS,
                              UNDECIDED, label_code, label_from, target_labels)
 from models.stats.tps_exact import mixture_summary

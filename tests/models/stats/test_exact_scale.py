@@ -1,4 +1,4 @@
-"""The exact engine is linear in the runs (issue 10): per-instance sufficient statistics by
+"""The exact engine is linear in the runs: per-instance sufficient statistics by
 bincount and grid sums over instance types above ``_DENSE_MAX_INSTANCES``, equal (to rounding)
 to the per-instance path that small designs keep."""
 

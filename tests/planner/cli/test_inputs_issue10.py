@@ -117,7 +117,7 @@ def test_stated_noise_keeps_plain_values():
     assert parse_cv("0.02:30") == (math.log1p(0.02), 30.0)
     assert parse_runs_list(" 300, 301.5;302 ") == [300.0, 301.5, 302.0]
     # an exact scale is a word, not an overflow-sized df (what repeats --known-noise states)
-    from models.stats.assurance import KNOWN_DF
+    from models.stats.assurance_known import KNOWN_DF
     from planner.decide.priors import KNOWN_NOISE_DF
 
     assert parse_cv("2%:known") == (math.log1p(0.02), KNOWN_NOISE_DF)

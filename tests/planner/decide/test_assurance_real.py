@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 
-from models.stats.assurance import Truth, analysis_grid, evaluate_fixed
+from models.stats.assurance import Truth, evaluate_fixed
+from models.stats.assurance_analysis import analysis_grid
 from models.stats.decision import label_from
 from models.stats.designs import paired_layout
 from models.stats.noise import platform_prior

@@ -14,7 +14,8 @@ import math
 import numpy as np
 import pytest
 
-from models.stats.assurance import normal_assurance, prior_truth
+from models.stats.assurance import prior_truth
+from models.stats.assurance_known import normal_assurance
 from models.stats.noise import platform_prior
 from planner.decide.repeats import _first_reaching
 

@@ -1,0 +1,274 @@
+"""Compile a kernel with numba's JIT on its first call, cached on disk when possible.
+
+Every kernel of :mod:`models.kernels` is a plain Python function ``_py_<name>``; a
+:class:`KernelGroup` (one per kernel module) turns it into a callable that, on its first
+call, compiles it with ``numba.njit(cache=True, ...)`` for the argument types given, and
+then calls the compiled code. Importing a kernel module imports neither numba nor touches
+the environment or the disk.
+
+**Cache folder.** Chosen on the first compile, before numba is imported
+(:func:`models.kernels._cache.cache_folder`): ``$NUMBA_CACHE_DIR`` when the user set it,
+else the per-user cache folder (``~/.cache/spec-planner/numba``), which is then handed to
+numba through ``NUMBA_CACHE_DIR``. When there is no usable folder (no home directory, a
+read-only one), the kernels are compiled in memory (``cache=False``): slower to start,
+same results.
+
+**A cache that fails never fails a command.** A compile that raises with caching on (a
+truncated or corrupt cache file: ``UnpicklingError``, ``EOFError``; numba's "cannot cache
+function ... no locator available" for a read-only install; an unwritable folder) is
+redone in memory, with the group's callees recompiled in memory too, and every later
+compile of this process stays in memory.
+
+**Threads.** The first compile of a group runs under one lock (``planner budget`` sizes
+comparisons on two threads that may reach a kernel together).
+
+**Progress.** numba compiles the replay kernels in 10-20 s on an empty cache. When a
+kernel is about to be compiled with no cache entry and stderr is a terminal, one line
+goes to stderr, once per process (never to stdout, so ``--json`` output is untouched).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+__all__ = ["KernelGroup", "compile_all", "prepare_numba"]
+
+#: numba's OpenMP threading layer keeps idle worker threads spinning between parallel
+#: regions by default; the planners launch the assurance kernels thousands of times with
+#: NumPy work in between, and spinning workers take the core the main thread needs. libgomp
+#: reads this when it loads (numba's first parallel launch); a value the user set is kept.
+_OMP_WAIT_POLICY = "PASSIVE"
+
+_LOCK = threading.RLock()
+#: Process-wide state: ``cache`` is None until the first compile decides it (True: numba's
+#: disk cache, False: in memory); ``told`` whether the progress line was printed.
+_STATE: dict = {"cache": None, "told": False}
+
+_PROGRESS = "planner: compiling the replay kernels once (about 15 s)..."
+
+#: Every kernel made by :meth:`KernelGroup.kernel`, with its argument types.
+_REGISTRY: list = []
+#: The kernel modules (imported by :func:`compile_all`).
+KERNEL_MODULES = ("assurance", "bootstrap", "capture", "lookup", "mtp", "special")
+
+
+def _use_cache() -> bool:
+    """Decide (once per process) whether kernels are cached on disk, and prepare numba's
+    environment before its first import. Returns the decision."""
+    with _LOCK:
+        if _STATE["cache"] is None:
+            from models.kernels._cache import cache_folder
+
+            os.environ.setdefault("OMP_WAIT_POLICY", _OMP_WAIT_POLICY)
+            folder = cache_folder()
+            if folder is not None and not os.environ.get("NUMBA_CACHE_DIR"):
+                os.environ["NUMBA_CACHE_DIR"] = folder
+                if "numba" in sys.modules:  # imported by someone else: re-read its config
+                    from numba.core import config
+
+                    config.reload_config()
+            _STATE["cache"] = folder is not None
+        return _STATE["cache"]
+
+
+def prepare_numba() -> None:
+    """Prepare numba's environment before it is imported (OpenMP's wait policy, the cache
+    folder): for code that imports numba itself, e.g. to query its threading layer."""
+    _use_cache()
+
+
+def _cache_off() -> None:
+    """Compile in memory from now on (a cached compile failed)."""
+    with _LOCK:
+        _STATE["cache"] = False
+
+
+def _tell_compiling(disp) -> None:
+    """Print the progress line when ``disp`` (a caching dispatcher) has no cache index yet,
+    stderr is a terminal, and it was not printed before in this process."""
+    if _STATE["told"]:
+        return
+    try:
+        if not sys.stderr.isatty():
+            return
+        index = disp._cache._cache_file._index_path  # numba's FunctionCache internals
+        if os.path.exists(index):
+            return
+    except (AttributeError, OSError, ValueError):
+        return
+    _STATE["told"] = True
+    print(_PROGRESS, file=sys.stderr, flush=True)
+
+
+class KernelGroup:
+    """The kernels of one module and the callees their bodies call by global name.
+
+    Parameters
+    ----------
+    namespace : dict
+        The kernel module's ``globals()``: the callees' names are rebound there to their
+        compiled dispatchers before a kernel is compiled (numba resolves a kernel body's
+        global names when it compiles it).
+    callees : dict, optional
+        ``name -> (plain Python function, numba options)`` of the callees.
+    prange : str, optional
+        A global name bound to ``range`` in the plain functions and to ``numba.prange``
+        when compiled (parallel kernels).
+    """
+
+    def __init__(self, namespace: dict, callees: dict | None = None, prange: str | None = None):
+        self._ns = namespace
+        self._callees = dict(callees or {})
+        self._prange = prange
+        self._bound: bool | None = None  # the cache setting the callees are compiled with
+
+    def _bind(self, cache: bool) -> None:
+        if self._bound is cache:
+            return
+        from numba import njit, prange
+
+        for name, (fn, opts) in self._callees.items():
+            self._ns[name] = njit(cache=cache, **opts)(fn)
+        if self._prange:
+            self._ns[self._prange] = prange
+        self._bound = cache
+
+    def kernel(self, fn, *, sig: tuple = (), **options):
+        """``fn`` compiled on its first call with ``numba.njit(cache=..., **options)``.
+
+        Parameters
+        ----------
+        fn : callable
+            The plain Python kernel.
+        sig : tuple of str
+            The argument types the callers pass, for :func:`compile_all` (a call with other
+            types is compiled for them on the call): ``i4`` int32, ``i8`` int64 (a Python
+            int), ``u1`` uint8, ``f4`` float32, ``f8`` float64 (a Python float), ``b1`` bool;
+            ``[::1]``, ``[:,::1]``, ``[:,:,::1]`` C-contiguous arrays of 1-3 dimensions, and
+            a trailing ``r`` for a read-only array (``np.frombuffer`` of bytes).
+        **options
+            numba options beyond ``cache`` (``nogil``, ``parallel``).
+
+        Returns
+        -------
+        callable
+            Takes ``fn``'s arguments and returns what it returns.
+        """
+        k = _Kernel(self, fn, options)
+        _REGISTRY.append((k, tuple(sig)))
+        return k
+
+
+class _Kernel:
+    """One lazily compiled kernel of a :class:`KernelGroup`."""
+
+    def __init__(self, group: KernelGroup, fn, options: dict):
+        self._group = group
+        self._fn = fn
+        self._options = options
+        self._disp = None
+        self._cached: bool | None = None
+        self.__name__ = fn.__name__.removeprefix("_py_")
+        self.__doc__ = fn.__doc__
+
+    def _compile(self, cache: bool, args):
+        from numba import njit
+
+        with _LOCK:
+            self._group._bind(cache)
+            disp = njit(cache=cache, **self._options)(self._fn)
+            if cache:
+                _tell_compiling(disp)
+            disp.compile(tuple(disp.typeof_pyval(a) for a in args))
+            return disp
+
+    def _first(self, args):
+        with _LOCK:
+            if self._disp is not None:
+                return self._disp
+            cache = _use_cache()
+            if cache:
+                try:
+                    self._disp = self._compile(True, args)
+                    self._cached = True
+                    return self._disp
+                except Exception:  # noqa: BLE001 - any failure with caching on: redo in memory
+                    _cache_off()
+            self._disp = self._compile(False, args)
+            self._cached = False
+            return self._disp
+
+    def prepare(self, *args) -> None:
+        """Compile (or load from the cache) for the types of ``args`` without running."""
+        disp = self._disp if self._disp is not None else self._first(args)
+        sig = tuple(disp.typeof_pyval(a) for a in args)
+        if sig not in disp.overloads:
+            with _LOCK:
+                try:
+                    disp.compile(sig)
+                except Exception:  # noqa: BLE001 - as __call__: redo in memory
+                    if self._cached is False:
+                        raise
+                    _cache_off()
+                    self._disp = self._compile(False, args)
+                    self._cached = False
+
+    def __call__(self, *args):
+        disp = self._disp
+        if disp is None:
+            disp = self._first(args)
+        if self._cached is False:
+            return disp(*args)
+        try:
+            return disp(*args)
+        except Exception:  # noqa: BLE001
+            # a later signature's cache entry that cannot be read (numba loads it before the
+            # kernel runs); a kernel's own error is raised again by the in-memory compile
+            _cache_off()
+            with _LOCK:
+                self._disp = self._compile(False, args)
+                self._cached = False
+            return self._disp(*args)
+
+
+def _example(spec: str):
+    """A value numba types as ``spec`` (see :meth:`KernelGroup.kernel`)."""
+    import numpy as np
+
+    dtypes = {"i4": np.int32, "i8": np.int64, "u1": np.uint8, "f4": np.float32,
+              "f8": np.float64, "b1": np.bool_}
+    if "[" not in spec:
+        return {"i8": 0, "f8": 0.0, "b1": False}.get(spec) if spec != "f4" else np.float32(0)
+    code, rest = spec.split("[", 1)
+    dims, flags = rest.split("]", 1)
+    a = np.zeros((1,) * len(dims.split(",")), dtypes[code])
+    if "r" in flags:
+        a.setflags(write=False)
+    return a
+
+
+def compile_all() -> dict:
+    """Compile every kernel for its declared argument types now (into numba's cache when
+    there is one), in this process; nothing is run.
+
+    Returns
+    -------
+    dict
+        ``kernels`` (how many), ``seconds`` (wall), ``cache`` (the folder, or None when the
+        kernels were compiled in memory: then this process alone profits).
+    """
+    import importlib
+    import time
+
+    t0 = time.perf_counter()
+    for name in KERNEL_MODULES:
+        importlib.import_module(f"models.kernels.{name}")
+    n = 0
+    for k, sig in _REGISTRY:
+        if sig:
+            k.prepare(*(_example(s) for s in sig))
+            n += 1
+    cache = os.environ.get("NUMBA_CACHE_DIR") if _STATE["cache"] else None
+    return {"kernels": n, "seconds": time.perf_counter() - t0, "cache": cache}
