@@ -148,7 +148,8 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
     from models.stats.noise import PLATFORM_ALIASES, known_platforms, platform_key
     from planner.decide.costs import PLATFORM_FLAVOR, cost_model
     from planner.decide.priors import prior_file, prior_file_entry, resolve_prior
-    from planner.decide.repeats import plan_more_runs, plan_repeats
+    from planner.decide.repeats import plan_from, plan_repeats
+    from planner.decide.settle import paired_allowed
     from planner.report.output import emit, guard_outputs, input_record, with_record
     from planner.report.views.repeats import render_markdown, render_terminal
 
@@ -207,8 +208,7 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
         raise InputError(f"platform {platform!r} has no noise prior: give --prior (a "
                          "platform or a calibrate file) or --cv", field="--platform")
     designs = _designs(design)
-    if design == "auto" and PLATFORM_ALIASES.get(platform) == "published-n4" and \
-            prior is None:
+    if design == "auto" and not paired_allowed(platform, prior is not None):
         # that prior pins the within-allocation sigma near 0 (it only knows the total):
         # a paired design would look free of noise
         designs = tuple(d for d in designs if d != "paired")
@@ -221,19 +221,19 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
     if runs_per_instance is None and design != "auto":
         runs_per_instance = 1
     row_platform = None if unknown_platform else platform  # the rows' filter
-    cell_metric, cell_workload = metric, workload
-    if table_read is not None and metric is None:
-        # the runs' own cell when they hold one metric / workload (the hierarchy's prior)
-        sel = table_read.filter(workload=workload, run_group=run_group,
-                                     platform=row_platform, blank_platform=True).select([a, b])
-        ms = {r.metric for r in sel.runs if r.metric}
-        ws = {r.workload for r in sel.runs if r.workload}
-        cell_metric = ms.pop() if len(ms) == 1 else None
-        cell_workload = workload or (ws.pop() if len(ws) == 1 else None)
-    pr, label = resolve_prior(prior, row_platform,
-                              cell_metric if runs is not None else None,
-                              cell_workload if runs is not None else None,
-                              cv=cv, cv_instance=cv_instance, aa_runs=aa_runs)
+    comp = None
+    if table_read is not None:
+        from planner.decide import comparison
+
+        comp = comparison.from_table(
+            table_read, a, b, selection=comparison.Selection(row_platform, metric, workload,
+                                                             run_group),
+            prior=prior, cv=cv, cv_instance=cv_instance, aa_runs=aa_runs,
+            lower_is_better=lower_is_better, value_name=tps_column)
+        pr, label = comp.prior, comp.prior_label
+    else:
+        pr, label = resolve_prior(prior, row_platform, None, None, cv=cv,
+                                  cv_instance=cv_instance, aa_runs=aa_runs)
     if pr is None:
         raise InputError("repeats needs a noise prior (a platform or a file), not 'weak'",
                          field="--prior")
@@ -245,28 +245,9 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
               pairs_per_instance=pairs_per_instance, batch=batch, prior_label=label,
               platform=row_platform)
     with _progress() as prog:
-        if table_read is not None:
-            table = table_read.filter(metric=metric, workload=workload,
-                                                          run_group=run_group,
-                                                          platform=row_platform,
-                                                          blank_platform=True)
-            # 'planner verdict''s reading of runs on unknown machines (no platform, no
-            # instance column): each arm's runs one session, so that the verdict this plan
-            # starts from is the verdict planner verdict gives on the same file
-            from planner.decide.verdict import machines_unknown, one_session_per_arm
-
-            sub = table.select([a, b])
-            sessions = machines_unknown(sub, row_platform)
-            if sessions:
-                table = one_session_per_arm(sub)
-            res = plan_more_runs(table, a, b, prior=pr, rope=rope, delta=delta,
-                                 lower_is_better=lower_is_better, value_name=tps_column,
-                                 relative=relative, sims=sims, seed=seed, progress=prog,
-                                 **kw)
-            if sessions:
-                from planner.decide.verdict import SESSION_NOTE
-
-                res.notes.insert(0, SESSION_NOTE)
+        if comp is not None:
+            res = plan_from(comp, rope=rope, delta=delta, relative=relative, sims=sims,
+                            seed=seed, progress=prog, **kw)
         else:
             if delta is None:
                 raise InputError("give --delta (TPS, or % with --relative), or --runs with "

@@ -18,7 +18,10 @@ from models.stats.noise import NoisePrior
 from models.stats.tps_exact import fit_exact, mixture_cdf
 from models.stats.tps_model import TPSData
 from planner.io.runs import RunsTable, instance_key
-from planner.decide.verdict import build_data, classical_tests, fit, label_from, Rope
+from models.stats.decision import label_from
+from planner.decide.classical import classical_tests
+from planner.decide.comparison import build_data, fit
+from planner.decide.rope import Rope
 
 
 def repeated_cells(table: RunsTable, min_runs: int = 6) -> list[RunsTable]:

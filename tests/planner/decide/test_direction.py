@@ -7,7 +7,7 @@ import json
 import pytest
 
 from planner.io.runs import Run, RunsTable, metric_lower_is_better
-from planner.decide.verdict import shown_label
+from planner.decide.direction import shown_label
 
 TPOT_A, TPOT_B = "20.26,19.95", "22.59,22.38,22.62"
 
@@ -57,7 +57,7 @@ def test_direction_inferred_from_the_metric_column(cli, tmp_path):
 
 
 def test_an_explicit_flag_against_the_name_is_said():
-    from planner.decide.verdict import _direction
+    from planner.decide.direction import read_direction as _direction
 
     t = RunsTable([Run("A", 20.0, metric="mean_ttft_ms", lower_is_better=True)])
     d, src, note = _direction(t, False)
@@ -86,7 +86,8 @@ def test_saved_result_without_direction_still_renders():
     """A verdict JSON saved before ``direction`` existed reads as higher-is-better."""
     from planner.report.views.verdict import render_markdown
     from planner.io.runs import runs_from_values
-    from planner.decide.verdict import Verdict, verdict
+    from planner.decide.verdict import verdict
+    from planner.results.verdict import Verdict
     from models.stats.noise import platform_prior
 
     d = verdict(runs_from_values([300, 301], [310, 311]), "A", "B",

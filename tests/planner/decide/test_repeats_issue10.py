@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from planner.errors import InputError
-from planner.decide.repeats import parse_rule
+from planner.decide.rule import parse_rule
 
 ROOT = Path(__file__).resolve().parents[3]
 RUNS = ROOT / "examples" / "runs" / "tps_runs.csv"

@@ -16,7 +16,7 @@ import pytest
 
 from models.stats.assurance import normal_assurance, prior_truth
 from models.stats.noise import platform_prior
-from planner.decide.repeats import _first_reaching
+from planner.decide.sizing import _first_reaching
 
 
 def _grid(cap: int, limit: int = 5000) -> np.ndarray:

@@ -22,8 +22,17 @@ import planner.cli as cli
 from models.stats.tps_exact import fit_exact
 from planner.decide.priors import resolve_prior
 from planner.io.runs import RunsTable, runs_from_values
-from planner.decide.verdict import (SETTLE_MAX_RUNS, Rope, _to_settle, build_data, label_from,
-                             settle_screen, welch_t)
+from models.stats.decision import label_from
+from planner.decide.classical import welch_t
+from planner.decide.comparison import Comparison, build_data
+from planner.decide.rope import Rope
+from planner.decide.settle import SETTLE_MAX_RUNS, settle_screen, to_settle
+
+
+def _to_settle(table, a, b, prior, rope, platform, seed):
+    """The advice of separate runs only (the design the screen is built for)."""
+    return to_settle(Comparison(table, a, b, platform=platform, prior=prior), rope, seed,
+                     designs=("separate",))
 
 ROOT = Path(__file__).resolve().parents[3]
 README = ["examples/runs/tps_runs.csv", "--a", "fa2sw_precache_agentI", "--b",
@@ -47,7 +56,7 @@ def test_welch_and_z_test_equal_scipy_stats():
         t, df, p = welch_t(x, y)
         assert (t, df) == (float(r.statistic), float(r.df))
         assert p == pytest.approx(float(r.pvalue), rel=2e-12, abs=1e-300)
-    from planner.decide.verdict import classical_tests
+    from planner.decide.classical import classical_tests
 
     for z in rng.normal(0, 3, 500):
         a = [300.0, 300.0]
