@@ -145,10 +145,10 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
              run_group=None, format=None, tps_column=None, config_column=None, instance=None,
              lower_is_better=None, **_) -> None:
     """The body of ``planner repeats`` (errors name plain fields or options)."""
-    from models.stats.noise import PLATFORM_ALIASES, known_platforms, platform_key
-    from planner.decide.costs import PLATFORM_FLAVOR, cost_model
+    from planner.decide.comparison import Selection
+    from planner.decide.costs import cost_model
     from planner.decide.priors import prior_file, prior_file_entry, resolve_prior
-    from planner.decide.repeats import plan_from, plan_repeats
+    from planner.decide.repeats import plan_from, plan_platform, plan_repeats
     from planner.decide.settle import paired_allowed
     from planner.report.output import emit, guard_outputs, input_record, with_record
     from planner.report.views.repeats import render_markdown, render_terminal
@@ -175,7 +175,6 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
     # runs without a platform (no column, or what 'planner ingest' writes from tools' files)
     # take --platform; without it, and none in the rows, the unknown-platform prior and the
     # default cost model (as 'planner verdict' does)
-    unknown_platform = False
     table_read = None
     if runs is not None:
         if a is None or b is None:
@@ -189,24 +188,10 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
                                      lower_is_better)):
         raise InputError("--format, --tps-column, --config-column, --instance and "
                          "--lower-is-better read --runs; give --runs", field="--runs")
-    if platform is None and table_read is not None:
-        platform = table_read.filter(
-            metric=metric, workload=workload, run_group=run_group).select([a, b]).platform() \
-            or None
-        unknown_platform = platform is None
-    platform = platform or DEFAULT_PLATFORM
-    # letter case and aliases folded (a flavor's platform name too: HF-A10G-LARGE)
-    platform = platform_key(platform) or (platform.strip().lower() if platform.strip().lower()
-                                          in PLATFORM_FLAVOR else platform)
-    if not unknown_platform and platform not in PLATFORM_ALIASES and \
-            platform not in PLATFORM_FLAVOR:
-        raise InputError(f"unknown platform {platform!r} (known: "
-                         f"{', '.join(known_platforms())})", field="--platform")
     stated = cv is not None or cv_instance is not None or aa_runs is not None
-    if not unknown_platform and platform not in PLATFORM_ALIASES and prior is None and \
-            not stated:
-        raise InputError(f"platform {platform!r} has no noise prior: give --prior (a "
-                         "platform or a calibrate file) or --cv", field="--platform")
+    platform, row_platform = plan_platform(platform, table_read, a, b,
+                                           Selection(None, metric, workload, run_group),
+                                           prior_given=prior is not None, stated=stated)
     designs = _designs(design)
     if design == "auto" and not paired_allowed(platform, prior is not None):
         # that prior pins the within-allocation sigma near 0 (it only knows the total):
@@ -220,14 +205,12 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
         cv, cv_instance = _exact(cv), _exact(cv_instance or _KNOWN_NOISE_TAU)
     if runs_per_instance is None and design != "auto":
         runs_per_instance = 1
-    row_platform = None if unknown_platform else platform  # the rows' filter
     comp = None
     if table_read is not None:
-        from planner.decide import comparison
+        from planner.decide.comparison import from_table
 
-        comp = comparison.from_table(
-            table_read, a, b, selection=comparison.Selection(row_platform, metric, workload,
-                                                             run_group),
+        comp = from_table(
+            table_read, a, b, selection=Selection(row_platform, metric, workload, run_group),
             prior=prior, cv=cv, cv_instance=cv_instance, aa_runs=aa_runs,
             lower_is_better=lower_is_better, value_name=tps_column)
         pr, label = comp.prior, comp.prior_label
@@ -236,7 +219,7 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
                                   cv_instance=cv_instance, aa_runs=aa_runs)
     if pr is None:
         raise InputError("repeats needs a noise prior (a platform or a file), not 'weak'",
-                         field="--prior")
+                         field="prior")
     # the platform's cost model (planner/decide/costs.py), as 'planner budget' prices a comparison
     cm = cost_model(flavor or platform, price_per_hour=price, minutes_per_run=minutes_per_run,
                     startup_minutes=startup_minutes)

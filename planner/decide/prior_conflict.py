@@ -8,7 +8,7 @@ import numpy as np
 from models.stats.noise import WEAK, NoisePrior
 from models.stats.tps_model import TPSData
 
-__all__ = ["CONFLICT_DRAWS", "prior_conflicts", "prior_range"]
+__all__ = ["CONFLICT_DRAWS", "prior_conflicts", "prior_median", "prior_range"]
 
 
 #: Draws of a prior scale behind its 95 % range in :func:`prior_conflicts` (seeded, 0;
@@ -31,6 +31,14 @@ def prior_range(scale_prior, rng: np.random.Generator | None = None) -> tuple[fl
     rng = np.random.default_rng(0) if rng is None else rng
     draws = np.sort(scale_prior.rvs(CONFLICT_DRAWS, rng))
     return float(draws[CONFLICT_DRAWS // 40]), float(draws[CONFLICT_DRAWS - 1 - CONFLICT_DRAWS // 40])
+
+
+def prior_median(scale_prior) -> float:
+    """Median of a noise scale's prior, from the middle order statistic of
+    :data:`CONFLICT_DRAWS` draws (seed 0; within ~3 % of the exact median): no SciPy in a
+    verdict process."""
+    draws = np.sort(scale_prior.rvs(CONFLICT_DRAWS, np.random.default_rng(0)))
+    return float(draws[CONFLICT_DRAWS // 2])
 
 
 def prior_conflicts(data: TPSData, prior: NoisePrior, label: str) -> list[str]:

@@ -40,7 +40,7 @@ from planner.errors import InputError
 from planner.results.repeat_plan import SCHEMA, RepeatPlan
 
 __all__ = ["SCHEMA", "DESIGNS", "PAIRED_NOTE", "posterior_truth", "plan_repeats",
-           "plan_more_runs", "plan_from"]
+           "plan_more_runs", "plan_from", "plan_platform"]
 
 
 def posterior_truth(post, existing: Existing, sims: int, seed: int) -> Truth:
@@ -296,8 +296,9 @@ def _existing_note(given: str | None = None) -> str:
         (f"the effect is the given Δ = {given} (the noise comes from the posterior of the "
          "existing runs)")
     return ("designs are the runs to ADD to the existing ones (on new instances); " + effect
-            + "; cold first runs are left out of the simulated re-analysis (the current "
-            "verdict models them); false claim = a decisive B/A-better call the "
+            + "; the noise and the effect are the verdict's posterior (cold first runs "
+            "modelled), the simulated re-analysis reads the old runs without cold flags; "
+            "false claim = a decisive B/A-better call the "
             "drawn true Δ contradicts (Δ = 0 is not a coherent truth once runs exist)")
 
 
@@ -332,6 +333,47 @@ def _notes(rpi: int, kinds: Sequence[str], existing: Existing | None,
     return n
 
 
+
+
+def plan_platform(platform: str | None, table=None, a: str | None = None, b: str | None = None,
+                  selection=None, *, prior_given: bool = False, stated: bool = False
+                  ) -> tuple[str, str | None]:
+    """The platform of a plan: (the platform whose cost model prices it, the platform of the
+    rows and of the noise prior, None when unknown).
+
+    Runs without a platform (no column, or what ``planner ingest`` writes from tools' files)
+    take ``platform``; without it, and none in A's and B's rows, the unknown-platform prior
+    and the default cost model (:data:`planner.decide.defaults.DEFAULT_PLATFORM`), as the
+    verdict reads them. Letter case and aliases are folded (a flavor's platform name too).
+
+    Raises
+    ------
+    InputError
+        An unknown platform, or a known one without a noise prior when no prior and no noise
+        are given (field ``platform``).
+    """
+    from models.stats.noise import PLATFORM_ALIASES, known_platforms, platform_key
+    from planner.decide.costs import PLATFORM_FLAVOR
+    from planner.decide.defaults import DEFAULT_PLATFORM
+
+    unknown = False
+    if platform is None and table is not None:
+        sel = selection
+        rows = table.filter(metric=getattr(sel, "metric", None),
+                            workload=getattr(sel, "workload", None),
+                            run_group=getattr(sel, "run_group", None))
+        platform = rows.select([a, b]).platform() or None
+        unknown = platform is None
+    platform = platform or DEFAULT_PLATFORM
+    low = platform.strip().lower()
+    platform = platform_key(platform) or (low if low in PLATFORM_FLAVOR else platform)
+    if not unknown and platform not in PLATFORM_ALIASES and platform not in PLATFORM_FLAVOR:
+        raise InputError(f"unknown platform {platform!r} (known: "
+                         f"{', '.join(known_platforms())})", field="platform")
+    if not unknown and platform not in PLATFORM_ALIASES and not prior_given and not stated:
+        raise InputError(f"platform {platform!r} has no noise prior: give a prior (a "
+                         "platform or a calibrate file) or a CV", field="platform")
+    return platform, (None if unknown else platform)
 
 
 def plan_more_runs(table, a: str, b: str, *, prior: NoisePrior, rope: str | Rope = DEFAULT_ROPE,
@@ -370,26 +412,6 @@ def plan_more_runs(table, a: str, b: str, *, prior: NoisePrior, rope: str | Rope
                      **kw)
 
 
-def _simulated_existing(comp, data):
-    """The runs the simulation re-analyses with the new ones: ``data`` without its cold
-    first runs when it models some (:class:`models.stats.designs.Existing` has no cold
-    column, and a cold run read as warm would pull its arm's level down), unless a config
-    has no warm run (then every run, read as warm). Returns (Existing, note or None)."""
-    from planner.decide.comparison import build_data
-    from planner.io.runs import RunsTable
-
-    if not data.use_cold:
-        return Existing.from_tpsdata(data), None
-    sub = comp.table.measured().select([comp.a, comp.b])
-    warm = [r for r, c in zip(sub.runs, sub.cold_flags()) if not c]
-    if {r.config for r in warm} != {comp.a, comp.b}:
-        return Existing.from_tpsdata(comp.data(False)), (
-            "a config has only cold first runs: the simulation re-analyses them as warm runs")
-    wdata = build_data(RunsTable(warm, sub.path), comp.a, comp.b, use_cold=False,
-                       lower_is_better=comp.lower)
-    return Existing.from_tpsdata(wdata), None
-
-
 def plan_from(comp, *, rope: str | Rope = DEFAULT_ROPE, delta: float | None = None,
               relative: bool = False, sims: int = 2000, seed: int = 0, **kw) -> RepeatPlan:
     """How many more runs to add to the runs of a comparison (``planner repeats --runs`` and
@@ -398,8 +420,8 @@ def plan_from(comp, *, rope: str | Rope = DEFAULT_ROPE, delta: float | None = No
     The noise and the effect are drawn from the exact posterior of the existing runs of A and
     B, fitted as the verdict fits them (the same data, cold flags included:
     :meth:`planner.decide.comparison.Comparison.data`); the simulated new runs (on new
-    instances) are analysed together with the old ones (without their cold first runs:
-    :class:`models.stats.designs.Existing` has no cold column). A given ``delta`` replaces
+    instances) are analysed together with the old ones, read without cold flags
+    (:class:`models.stats.designs.Existing` has no cold column). A given ``delta`` replaces
     the posterior of Δ by that fixed effect (the noise still comes from the posterior;
     ``effect.source`` is then ``delta``).
 
@@ -435,7 +457,9 @@ def plan_from(comp, *, rope: str | Rope = DEFAULT_ROPE, delta: float | None = No
     direction, _, dir_note = comp.direction()
     data = comp.data()
     post = fit_exact(data, prior)
-    existing, sim_note = _simulated_existing(comp, data)
+    # the re-analysis of old + new runs reads the old ones without cold flags
+    # (models.stats.designs.Existing has no cold column)
+    existing = Existing.from_tpsdata(comp.data(False))
     level = post.level(0)
     rp = rope if isinstance(rope, Rope) else Rope.parse(rope)
     rope_log = rp.log_halfwidth(level)
@@ -463,8 +487,6 @@ def plan_from(comp, *, rope: str | Rope = DEFAULT_ROPE, delta: float | None = No
         given = f"{delta:g}" + ("%" if relative else " TPS")
         res.notes = [_existing_note(given) if n == _existing_note() else n for n in res.notes]
         res.effect["source"] = "delta"
-    if sim_note:
-        res.notes.append(sim_note)
     res.notes += run_notes
     if dir_note:
         res.notes.insert(0, dir_note)

@@ -133,27 +133,32 @@ def settle_screen(post, rope_log: float, n: Sequence[int], *, hdi_prob: float = 
 
 
 
-def paired_allowed(platform: str | None, prior_named: bool) -> bool:
-    """Whether paired designs may be planned: not under the ``published-n4`` prior chosen
-    for its platform, which only knows the total scale and pins the within-allocation sigma
-    near 0 (a paired design would look free of noise). ``prior_named``: the user gave the
-    prior (a file or a platform name), which then says what it knows."""
+def paired_allowed(platform: str | None, prior_named: bool, prior=None) -> bool:
+    """Whether paired designs may be planned: not under the ``published-n4`` prior (chosen
+    for its platform, or given as the prior itself), which only knows the total scale and
+    pins the within-allocation sigma near 0, so that a paired design would look free of
+    noise. ``prior_named``: the user named the prior (a file or a platform), which then says
+    what it knows."""
     from models.stats.noise import PLATFORM_ALIASES, platform_key
 
+    if prior_named:
+        return True
+    if prior is not None and getattr(prior, "name", "") == "published-n4":
+        return False
     key = platform_key(platform) if platform else None
-    return prior_named or PLATFORM_ALIASES.get(key or platform or "") != "published-n4"
+    return PLATFORM_ALIASES.get(key or platform or "") != "published-n4"
 
 
 def settle_designs(comp) -> tuple[str, ...]:
     """The designs of the verdict's advice: separate and paired (new runs in A/B pairs on new
     instances) where :func:`paired_allowed`; separate only otherwise, except when the runs
-    bought are paired themselves."""
+    bought are paired themselves (then pairs only, as they were bought)."""
     from planner.decide.classical import paired_design
 
     named = comp.choice is not None and getattr(comp.choice, "level", "") in ("file", "named")
-    if paired_allowed(comp.platform, named) or paired_design(comp.data()):
+    if paired_allowed(comp.platform, named, comp.prior):
         return ("separate", "paired")
-    return ("separate",)
+    return ("paired",) if paired_design(comp.data()) else ("separate",)
 
 
 def to_settle(comp, rope: Rope, seed: int, screen_post=None,

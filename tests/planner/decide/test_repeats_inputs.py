@@ -1,4 +1,4 @@
-"""Issue 10, routed to ``planner repeats`` / ``planner budget``: owned hardware states GPU-hours
+"""Inputs of ``planner repeats`` / ``planner budget``: owned hardware states GPU-hours
 (never ``$0.00`` beside them), one grammar for repeats' list options (``--design``,
 ``--rule``), and a ``--prior`` file (or a plan's prior file) recorded among the inputs."""
 
