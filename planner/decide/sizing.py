@@ -53,7 +53,7 @@ def false_claim_ok(rate: float | None, se: float | None) -> bool:
 
     ``rate <= MAX_FALSE_CLAIM + FALSE_CLAIM_Z * se`` (5 % + 2 SE; SE 0 for an exact rate):
     a design whose true rate is 5 % passes in about 97.7 % of seeds instead of flipping with
-    every seed (issue: a textbook-sized design failed in half the seeds). The price: a design
+    every seed (a textbook-sized design would fail in half the seeds). The price: a design
     whose true rate is above 5 % but within about 2 SE (1 % at 2,000 simulations) can pass.
     A missing or NaN rate fails.
     """

@@ -55,7 +55,7 @@ def aa_study(cells: list[RunsTable], prior: NoisePrior, *, splits: int = 40, see
     rope_obj = Rope.parse(rope)
     calls = {"verdict": 0, "z_test": 0, "welch": 0}
     # splits where one pseudo-config holds only first (rep 0) runs: the verdict treats a lone
-    # first run as warm (the cold-start part of issue 8), counted apart to separate the causes
+    # first run as warm (a lone cold first run), counted apart to separate the causes
     lone_first = {"n": 0, "verdict": 0}
     n = 0
     per_cell = []

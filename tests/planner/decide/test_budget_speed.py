@@ -1,4 +1,4 @@
-"""``planner budget`` speed changes (issue 9) that keep the result bit for bit.
+"""``planner budget`` speed changes that keep the result bit for bit.
 
 * The Δ-curve density (:func:`planner.decide.budget.gaussian_kde_1d`) equals SciPy's
   ``gaussian_kde`` without importing ``scipy.stats``.

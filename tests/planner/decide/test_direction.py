@@ -1,4 +1,4 @@
-"""Lower-is-better metrics (issue 8 part 4): the direction is given or inferred, the labels read
+"""Lower-is-better metrics: the direction is given or inferred, the labels read
 "B faster" / "B slower" for latencies, the JSON carries ``direction``, and plain numbers say
 which direction was assumed. The decision rule (models.stats.decision) is the same for both."""
 
@@ -12,7 +12,7 @@ from planner.decide.direction import shown_label
 TPOT_A, TPOT_B = "20.26,19.95", "22.59,22.38,22.62"
 
 
-def test_issue_case_tpot_regression_reads_b_slower(cli):
+def test_tpot_regression_reads_b_slower(cli):
     """TPOT in ms, B 12 % higher: a regression. Before: "B better, +12 %"."""
     code, out, err = cli("verdict", "--a-runs", TPOT_A, "--b-runs", TPOT_B, "--lower-is-better",
                          "--json")

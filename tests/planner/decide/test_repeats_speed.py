@@ -1,4 +1,4 @@
-"""``planner repeats`` speed changes (issue 9) that keep the result bit for bit.
+"""``planner repeats`` speed changes that keep the result bit for bit.
 
 The search beyond the cap (``_Sizer.beyond_cap``) finds the first grid point whose Normal
 approximation reaches the target by bisection (:func:`planner.decide.repeats._first_reaching`,

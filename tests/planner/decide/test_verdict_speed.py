@@ -1,4 +1,4 @@
-"""Whole-process speed of ``planner verdict`` (issue 9) without changing its results.
+"""Whole-process speed of ``planner verdict`` without changing its results.
 
 * the statistics (Welch's t and df within 1e-12, its p and the z-test's p within 2e-12
   relative) equal SciPy's, so the verdict imports no SciPy at all;
