@@ -37,7 +37,7 @@ from planner.decide.rope import Rope
 from planner.decide.sizing import (DESIGNS, FALSE_CLAIM_Z, Question, Sizer, Work, check_effect,
                                    ladder, pct, question, recommend, to_log)
 from planner.errors import InputError
-from planner.results.repeat_plan import SCHEMA, RepeatPlan
+from planner.results.repeat_plan import SCHEMA, DesignRow, RepeatPlan
 
 __all__ = ["SCHEMA", "DESIGNS", "PAIRED_NOTE", "posterior_truth", "plan_repeats",
            "plan_more_runs", "plan_from", "plan_platform"]
