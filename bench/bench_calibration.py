@@ -1,4 +1,4 @@
-"""Leave-one-run-group-out calibration table of the verdict on the shipped runs (issue 8).
+"""Leave-one-run-group-out calibration table of the verdict on the shipped runs.
 
 For every (platform, metric family) of ``examples/runs/tps_runs.csv``: the false-decisive rate
 of the verdict on random A/A splits of one config's repeated runs, beside the z-test (sigma =

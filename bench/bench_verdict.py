@@ -59,7 +59,7 @@ def settle_grid(seed: int = 11, out=sys.stdout) -> list[tuple[str, float, int | 
     under four priors (none, ``hf-a10g-small``, ``--cv 0.3%``, ``--cv 1%``), paired and not,
     ROPE 0.1 % and 0.5 %; and up to three pairs of configs of every run group of the shipped
     table at ROPE 0.1 %, 0.5 % and 1.5 TPS. For each: the screen's approximate assurance of
-    100 more runs per arm and the simulated advice (:func:`planner.decide.verdict._to_settle`
+    100 more runs per arm and the simulated advice (:func:`planner.decide.settle.to_settle`
     without the screen). Returns ``(case, approximation, simulated runs per arm or None)``.
     """
     import itertools
@@ -70,8 +70,14 @@ def settle_grid(seed: int = 11, out=sys.stdout) -> list[tuple[str, float, int | 
     from models.stats.tps_exact import fit_exact
     from planner.decide.priors import resolve_prior
     from planner.io.runs import RunsTable, read_runs, runs_from_values
-    from planner.decide.verdict import (SETTLE_MAX_RUNS, Rope, _to_settle, build_data, label_from,
-                                 settle_screen)
+    from models.stats.decision import label_from
+    from planner.decide.comparison import Comparison, build_data
+    from planner.decide.rope import Rope
+    from planner.decide.settle import SETTLE_MAX_RUNS, settle_screen, to_settle
+
+    def _to_settle(table, a, b, prior, rope, platform, seed):
+        return to_settle(Comparison(table, a, b, platform=platform, prior=prior), rope, seed,
+                         designs=("separate",))
 
     def quick(va, vb, plat, paired):
         t = runs_from_values(va, vb, platform=plat, paired=paired)
@@ -149,7 +155,8 @@ def main(argv=None) -> int:
     from models.stats.noise import platform_prior
     from planner.cli import app
     from planner.io.runs import RunsTable, read_runs, write_runs_csv
-    from planner.decide.verdict import build_data, classical_tests
+    from planner.decide.classical import classical_tests
+    from planner.decide.comparison import build_data
     t_import = time.perf_counter() - t0
 
     table = read_runs(RUNS).filter(run_group=GROUP)

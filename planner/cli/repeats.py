@@ -10,7 +10,7 @@ import typer
 from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
                                        TABLE_OPTIONS, TPS_COLUMN_HELP, record_default)
 from planner.decide.priors import AA_RUNS_HELP, CV_HELP, CV_INSTANCE_HELP
-from planner.decide.defaults import (BASELINE_TPS, DEFAULT_ASSURANCE, DEFAULT_PLATFORM, DEFAULT_ROPE,
+from planner.decide.defaults import (BASELINE_TPS, DEFAULT_ASSURANCE, DEFAULT_ROPE,
                               DEFAULT_RULE, MAX_SIMS, check_assurance, check_sims)
 from planner.errors import InputError
 
@@ -145,10 +145,11 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
              run_group=None, format=None, tps_column=None, config_column=None, instance=None,
              lower_is_better=None, **_) -> None:
     """The body of ``planner repeats`` (errors name plain fields or options)."""
-    from models.stats.noise import PLATFORM_ALIASES, known_platforms, platform_key
-    from planner.decide.costs import PLATFORM_FLAVOR, cost_model
+    from planner.decide.comparison import Selection
+    from planner.decide.costs import cost_model
     from planner.decide.priors import prior_file, prior_file_entry, resolve_prior
-    from planner.decide.repeats import plan_more_runs, plan_repeats
+    from planner.decide.repeats import plan_from, plan_platform, plan_repeats
+    from planner.decide.settle import paired_allowed
     from planner.report.output import emit, guard_outputs, input_record, with_record
     from planner.report.views.repeats import render_markdown, render_terminal
 
@@ -174,7 +175,6 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
     # runs without a platform (no column, or what 'planner ingest' writes from tools' files)
     # take --platform; without it, and none in the rows, the unknown-platform prior and the
     # default cost model (as 'planner verdict' does)
-    unknown_platform = False
     table_read = None
     if runs is not None:
         if a is None or b is None:
@@ -188,27 +188,12 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
                                      lower_is_better)):
         raise InputError("--format, --tps-column, --config-column, --instance and "
                          "--lower-is-better read --runs; give --runs", field="--runs")
-    if platform is None and table_read is not None:
-        platform = table_read.filter(
-            metric=metric, workload=workload, run_group=run_group).select([a, b]).platform() \
-            or None
-        unknown_platform = platform is None
-    platform = platform or DEFAULT_PLATFORM
-    # letter case and aliases folded (a flavor's platform name too: HF-A10G-LARGE)
-    platform = platform_key(platform) or (platform.strip().lower() if platform.strip().lower()
-                                          in PLATFORM_FLAVOR else platform)
-    if not unknown_platform and platform not in PLATFORM_ALIASES and \
-            platform not in PLATFORM_FLAVOR:
-        raise InputError(f"unknown platform {platform!r} (known: "
-                         f"{', '.join(known_platforms())})", field="--platform")
     stated = cv is not None or cv_instance is not None or aa_runs is not None
-    if not unknown_platform and platform not in PLATFORM_ALIASES and prior is None and \
-            not stated:
-        raise InputError(f"platform {platform!r} has no noise prior: give --prior (a "
-                         "platform or a calibrate file) or --cv", field="--platform")
+    platform, row_platform = plan_platform(platform, table_read, a, b,
+                                           Selection(None, metric, workload, run_group),
+                                           prior_given=prior is not None, stated=stated)
     designs = _designs(design)
-    if design == "auto" and PLATFORM_ALIASES.get(platform) == "published-n4" and \
-            prior is None:
+    if design == "auto" and not paired_allowed(platform, prior is not None):
         # that prior pins the within-allocation sigma near 0 (it only knows the total):
         # a paired design would look free of noise
         designs = tuple(d for d in designs if d != "paired")
@@ -220,23 +205,21 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
         cv, cv_instance = _exact(cv), _exact(cv_instance or _KNOWN_NOISE_TAU)
     if runs_per_instance is None and design != "auto":
         runs_per_instance = 1
-    row_platform = None if unknown_platform else platform  # the rows' filter
-    cell_metric, cell_workload = metric, workload
-    if table_read is not None and metric is None:
-        # the runs' own cell when they hold one metric / workload (the hierarchy's prior)
-        sel = table_read.filter(workload=workload, run_group=run_group,
-                                     platform=row_platform, blank_platform=True).select([a, b])
-        ms = {r.metric for r in sel.runs if r.metric}
-        ws = {r.workload for r in sel.runs if r.workload}
-        cell_metric = ms.pop() if len(ms) == 1 else None
-        cell_workload = workload or (ws.pop() if len(ws) == 1 else None)
-    pr, label = resolve_prior(prior, row_platform,
-                              cell_metric if runs is not None else None,
-                              cell_workload if runs is not None else None,
-                              cv=cv, cv_instance=cv_instance, aa_runs=aa_runs)
+    comp = None
+    if table_read is not None:
+        from planner.decide.comparison import from_table
+
+        comp = from_table(
+            table_read, a, b, selection=Selection(row_platform, metric, workload, run_group),
+            prior=prior, cv=cv, cv_instance=cv_instance, aa_runs=aa_runs,
+            lower_is_better=lower_is_better, value_name=tps_column)
+        pr, label = comp.prior, comp.prior_label
+    else:
+        pr, label = resolve_prior(prior, row_platform, None, None, cv=cv,
+                                  cv_instance=cv_instance, aa_runs=aa_runs)
     if pr is None:
         raise InputError("repeats needs a noise prior (a platform or a file), not 'weak'",
-                         field="--prior")
+                         field="prior")
     # the platform's cost model (planner/decide/costs.py), as 'planner budget' prices a comparison
     cm = cost_model(flavor or platform, price_per_hour=price, minutes_per_run=minutes_per_run,
                     startup_minutes=startup_minutes)
@@ -245,28 +228,9 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
               pairs_per_instance=pairs_per_instance, batch=batch, prior_label=label,
               platform=row_platform)
     with _progress() as prog:
-        if table_read is not None:
-            table = table_read.filter(metric=metric, workload=workload,
-                                                          run_group=run_group,
-                                                          platform=row_platform,
-                                                          blank_platform=True)
-            # 'planner verdict''s reading of runs on unknown machines (no platform, no
-            # instance column): each arm's runs one session, so that the verdict this plan
-            # starts from is the verdict planner verdict gives on the same file
-            from planner.decide.verdict import machines_unknown, one_session_per_arm
-
-            sub = table.select([a, b])
-            sessions = machines_unknown(sub, row_platform)
-            if sessions:
-                table = one_session_per_arm(sub)
-            res = plan_more_runs(table, a, b, prior=pr, rope=rope, delta=delta,
-                                 lower_is_better=lower_is_better, value_name=tps_column,
-                                 relative=relative, sims=sims, seed=seed, progress=prog,
-                                 **kw)
-            if sessions:
-                from planner.decide.verdict import SESSION_NOTE
-
-                res.notes.insert(0, SESSION_NOTE)
+        if comp is not None:
+            res = plan_from(comp, rope=rope, delta=delta, relative=relative, sims=sims,
+                            seed=seed, progress=prog, **kw)
         else:
             if delta is None:
                 raise InputError("give --delta (TPS, or % with --relative), or --runs with "

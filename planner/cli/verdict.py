@@ -130,11 +130,10 @@ def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, eng
              prior, cv, cv_instance, aa_runs, platform, metric, workload, run_group, format,
              tps_column, config_column, instance, cold, lower_is_better, seed, as_json, md, html,
              idata, **_) -> None:
-    from planner.decide.priors import prior_file_entry, resolve_prior
+    from planner.decide.priors import prior_file_entry
     from planner.report.output import emit, input_record, with_record
     from planner.report.views.verdict import render_markdown, render_terminal
-    from planner.io.runs import read_runs, runs_from_values
-    from planner.decide.verdict import verdict as run_verdict
+    from planner.io.runs import read_runs
 
     if engine not in ("exact", "mcmc"):
         raise InputError(f"unknown engine {engine!r} (exact or mcmc)", field="--engine")
@@ -163,17 +162,18 @@ def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, eng
             (a is not None or b is not None):
         raise InputError("give either --a/--b values or --a-runs/--b-runs, not both",
                          field="--a")
-    plat_notes: list[str] = []
-    if runs is None and (a_summary is not None or b_summary is not None):
-        from planner.io.summaries import quick_table
+    from planner.decide import comparison
+    from planner.decide.verdict import judge
+    from planner.io.summaries import summary_notes
 
-        plat = platform or ""
-        table = quick_table(a_summary, b_summary,
-                            None if a_runs is None else _floats(a_runs, "--a-runs"),
-                            None if b_runs is None else _floats(b_runs, "--b-runs"),
-                            platform=plat, paired=paired)
-        a_name, b_name = "A", "B"
-        sessions = False
+    prior_settings = dict(prior=prior, cv=cv, cv_instance=cv_instance, aa_runs=aa_runs,
+                          use_cold=cold, lower_is_better=lower_is_better)
+    if runs is None and (a_summary is not None or b_summary is not None):
+        comp = comparison.from_values(
+            None if a_runs is None else _floats(a_runs, "--a-runs"),
+            None if b_runs is None else _floats(b_runs, "--b-runs"),
+            a_summary=a_summary, b_summary=b_summary, paired=paired, platform=platform,
+            **prior_settings)
     elif runs is None:
         if a_runs is not None or b_runs is not None:
             if a_runs is None or b_runs is None:
@@ -185,52 +185,23 @@ def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, eng
             raise InputError("give a RUNS file with --a/--b configs, or TPS values: "
                              "--a 308.49 --b 308.05, or --a-runs ... --b-runs ...",
                              field="--a")
-        plat = platform or ""
-        if paired and len(va) != len(vb):
-            raise InputError(f"--paired needs as many runs of A as of B ({len(va)} vs "
-                             f"{len(vb)})", field="--paired")
-        table = runs_from_values(va, vb, platform=plat, paired=paired)
-        # machines unknown (no platform, or one without noise data): the cautious reading
-        plat_notes, known = _platform_notes(plat, max(len(va), len(vb)), paired)
-        sessions = not known and not paired
-        a_name, b_name = "A", "B"
+        comp = comparison.from_values(va, vb, paired=paired, platform=platform,
+                                      **prior_settings)
     else:
         if a is None or b is None:
             raise InputError("give --a CONFIG and --b CONFIG", field="--a")
         # only A's and B's runs are kept; every row is still validated, and the census of
         # the others words the filter and config errors as the whole table would
         table = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
-                          instance=instance, configs=[a, b],
-                          config_column=config_column).filter(
-            platform=platform, metric=metric, workload=workload, run_group=run_group)
-        if not table.has_rows:
-            raise InputError("no rows left after --platform/--metric/--workload/--run-group filters",
-                             file=str(runs))
-        a_name, b_name = a, b
-        sub = table.select([a, b])
-        plat = platform if platform is not None else (sub.platform() or None)
-        # no instance column and no platform: the machines are as unknown as in the quick
-        # form, so the same cautious reading (the same runs give the same verdict)
-        from planner.decide.verdict import machines_unknown
+                          instance=instance, configs=[a, b], config_column=config_column)
+        comp = comparison.from_table(
+            table, a, b, selection=comparison.Selection(platform, metric, workload, run_group),
+            value_name=tps_column, **prior_settings)
+    s_notes = summary_notes(comp.table, comp.a, comp.b, likelihood)
+    res = judge(comp, rope=rope, engine=engine, seed=seed, likelihood=likelihood,
+                extra_notes=s_notes)
+    table, a_name, b_name, pr = comp.table, comp.a, comp.b, comp.prior
 
-        sessions = machines_unknown(sub, plat)
-    from planner.io.summaries import summary_notes
-    from planner.decide.verdict import SESSION_NOTE, one_session_per_arm
-
-    if sessions:
-        table = one_session_per_arm(table.select([a_name, b_name]))
-
-    s_notes = summary_notes(table, a_name, b_name, likelihood)
-    cell = table.select([a_name, b_name]).runs[0]
-    choice = resolve_prior(prior, plat, cell.metric or None, cell.workload or None, cv=cv,
-                           cv_instance=cv_instance, aa_runs=aa_runs)
-    pr, label = choice
-    res = run_verdict(table, a_name, b_name, rope=rope, prior=pr, prior_label=label,
-                      prior_info={**choice.to_dict(), "notes": list(choice.notes) + (
-                          [SESSION_NOTE] if sessions else []) + plat_notes + s_notes},
-                      engine=engine, seed=seed, likelihood=likelihood, use_cold=cold,
-                      platform=plat, lower_is_better=lower_is_better,
-                      metric=tps_column if runs is not None else None)
     def render_html(result: dict) -> str:  # the HTML renderer loads only for --html
         from planner.report.render import render_html as page
 
@@ -265,34 +236,13 @@ def _spelled(note: str) -> str:
     return note
 
 
-def _platform_notes(platform: str, n: int, paired: bool) -> tuple[list[str], bool]:
-    """(notes, known) for the quick forms' ``--platform``: whether it has noise data, and what
-    the runs are then taken to be (each run its own allocation on a known platform)."""
-    if not platform:
-        return [], False
-    from models.stats.noise_hierarchy import load_hierarchy
-    from planner.io.runs import _closest, canonical_platform
-
-    known = load_hierarchy().platforms()
-    if canonical_platform(platform) in known:
-        if n > 1 and not paired:
-            return [f"each run is taken as its own allocation on {platform} (as each HF job "
-                    "is): runs of one arm that shared a machine read as more evidence than "
-                    "they are; give them as a table with an instance column"], True
-        return [], True
-    near = _closest(platform, known)
-    return [f"platform '{platform}' has no noise data (known: {', '.join(known)}"
-            + (f"; did you mean '{near}'?" if near else "") + "): the weak prior, and "
-            "each arm's runs read as one session"], False
-
-
 def _write_idata(path: Path, table, a: str, b: str, prior, *, seed: int, likelihood: str,
                  use_cold, lower_is_better: bool) -> None:
     """Write the verdict's MCMC fit as ArviZ InferenceData (NetCDF). The fit is repeated with
     the verdict's data, prior and seed, so the draws are the verdict's own."""
     from models.stats.noise import WEAK
     from models.stats.tps_mcmc import inference_data
-    from planner.decide.verdict import build_data, fit
+    from planner.decide.comparison import build_data, fit
 
     data = build_data(table, a, b, use_cold=use_cold, lower_is_better=lower_is_better)
     post, _ = fit(data, prior or WEAK, "mcmc", seed=seed, likelihood=likelihood)

@@ -350,7 +350,7 @@ def _size(plan: Plan, c: Comparison, *, sims: int, seed: int, cache: dict,
     from models.stats.noise import PLATFORM_ALIASES
     from planner.decide.priors import resolve_prior
     from planner.decide.repeats import plan_repeats
-    from planner.decide.verdict import Rope
+    from planner.decide.rope import Rope
 
     b = plan.budget
     label = f"comparison #{c.index + 1} '{c.name}'"

@@ -18,7 +18,10 @@ from models.stats.noise import NoisePrior
 from models.stats.tps_exact import fit_exact, mixture_cdf
 from models.stats.tps_model import TPSData
 from planner.io.runs import RunsTable, instance_key
-from planner.decide.verdict import build_data, classical_tests, fit, label_from, Rope
+from models.stats.decision import label_from
+from planner.decide.classical import classical_tests
+from planner.decide.comparison import build_data, fit
+from planner.decide.rope import Rope
 
 
 def repeated_cells(table: RunsTable, min_runs: int = 6) -> list[RunsTable]:
@@ -52,7 +55,7 @@ def aa_study(cells: list[RunsTable], prior: NoisePrior, *, splits: int = 40, see
     rope_obj = Rope.parse(rope)
     calls = {"verdict": 0, "z_test": 0, "welch": 0}
     # splits where one pseudo-config holds only first (rep 0) runs: the verdict treats a lone
-    # first run as warm (the cold-start part of issue 8), counted apart to separate the causes
+    # first run as warm (a lone cold first run), counted apart to separate the causes
     lone_first = {"n": 0, "verdict": 0}
     n = 0
     per_cell = []

@@ -193,6 +193,13 @@ class RepeatPlan:
         ``minutes_per_run``, ``r_star`` (Kalibera & Jones' optimum, None when infinite),
         ``candidates`` (per runs-per-allocation: minimal ``runs_per_arm``, ``cost_usd``,
         ``assurance``), ``runs_per_instance`` (chosen) and ``reason``.
+    runs : list of dict or None
+        With runs already bought: the runs as the model read them (``config``, ``arm``,
+        ``instance``, ``session``, ``rep``, ``cold``, ``value``, ``outlier``;
+        :func:`planner.decide.comparison.runs_listing`).
+    runs_truncated : int
+        Runs left out of ``runs`` (it holds at most
+        :data:`planner.decide.comparison.RUNS_CAP`).
     elapsed_s : float or None
         Wall-clock seconds; not part of the JSON (a seeded result is byte-reproducible).
     """
@@ -207,6 +214,8 @@ class RepeatPlan:
     simulated_experiments: int = 0
     existing: dict | None = None
     allocation: dict | None = None
+    runs: list | None = None
+    runs_truncated: int = 0
     elapsed_s: float | None = field(default=None, compare=False)
 
     @property
@@ -230,6 +239,9 @@ class RepeatPlan:
             out["more_runs_per_arm"] = self.more_runs_per_arm
         if self.allocation is not None:
             out["allocation"] = self.allocation
+        if self.runs is not None:
+            out["runs"] = self.runs
+            out["runs_truncated"] = self.runs_truncated
         return out
 
     @classmethod
@@ -252,7 +264,8 @@ class RepeatPlan:
                    reason=Reason(reason_code(designs, rec), d.get("reason", "")),
                    beyond_cap=d.get("beyond_cap"), notes=list(d.get("notes", [])),
                    simulated_experiments=int(d.get("simulated_experiments", 0)),
-                   existing=d.get("existing"), allocation=d.get("allocation"))
+                   existing=d.get("existing"), allocation=d.get("allocation"),
+                   runs=d.get("runs"), runs_truncated=int(d.get("runs_truncated", 0)))
 
     def design_curves(self) -> tuple[list[dict], dict | None]:
         """One entry per design and layout, with its assurance-vs-runs curve (for plots and the

@@ -132,7 +132,7 @@ def test_stated_noise_keeps_plain_values():
 
 
 def test_rope_values_keep_their_type_and_range():
-    from planner.decide.verdict import Rope
+    from planner.decide.rope import Rope
 
     assert Rope.parse("0.1%") == Rope(0.1, True) and Rope.parse("1.5") == Rope(1.5, False)
     assert Rope.parse(2) == Rope(2.0, False)

@@ -1,4 +1,4 @@
-"""``planner budget`` speed changes (issue 9) that keep the result bit for bit.
+"""``planner budget`` speed changes that keep the result bit for bit.
 
 * The Δ-curve density (:func:`models.stats.special.gaussian_kde_1d`, tested against SciPy
   in tests/models/stats/test_special.py) needs no ``scipy.stats``.

@@ -1,4 +1,4 @@
-"""Cold first runs (issue 8 part 3): a rep-0 run is cold whether or not its config has later
+"""Cold first runs: a rep-0 run is cold whether or not its config has later
 runs, the cold coefficient has a one-sided prior fitted on the shipped cold/warm pairs, and a
 config whose only runs are cold is undecided with the reason."""
 
@@ -22,16 +22,16 @@ def verdict(table, a, b, **kw):
                     **kw)
 
 
-def _issue_table():
+def _lone_cold_table():
     """Issue 8 case 1: one instance, one server session, A = rep 0 only, B = reps 1 and 2."""
     rows = [("A", 373.76, 0), ("B", 387.13, 1), ("B", 387.17, 2)]
     return RunsTable([Run(config=c, tps=x, instance="gpu0", session="s1", rep=r,
                           platform="local-a10g", metric="decode_wall", workload="128x512",
-                          line=k + 2) for k, (c, x, r) in enumerate(rows)], "issue.csv")
+                          line=k + 2) for k, (c, x, r) in enumerate(rows)], "lone_cold.csv")
 
 
 def test_a_lone_first_run_is_cold():
-    t = _issue_table()
+    t = _lone_cold_table()
     assert t.cold_flags().tolist() == [True, False, False]
     # an explicit cold column wins; no instance -> never flagged; alone on its instance (an
     # HF job: its cold start is part of the allocation noise) -> not flagged
@@ -45,10 +45,10 @@ def test_quick_forms_are_warm():
         assert not runs_from_values([300, 301], [302, 303], paired=paired).cold_flags().any()
 
 
-def test_issue_case_is_undecided_with_the_reason():
+def test_lone_cold_run_case_is_undecided_with_the_reason():
     """Before: "B better" (A's lone rep 0 read as warm). A 3.5 % gap is within what a cold
     first run can cost (P(slowdown > 3.4 %) = 0.325 exp(-3.4/1.8) = 4.9 % under the prior)."""
-    r = verdict(_issue_table(), "A", "B", rope="0.1%").to_dict()
+    r = verdict(_lone_cold_table(), "A", "B", rope="0.1%").to_dict()
     assert r["label"] == "undecided"
     assert r["cold_runs"] == [{"config": "A", "rep": 0, "instance": "gpu0", "tps": 373.76}]
     assert "A's only run is a cold first run: add a warm run" in r["notes"]
@@ -60,8 +60,8 @@ def test_issue_case_is_undecided_with_the_reason():
     assert 0.9 < r["p_b_gt_a_beyond_rope"] < 0.975
 
 
-def test_issue_case_cli_names_the_cold_run(cli, tmp_path):
-    p = tmp_path / "issue.csv"
+def test_lone_cold_run_case_cli_names_the_cold_run(cli, tmp_path):
+    p = tmp_path / "lone_cold.csv"
     p.write_text("config,instance,session,rep,platform,metric,workload,tps\n"
                  "A,gpu0,s1,0,local-a10g,decode_wall,128x512,373.76\n"
                  "B,gpu0,s1,1,local-a10g,decode_wall,128x512,387.13\n"
@@ -166,8 +166,8 @@ def test_cold_prior_refits_from_the_shipped_pairs_and_holds_out(runs_csv):
     assert 0.85 <= cover <= 0.95, cover
 
 
-def test_probe_first_run_is_not_cold_and_the_issue_case_is_undecided(cli, tmp_path):
-    # issue 8: probe_wall on local A10G, A = 36.54 (rep 2) vs B = 36.43 (rep 0), 36.87 (rep 1)
+def test_probe_first_run_is_not_cold_and_the_probe_case_is_undecided(cli, tmp_path):
+    # probe_wall on local A10G, A = 36.54 (rep 2) vs B = 36.43 (rep 0), 36.87 (rep 1)
     # was "B better": B's rep 0 was read as a cold run, which shipped probe cells never show
     p = tmp_path / "probe.csv"
     p.write_text("config,tps,instance,rep,platform,metric,workload,run_group\n"

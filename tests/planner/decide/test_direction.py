@@ -1,4 +1,4 @@
-"""Lower-is-better metrics (issue 8 part 4): the direction is given or inferred, the labels read
+"""Lower-is-better metrics: the direction is given or inferred, the labels read
 "B faster" / "B slower" for latencies, the JSON carries ``direction``, and plain numbers say
 which direction was assumed. The decision rule (models.stats.decision) is the same for both."""
 
@@ -7,12 +7,12 @@ import json
 import pytest
 
 from planner.io.runs import Run, RunsTable, metric_lower_is_better
-from planner.decide.verdict import shown_label
+from planner.decide.direction import shown_label
 
 TPOT_A, TPOT_B = "20.26,19.95", "22.59,22.38,22.62"
 
 
-def test_issue_case_tpot_regression_reads_b_slower(cli):
+def test_tpot_regression_reads_b_slower(cli):
     """TPOT in ms, B 12 % higher: a regression. Before: "B better, +12 %"."""
     code, out, err = cli("verdict", "--a-runs", TPOT_A, "--b-runs", TPOT_B, "--lower-is-better",
                          "--json")
@@ -57,7 +57,7 @@ def test_direction_inferred_from_the_metric_column(cli, tmp_path):
 
 
 def test_an_explicit_flag_against_the_name_is_said():
-    from planner.decide.verdict import _direction
+    from planner.decide.direction import read_direction as _direction
 
     t = RunsTable([Run("A", 20.0, metric="mean_ttft_ms", lower_is_better=True)])
     d, src, note = _direction(t, False)
@@ -86,7 +86,8 @@ def test_saved_result_without_direction_still_renders():
     """A verdict JSON saved before ``direction`` existed reads as higher-is-better."""
     from planner.report.views.verdict import render_markdown
     from planner.io.runs import runs_from_values
-    from planner.decide.verdict import Verdict, verdict
+    from planner.decide.verdict import verdict
+    from planner.results.verdict import Verdict
     from models.stats.noise import platform_prior
 
     d = verdict(runs_from_values([300, 301], [310, 311]), "A", "B",

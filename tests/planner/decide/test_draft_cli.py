@@ -126,7 +126,8 @@ def test_verdict_to_settle_is_sized_by_the_assurance_planner():
     from planner.decide.costs import cost_model
     from planner.decide.repeats import plan_more_runs
     from planner.io.runs import runs_from_values
-    from planner.decide.verdict import SETTLE_MAX_RUNS, SETTLE_SIMS, verdict
+    from planner.decide.settle import SETTLE_MAX_RUNS, SETTLE_SIMS
+    from planner.decide.verdict import verdict
 
     t = runs_from_values([308.1, 307.9], [309.0, 309.4], platform="hf-a10g-small")
     prior, cm = platform_prior("published-n4"), cost_model("hf-a10g-small")

@@ -36,7 +36,7 @@ import pytest
 from models.stats.noise import WEAK, platform_prior
 from models.stats.tps_exact import fit_exact
 from planner.io.runs import RunsTable, read_runs
-from planner.decide.verdict import build_data
+from planner.decide.comparison import build_data
 
 pytest.importorskip("pymc")
 from models.stats.tps_mcmc import fit_mcmc  # noqa: E402

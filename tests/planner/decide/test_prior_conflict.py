@@ -11,7 +11,7 @@ import pytest
 
 from models.stats.tps_model import TPSData
 from planner.decide.priors import resolve_prior
-from planner.decide.verdict import prior_conflicts
+from planner.decide.prior_conflict import prior_conflicts
 
 PAIRS = [(300, 301), (320, 321.2), (290, 290.9), (310, 311.1)]
 

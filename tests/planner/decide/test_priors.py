@@ -1,4 +1,4 @@
-"""The noise-prior hierarchy, stated noise and the issue-8 verdict cases that hinge on the prior."""
+"""The noise-prior hierarchy, stated noise and the verdict cases that hinge on the prior."""
 
 import json
 from pathlib import Path
@@ -105,9 +105,9 @@ def _probe_table(reps):
 
 
 def test_probe_wall_case_is_undecided_with_the_probe_prior():
-    """Issue 8 case 2 (A = 36.54 vs B = 36.43, 36.87 on local-a10g probe_wall): the probe
-    cell's prior lets B's 1.2 % spread count as noise. (With the issue's reps, B's rep 0 is
-    taken as cold and its spread is absorbed by the cold term: the cold-start part of issue 8.)"""
+    """A = 36.54 vs B = 36.43, 36.87 on local-a10g probe_wall: the probe
+    cell's prior lets B's 1.2 % spread count as noise. (With reps given, B's rep 0 is
+    taken as cold and its spread is absorbed by the cold term.)"""
     ch = resolve_prior(None, "local-a10g", "probe_wall", "probe-single-stream")
     r = verdict(_probe_table([None, None, None]), "A", "B", prior=ch.prior,
                 prior_label=ch.label, prior_info=ch.to_dict()).to_dict()

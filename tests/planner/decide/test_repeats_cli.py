@@ -219,7 +219,7 @@ def test_cli_known_noise_json_has_standard_errors(cli):
 
 
 def test_false_claim_ok_tolerance():
-    from planner.decide.repeats import false_claim_ok
+    from planner.decide.sizing import false_claim_ok
 
     assert false_claim_ok(0.05, 0.0) and not false_claim_ok(0.0501, 0.0)
     assert false_claim_ok(0.059, 0.005) and not false_claim_ok(0.061, 0.005)
@@ -230,7 +230,7 @@ def test_runs_per_allocation_chosen_from_noise_and_costs():
     """Issue 8.7: τ = 0.2 %, σ = 1 %, 10 min start-up, 2 min per run -> r* = sqrt(10 · 1² /
     (2 · 0.2²)) = 11.18 (Kalibera & Jones); 11 and 12 are sized and the cheaper chosen."""
     from planner.decide.costs import CostModel
-    from planner.decide.repeats import optimal_runs_per_instance
+    from planner.decide.sizing import optimal_runs_per_instance
 
     assert optimal_runs_per_instance(0.002, 0.01, 10, 2) == pytest.approx(11.1803, abs=1e-4)
     assert optimal_runs_per_instance(0.008, 0.001, 5, 3) < 1

@@ -1,4 +1,4 @@
-"""``planner repeats`` speed changes (issue 9) that keep the result bit for bit.
+"""``planner repeats`` speed changes that keep the result bit for bit.
 
 The search beyond the cap (``_Sizer.beyond_cap``) finds the first grid point whose Normal
 approximation reaches the target by bisection (:func:`planner.decide.repeats._first_reaching`,
@@ -17,7 +17,7 @@ import pytest
 from models.stats.assurance import prior_truth
 from models.stats.assurance_known import normal_assurance
 from models.stats.noise import platform_prior
-from planner.decide.repeats import _first_reaching
+from planner.decide.sizing import _first_reaching
 
 
 def _grid(cap: int, limit: int = 5000) -> np.ndarray:

@@ -11,7 +11,9 @@ from models.stats.noise import NoisePrior, ScalePrior, platform_prior, prior_fro
 from models.stats.tps_exact import fit_exact
 from models.stats.tps_model import TPSData
 from planner.io.runs import runs_from_values
-from planner.decide.verdict import Rope, label_from, verdict
+from models.stats.decision import label_from
+from planner.decide.rope import Rope
+from planner.decide.verdict import verdict
 
 BASE = 308.0
 #: Published claims re-read as single official runs (Δ in TPS vs a ~308 TPS baseline).
@@ -161,7 +163,7 @@ def test_verdict_result_round_trips_through_saved_json(tmp_path):
     from planner.report.render import render_html
     from planner.report.output import to_json
     from planner.report.views.verdict import render_markdown
-    from planner.decide.verdict import Verdict
+    from planner.results.verdict import Verdict
 
     v = verdict(runs_from_values([308.1, 307.9], [309.0, 309.4], platform="hf-a10g-small"),
                 "A", "B", prior=platform_prior("hf-a10g-small"))

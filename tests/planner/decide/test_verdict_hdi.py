@@ -10,7 +10,7 @@ from models.stats import tps_exact as te
 from models.stats.noise import WEAK
 from models.stats.noise_hierarchy import load_hierarchy
 from planner.io.runs import read_runs, runs_from_values
-from planner.decide.verdict import build_data
+from planner.decide.comparison import build_data
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -1,4 +1,4 @@
-"""Issue 10, routed to ``planner repeats`` / ``planner budget``: owned hardware states GPU-hours
+"""Inputs of ``planner repeats`` / ``planner budget``: owned hardware states GPU-hours
 (never ``$0.00`` beside them), one grammar for repeats' list options (``--design``,
 ``--rule``), and a ``--prior`` file (or a plan's prior file) recorded among the inputs."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from planner.errors import InputError
-from planner.decide.repeats import parse_rule
+from planner.decide.rule import parse_rule
 
 ROOT = Path(__file__).resolve().parents[3]
 RUNS = ROOT / "examples" / "runs" / "tps_runs.csv"
