@@ -34,7 +34,7 @@ Speed comes from three exact reductions, none an approximation:
    :math:`f(Q(F(r)+0.95)) > f(r)`; similarly below :math:`-r` and inside :math:`(-r, r)`.
    One mixture quantile per candidate dataset, no HDI search (numba kernels of a private
    module; the derivation and the tabulated fast path are in its docstring). Labels agree
-   with :func:`models.stats.tps_exact.mixture_summary` + :func:`models.stats.decision.label_code`.
+   with :func:`models.stats.mixture.mixture_summary` + :func:`models.stats.decision.label_code`.
 
 :class:`GridAnalysis` objects are reused across designs with the same layout, prior and
 grid (the looks of sequential plans, :mod:`models.stats.sequential`, share them).

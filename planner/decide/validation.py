@@ -15,7 +15,8 @@ from dataclasses import replace
 import numpy as np
 
 from models.stats.noise import NoisePrior
-from models.stats.tps_exact import fit_exact, mixture_cdf
+from models.stats.mixture import mixture_cdf
+from models.stats.tps_exact import fit_exact
 from models.stats.tps_model import TPSData
 from planner.io.runs import RunsTable, instance_key
 from models.stats.decision import label_from

@@ -14,7 +14,8 @@ from models.stats.decision import A_BETTER, B_BETTER, LABEL_CODES as LABEL, labe
 from models.stats.designs import Existing, flatten, paired_layout, separate_layout
 from models.stats.noise import NoisePrior, ScalePrior, platform_prior
 from models.stats.sequential import evaluate_sequential, sequential_plan
-from models.stats.tps_exact import (SuffStats, conditional_posterior, fit_exact, mixture_summary)
+from models.stats.mixture import mixture_summary
+from models.stats.tps_exact import SuffStats, conditional_posterior, fit_exact
 from models.stats.tps_model import MU_PRIOR_SD, TPSData
 
 BASE = 307.08
@@ -96,7 +97,7 @@ def test_existing_runs_algebra():
 
 def test_hdi_labels_from_cdf_equal_mixture_summary():
     """The CDF/density criterion gives exactly the label of the shortest-interval HDI of
-    models.stats.tps_exact.mixture_summary on the same mixtures (incl. borderline ones)."""
+    models.stats.mixture.mixture_summary on the same mixtures (incl. borderline ones)."""
     rng = np.random.default_rng(3)
     lay = separate_layout(4)
     tg, sg, _, _ = analysis_grid(HF, lay.n_runs)

@@ -10,7 +10,7 @@ import pytest
 from models.stats.assurance_analysis import decide
 from models.stats.decision import (A_BETTER, B_BETTER, EQUIVALENT, LABEL_CODES, LABEL_NAMES, LABELS,
                              UNDECIDED, label_code, label_from, target_labels)
-from models.stats.tps_exact import mixture_summary
+from models.stats.mixture import mixture_summary
 from models.stats.tps_model import DeltaSummary
 
 R = math.log1p(0.001)                      # the default ROPE, 0.1 %

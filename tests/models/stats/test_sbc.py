@@ -31,7 +31,8 @@ import pytest
 from scipy import stats
 
 from models.stats.noise import NoisePrior, ScalePrior
-from models.stats.tps_exact import fit_exact, mixture_cdf
+from models.stats.mixture import mixture_cdf
+from models.stats.tps_exact import fit_exact
 from models.stats.tps_model import MU_PRIOR_SD, TPSData
 
 PRIOR = NoisePrior(tau=ScalePrior("inv_chi2", 0.008, 8), sigma=ScalePrior("half_normal", 0.005),

@@ -116,7 +116,7 @@ def test_hdi_agrees(pair):
 
 
 def test_equal_tailed_interval_agrees(pair):
-    from models.stats.tps_exact import mixture_quantile
+    from models.stats.mixture import mixture_quantile
 
     _, data, ex, mc = pair
     c = np.zeros(ex.mean.shape[-1])

@@ -6,6 +6,7 @@ import pytest
 
 from pathlib import Path
 
+from models.stats import mixture as mx
 from models.stats import tps_exact as te
 from models.stats.noise import WEAK
 from models.stats.noise_hierarchy import load_hierarchy
@@ -16,12 +17,12 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def _table_start(w, m, v, prob):
-    w, m, v = te._prune(np.asarray(w, float), np.asarray(m, float), np.asarray(v, float))
-    x, F = te._cdf_table(w, m, v, n_points=257)
+    w, m, v = mx._prune(np.asarray(w, float), np.asarray(m, float), np.asarray(v, float))
+    x, F = mx._cdf_table(w, m, v, n_points=257)
     a = np.linspace(0.0, 1.0 - prob, 2001)[1:-1]
     lo_t, hi_t = np.interp(a, F, x), np.interp(a + prob, F, x)
     k = int(np.argmin(hi_t - lo_t))
-    return te._hdi_newton(w, m, v, prob, float(lo_t[k]), float(hi_t[k]), max_iter=20)
+    return mx._hdi_newton(w, m, v, prob, float(lo_t[k]), float(hi_t[k]), max_iter=20)
 
 
 def _posteriors():
@@ -52,11 +53,11 @@ def test_newton_from_the_normal_start_equals_the_table_start(prob, posteriors):
         c = np.zeros(post.mean.shape[-1])
         c[0], c[1] = -1.0, 1.0
         m, v = post.contrast(c)
-        lo, hi = te.mixture_hdi(post.w, m, v, prob)
+        lo, hi = mx.mixture_hdi(post.w, m, v, prob)
         ref = _table_start(post.w, m, v, prob)
         assert ref is not None
         assert abs(lo - ref[0]) < 1e-12 * (hi - lo) and abs(hi - ref[1]) < 1e-12 * (hi - lo)
-        F = te.mixture_cdf(np.array([lo, hi]), *te._prune(post.w, m, v))
+        F = mx.mixture_cdf(np.array([lo, hi]), *mx._prune(post.w, m, v))
         assert F[1] - F[0] == pytest.approx(prob, abs=1e-10)
         n += 1
     assert n >= 8
@@ -64,7 +65,7 @@ def test_newton_from_the_normal_start_equals_the_table_start(prob, posteriors):
 
 def test_a_bimodal_mixture_still_gets_an_interval_of_the_right_mass():
     w, m, v = np.array([0.5, 0.5]), np.array([-5.0, 5.0]), np.array([0.1, 0.1])
-    lo, hi = te.mixture_hdi(w, m, v, 0.95)
-    F = te.mixture_cdf(np.array([lo, hi]), w, m, v)
+    lo, hi = mx.mixture_hdi(w, m, v, 0.95)
+    F = mx.mixture_cdf(np.array([lo, hi]), w, m, v)
     assert F[1] - F[0] == pytest.approx(0.95, abs=1e-6)
     assert lo < -5 and hi > 5
