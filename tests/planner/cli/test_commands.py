@@ -59,7 +59,7 @@ def test_draft_sweep_is_also_spelled_draft_space_sweep(cli):
 def test_an_unknown_command_is_a_one_line_usage_error(cli):
     code, out, err = cli("verdcit")
     assert code == 2
-    assert len(err.strip().splitlines()) == 1 and "verdcit" in err and "verdict" in err
+    assert len(err.strip().splitlines()) == 1 and "No such command 'verdcit'" in err
 
 
 def _loaded(args) -> list[str]:
