@@ -35,21 +35,17 @@ def cli(capsys):
 
 @pytest.fixture
 def cli_output(monkeypatch):
-    """``planner.cli.main(args)``'s stdout, run in-process from the repository root.
-
-    ``fast=False`` makes typer parse every command (no direct invocation,
-    :func:`planner.cli._fast_invoke`); ``fast=True`` allows it for ``args[0]`` only."""
+    """``planner.cli.main(args)``'s stdout, run in-process from the repository root."""
     import contextlib
     import io
 
-    import planner.cli as cli
+    from planner.cli import main
 
-    def run(args, fast: bool = True) -> str:
-        monkeypatch.setattr(cli, "_FAST_COMMANDS", (args[0],) if fast else ())
+    def run(args) -> str:
         monkeypatch.chdir(ROOT)
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            cli.main(list(args))
+            main(list(args))
         return out.getvalue()
 
     return run

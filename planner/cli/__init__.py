@@ -2,31 +2,139 @@
 
 The CLI parses options, calls the decision functions in :mod:`planner` and hands their JSON
 result to a renderer. It holds no statistics. Every subcommand lives in its own module under
-:mod:`planner.cli` and registers itself with :func:`register`.
+:mod:`planner.cli` with a ``register(app)`` that declares it on a typer app; :data:`COMMANDS`
+names each command's module, and only the invoked command's module is imported and its
+options built (a ``planner verdict`` process never builds ``draft``'s forty options).
 """
 
 from __future__ import annotations
 
-import re
 import sys
+from collections.abc import Mapping
 
 import typer
+from typer.core import TyperGroup
 
 from models.errors import ModelInputError
 
-_ABORT = typer.Abort
-try:  # typer >= 0.16 vendors click
+try:  # typer >= 0.26 vendors click
     from typer._click.exceptions import ClickException as _CLICK_ERRORS
-except ImportError:  # pragma: no cover - older typer on top of click
+except ImportError:  # typer < 0.26 runs on an installed click
     from click.exceptions import ClickException as _CLICK_ERRORS
+
+__all__ = ["COMMANDS", "app", "main"]
+
+#: Every command: name -> (module under :mod:`planner.cli` that registers it, its line in
+#: ``planner --help``, the first line of its docstring; tests/planner/cli/test_commands.py
+#: checks both against the modules). The order is the order of ``planner --help``.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "verdict": ("verdict", "Posterior verdict on B vs A: P(B > A), HDI of Δ, ROPE, label."),
+    "ingest": ("runs", "Walk result folders and write a runs table (one row per run)."),
+    "calibrate": ("runs", "Fit the noise prior (sigma_instance, sigma_run) from your own "
+                          "repeated runs."),
+    "repeats": ("repeats", "How many runs to buy: assurance, false-claim rate and cost of "
+                           "designs."),
+    "budget": ("budget", "Plan a budget: the cheapest design per comparison, then the best "
+                         "set to buy."),
+    "draft": ("draft", "Simulate drafting policies on a capture; project TPS; is it worth a "
+                       "run?"),
+    "draft-sweep": ("draft", "Grid over pld n x depth and MTP K, ranked by projected TPS."),
+    "report": ("report", "Re-render a saved result; the terminal view when no file option "
+                         "is given."),
+    "shift": ("shift", "P(private score more than X % below public): the public-to-private "
+                       "risk."),
+    "compile": ("compile", "Compile the numba kernels ahead of time: later commands skip "
+                           "numba's import."),
+}
+
+
+def load_command(name: str):
+    """The click command ``name`` of :data:`COMMANDS`, built by typer from its module.
+
+    The module's ``register`` declares its commands on a fresh :class:`typer.Typer`; typer
+    (:func:`typer.main.get_command`) then builds the one named, so a module holding two
+    commands (``draft``, ``draft-sweep``) builds only the options of the one asked for.
+
+    Raises
+    ------
+    KeyError
+        ``name`` is not a command of :data:`COMMANDS`, or its module does not register it.
+    """
+    import importlib
+
+    module, _ = COMMANDS[name]
+    sub = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    importlib.import_module(f"planner.cli.{module}").register(sub)
+    info = [c for c in sub.registered_commands
+            if (c.name or c.callback.__name__.replace("_", "-")) == name]
+    if len(info) != 1:
+        raise KeyError(f"planner.cli.{module} registers no command {name!r}")
+    sub.registered_commands = info
+    return typer.main.get_command(sub)
+
+
+class _Commands(Mapping):
+    """:data:`COMMANDS` as the name -> click command mapping of a click group: a command is
+    built on first look-up, once."""
+
+    def __init__(self) -> None:
+        self._built: dict = {}
+
+    def __getitem__(self, name: str):
+        if name not in COMMANDS:
+            raise KeyError(name)
+        if name not in self._built:
+            self._built[name] = load_command(name)
+        return self._built[name]
+
+    def __iter__(self):
+        return iter(COMMANDS)
+
+    def __len__(self) -> int:
+        return len(COMMANDS)
+
+
+class LazyGroup(TyperGroup):
+    """typer's group of ``planner``'s commands, each loaded when it is invoked.
+
+    ``planner --help`` lists every command with its line of :data:`COMMANDS` (no command is
+    built for the listing); ``planner NAME ...`` and ``planner NAME --help`` build only
+    ``NAME`` (:func:`load_command`). Parsing, conversion, help and usage errors stay
+    typer's and click's own."""
+
+    def __init__(self, **attrs) -> None:
+        super().__init__(**attrs)
+        self.commands = _Commands()
+        self._listing = False
+
+    def list_commands(self, ctx) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx, cmd_name: str):
+        if cmd_name not in COMMANDS:
+            return None
+        if self._listing:  # the group's help: a command's name and its line, not built
+            line = COMMANDS[cmd_name][1]
+            return typer.core.TyperCommand(name=cmd_name, help=line, short_help=line)
+        return self.commands[cmd_name]
+
+    def format_help(self, ctx, formatter) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
 
 app = typer.Typer(
     name="planner",
+    cls=LazyGroup,
     help="Bayesian experiment planning for LLM decode-speed (TPS) benchmarks.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
 
 def _version(value: bool) -> None:
     if value:
@@ -44,184 +152,6 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
     verdict: is this delta real?  repeats / budget: how many runs to buy?
     draft: is this drafting idea worth a run?
     """
-
-
-_COMMAND_MODULES = ("verdict", "runs", "repeats", "budget", "draft", "report", "shift",
-                    "compile")
-
-
-def _register_all() -> None:
-    import importlib
-
-    for name in _COMMAND_MODULES:
-        try:
-            mod = importlib.import_module(f"planner.cli.{name}")
-        except ModuleNotFoundError as exc:  # a command not built yet
-            if exc.name == f"planner.cli.{name}":
-                continue
-            raise
-        mod.register(app)
-
-
-_register_all()
-
-
-#: Commands invoked by :func:`_fast_invoke` when their arguments are plain (issue 9: click's
-#: parser builds a pydantic adapter per option, ~0.1-0.2 s of a ~0.4 s ``planner verdict``).
-_FAST_COMMANDS = ("verdict", "draft", "repeats", "budget")
-
-#: Values the fast path converts itself; anything else (signs, ``nan``, ``1_0``, hex) goes to
-#: typer, which words the error or the conversion.
-_PLAIN_INT = re.compile(r"[0-9]{1,18}\Z")  # < 2**63; Python refuses int() of > 4300 digits
-_PLAIN_FLOAT = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
-
-
-def _fast_invoke(args: list[str]) -> bool:
-    """Call a command of :data:`_FAST_COMMANDS` directly when its arguments are plain.
-
-    Plain means: the command's options are ``str``, ``Path``, ``int`` or ``float`` (digits,
-    within its ``min`` / ``max``), ``List[str]`` (the option repeated) or boolean flags
-    (``--x`` or ``--x/--no-x``) declared with ``typer.Option`` / ``typer.Argument`` and no
-    callback or environment variable; every token is a known option (``--opt value``,
-    ``--opt=value`` or ``-o value``, each at most once unless a list) or one of the
-    positional arguments (a required one given); no ``--help``, no ``--``, no value
-    starting with ``-``. The parsed values are those click would pass. Anything else returns
-    False and the caller lets typer parse (and word the usage error) as before.
-
-    Returns
-    -------
-    bool
-        True when the command ran.
-    """
-    import inspect
-    import typing
-    from pathlib import Path
-
-    from typer.models import ArgumentInfo, OptionInfo
-
-    if not args or args[0] not in _FAST_COMMANDS:
-        return False
-    cb = _commands().get(args[0])
-    if cb is None:
-        return False
-    try:
-        hints = typing.get_type_hints(cb)
-    except Exception:  # noqa: BLE001 - an annotation typer resolves differently
-        return False
-    kinds = {str: str, Path: Path, int: int, float: float, bool: bool}
-    opts: dict[str, tuple[str, object, object]] = {}   # spelling -> (param, kind, flag value)
-    positional: list[tuple[str, object]] = []
-    values: dict[str, object] = {}
-    infos: dict[str, object] = {}
-    for name, prm in inspect.signature(cb).parameters.items():
-        info = prm.default
-        hint = hints.get(name)
-        targs = [t for t in typing.get_args(hint) if t is not type(None)]
-        base = targs[0] if typing.get_origin(hint) is typing.Union and len(targs) == 1 \
-            else hint
-        kind = kinds.get(base)
-        if typing.get_origin(base) is list and typing.get_args(base) == (str,):
-            kind = list  # a repeatable option: each use appends its value
-        if kind is None or not isinstance(info, (OptionInfo, ArgumentInfo)) or \
-                info.callback is not None or info.envvar is not None or \
-                (info.default is ... and not isinstance(info, ArgumentInfo)) or \
-                info.default_factory is not None or \
-                getattr(info, "is_eager", False) or getattr(info, "prompt", False) or \
-                getattr(info, "count", False) or getattr(info, "parser", None) is not None or \
-                getattr(info, "exists", False) or getattr(info, "resolve_path", False) or \
-                getattr(info, "allow_dash", False) or getattr(info, "clamp", False):
-            return False  # click would check or transform the value
-        values[name] = list(info.default) if kind is list else info.default
-        if kind is list and (not isinstance(info, OptionInfo) or values[name]):
-            return False  # a list argument, or a non-empty default list: leave it to typer
-        infos[name] = info
-        if isinstance(info, ArgumentInfo):
-            positional.append((name, kind))
-            continue
-        for decl in info.param_decls:
-            if kind is bool:
-                on, _, off = decl.partition("/")
-                opts[on.strip()] = (name, bool, True)
-                if off:
-                    opts[off.strip()] = (name, bool, False)
-            elif decl.startswith("--") or (len(decl) == 2 and decl[0] == "-"):
-                opts[decl] = (name, kind, None)
-            else:
-                return False
-    seen: list[str] = []
-    free = list(positional)
-    toks = args[1:]
-    k = 0
-    while k < len(toks):
-        tok = toks[k]
-        k += 1
-        if tok.startswith("-"):
-            spell, eq, val = tok.partition("=")
-            if spell not in opts:
-                return False
-            name, kind, flag = opts[spell]
-            if eq and not spell.startswith("--"):
-                return False  # click reads '-p=x' as the value '=x'
-            if name in seen and kind is not list:
-                return False
-            if name not in seen:
-                seen.append(name)
-            if kind is bool:
-                if eq:
-                    return False
-                values[name] = flag
-                continue
-            if not eq:
-                if k >= len(toks):
-                    return False
-                val = toks[k]
-                k += 1
-            if val.startswith("-"):
-                return False
-        else:
-            if not free:
-                return False
-            (name, kind), free = free[0], free[1:]
-            seen.append(name)
-            val = tok
-        if kind is int or kind is float:
-            if not (_PLAIN_INT if kind is int else _PLAIN_FLOAT).match(val):
-                return False
-            num = kind(val)
-            lo, hi = infos[name].min, infos[name].max
-            if (lo is not None and num < lo) or (hi is not None and num > hi):
-                return False
-            values[name] = num
-        elif kind is list:
-            values[name].append(val)
-        else:
-            values[name] = kind(val)
-    if any(values[n] is ... for n, _ in free):
-        return False  # a required argument missing: typer words the usage error
-    # the parsed parameters as click's context holds them (the report records them, files
-    # in this order): the options given, in command-line order, then the positional
-    # arguments (click's parser takes them after every option, given or not), then the
-    # others in declaration order
-    from typer._click.core import Context
-    from typer._click.globals import pop_context, push_context
-    from typer.core import TyperCommand
-
-    ctx = Context(TyperCommand(args[0]))
-    pos = [n for n, _ in positional]
-    order = [n for n in seen if n not in pos] + pos
-    ctx.params = {n: values[n] for n in order + [n for n in values if n not in order]}
-    push_context(ctx)
-    try:
-        cb(**values)
-    finally:
-        pop_context()
-    return True
-
-
-def _commands() -> dict:
-    """The registered commands: name (``draft``, ``draft-sweep``, ...) -> callback."""
-    return {c.name or c.callback.__name__.replace("_", "-"): c.callback
-            for c in app.registered_commands}
 
 
 def _quick_exit(argv) -> None:
@@ -257,18 +187,10 @@ def main(argv: list[str] | None = None) -> None:
         args = ["draft-sweep"] + args[2:]
     try:
         try:
-            ran = _fast_invoke(args)
-        except KeyboardInterrupt:  # as typer's own wrapper does: quiet, exit 130
+            rv = app(args=args, standalone_mode=False)
+        except KeyboardInterrupt:  # outside typer's own guard: as typer does, quiet, 130
             sys.exit(130)
-        except EOFError:
-            print(file=sys.stderr)
-            raise _ABORT() from None
-        if ran:
-            sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
-            _quick_exit(argv)
-            return
-        rv = app(args=args, standalone_mode=False)
-        sys.stdout.flush()
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         _quick_exit(argv)
         if isinstance(rv, int) and rv:
             sys.exit(rv)
@@ -300,9 +222,12 @@ def main(argv: list[str] | None = None) -> None:
             msg += "; for a relative effect give the number with --relative (--delta 0.3 --relative)"
         cmd = getattr(getattr(exc, "ctx", None), "command_path", None)
         if cmd is None:  # an error raised before click made the command's context
-            cmd = "planner" + (f" {args[0]}" if args and args[0] in _commands() else "")
+            cmd = "planner" + (f" {args[0]}" if args and args[0] in COMMANDS else "")
         print(f"{cmd}: error: {msg} (see '{cmd} --help')", file=sys.stderr)
         sys.exit(getattr(exc, "exit_code", 2) or 2)
-    except _ABORT:
-        print("planner: aborted", file=sys.stderr)
+    except typer.Abort as exc:
+        # typer < 0.26 turns Ctrl-C into Abort (later ones into exit code 130): 130 either way
+        if isinstance(exc.__context__, KeyboardInterrupt):
+            sys.exit(130)
+        print("planner: aborted", file=sys.stderr)  # end of input at a prompt
         sys.exit(1)

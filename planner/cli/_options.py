@@ -13,7 +13,7 @@ from typing import Mapping
 from models.errors import ModelInputError
 
 __all__ = ["CONFIG_COLUMN_HELP", "FORMAT_HELP", "INSTANCE_HELP", "TABLE_OPTIONS",
-           "TPS_COLUMN_HELP", "as_option", "record_default"]
+           "TPS_COLUMN_HELP", "as_option", "command_params"]
 
 
 #: Help of the runs-table options (verdict, repeats --runs, calibrate).
@@ -72,14 +72,23 @@ def as_option(exc: ModelInputError, options: Mapping[str, str]) -> ModelInputErr
     return type(exc)(message, file=exc.file, line=exc.line, field=field, remedy=remedy)
 
 
-def record_default(name: str, value) -> None:
-    """Set a parameter of the running command as its input record will show it (a default
-    the command fills in itself, recorded as if typed)."""
-    try:  # typer >= 0.16 vendors click
-        from typer._click.globals import get_current_context
-    except ImportError:  # pragma: no cover - typer on an installed click
-        from click import get_current_context
+def command_params(ctx, values: Mapping) -> dict:
+    """The parameters of the running command, as its input record shows them.
 
-    ctx = get_current_context(silent=True)
-    if ctx is not None and name in ctx.params:
-        ctx.params[name] = value
+    Parameters
+    ----------
+    ctx : typer.Context
+        The command's context (its parameter ``ctx: typer.Context``).
+    values : mapping
+        The command function's arguments (``locals()`` at its first line): the values as
+        the command received them (``Path`` for a path on every typer version).
+
+    Returns
+    -------
+    dict
+        Parameter name -> value, in click's processing order (the options given, in
+        command-line order, then the positional arguments, then the others in declaration
+        order). The command fills in a default it decides itself (``params["k"] = 7``)
+        before passing the dict to :func:`planner.report.output.input_record`.
+    """
+    return {name: values[name] for name in ctx.params if name in values}

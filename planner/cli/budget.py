@@ -21,6 +21,7 @@ def register(app: typer.Typer) -> None:
     """Register this module's command(s) on the ``planner`` typer app."""
     @app.command()
     def budget(
+        ctx: typer.Context,
         plan: Path = typer.Argument(..., metavar="PLAN", help="Plan file: TOML (a \\[budget] "
                                     "table and \\[\\[comparison]] blocks) or CSV (one "
                                     "comparison per row)."),
@@ -52,10 +53,12 @@ def register(app: typer.Typer) -> None:
         Per comparison the cheapest design reaching the assurance target, then the set of
         comparisons that buys the most decisive verdicts."""
         from models.errors import ModelInputError
-        from planner.cli._options import as_option
+        from planner.cli._options import as_option, command_params
 
+        params = command_params(ctx, locals())  # what the input record shows
         try:
             _budget(plan, sims=sims, seed=seed, as_json=as_json, md=md, html=html,
+                    params=params,
                     overrides={"total_usd": total_usd, "max_runs": max_runs,
                                "price_per_hour": price_per_hour, "assurance": assurance},
                     stated={"cv": cv, "cv_instance": cv_instance, "aa_runs": aa_runs})
@@ -64,11 +67,12 @@ def register(app: typer.Typer) -> None:
 
 
 def _budget(plan: Path, *, sims: int, seed: int, as_json: bool, md: Path | None,
-            html: Path | None, overrides: dict, stated: dict | None = None) -> None:
+            html: Path | None, overrides: dict, stated: dict | None = None,
+            params: dict | None = None) -> None:
     """The body of ``planner budget`` (errors name plain fields, plan fields or options)."""
     from planner.io.plan_file import read_plan
     from planner.report.views.budget import render_markdown, render_terminal
-    from planner.report.output import emit, guard_outputs
+    from planner.report.output import emit, guard_outputs, input_record
 
     check_sims(sims, field="--sims")
     from planner.io.limits import check
@@ -94,15 +98,13 @@ def _budget(plan: Path, *, sims: int, seed: int, as_json: bool, md: Path | None,
         return render_html(r)
 
     out = res.to_dict()
-    entries = _prior_entries(the_plan)
-    if entries:  # a plan's prior file is an input like the plan: its name and sha256
-        from planner.report.output import input_record, with_record
-
-        rec = input_record() or {"files": [], "options": {}}
-        out = with_record(out, {**rec, "files": list(rec.get("files", [])) + entries})
+    record = input_record(params or {})
+    # a plan's prior files are inputs like the plan: their names and sha256
+    record["files"].extend(_prior_entries(the_plan))
     emit(out, as_json=as_json,
          terminal=lambda r: render_terminal(r, elapsed_s=res.elapsed_s), md=md, html=html,
-         md_renderer=render_markdown, html_renderer=html_renderer, inputs=inputs)
+         md_renderer=render_markdown, html_renderer=html_renderer, inputs=inputs,
+         record=record)
 
 
 def _prior_entries(plan) -> list[dict]:

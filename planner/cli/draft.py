@@ -52,7 +52,8 @@ def _progress(enabled: bool):
     return (lambda d, n: _Progress(d, n)) if enabled else None
 
 
-def _emit(result, as_json: bool, md: Optional[Path], html: Optional[Path], inputs=()) -> None:
+def _emit(result, as_json: bool, md: Optional[Path], html: Optional[Path], inputs=(),
+          record: Optional[dict] = None) -> None:
     """Render a :class:`planner.decide.draft.DraftResult` or :class:`planner.decide.draft.SweepResult`
     through the report layer (:mod:`planner.report.render`): every view reads the JSON
     object; only the PNG next to a draft's Markdown also uses the (non-serialised) bootstrap
@@ -60,7 +61,7 @@ def _emit(result, as_json: bool, md: Optional[Path], html: Optional[Path], input
     from planner.report.output import emit
 
     emit(result.to_dict(), as_json=as_json, md=md, html=html, inputs=inputs,
-         samples=getattr(result, "samples", None))
+         samples=getattr(result, "samples", None), record=record)
 
 
 _COST_FILE_HELP = ("JSON object overriding fields of the cost profile: verify_base_ms, "
@@ -157,11 +158,26 @@ def _policy_specs(policy: List[str], n, depth, min_n, max_n, k, lookup_k, thresh
     return specs
 
 
+def _params(ctx, values) -> dict:
+    """The command's parameters for its input record
+    (:func:`planner.cli._options.command_params`); without a CAPTURE, the shipped example
+    is the input, recorded by its embedded name (never a machine path)."""
+    from planner.cli._options import command_params
+    from planner.decide.draft import EMBEDDED_CAPTURE, default_capture_path
+    from planner.report.output import NamedFile
+
+    params = command_params(ctx, values)
+    if params.get("capture", ...) is None:
+        params["capture"] = NamedFile(EMBEDDED_CAPTURE, default_capture_path())
+    return params
+
+
 def register(app: typer.Typer) -> None:
     """Register ``draft`` and ``draft-sweep`` on the planner app."""
 
     @app.command("draft")
     def draft(
+        ctx: typer.Context,
         capture: Optional[Path] = typer.Argument(None, help="capture .jsonl(.gz): one JSON "
                                                  "object per prompt with prompt_token_ids and "
                                                  "completion_token_ids (greedy stream); at least "
@@ -260,6 +276,8 @@ def register(app: typer.Typer) -> None:
         from models.errors import ModelInputError
         from planner.cli._options import as_option
 
+        params = _params(ctx, locals())  # what the input record shows
+
         try:
             _draft(**locals())
         except ModelInputError as exc:
@@ -269,7 +287,7 @@ def register(app: typer.Typer) -> None:
                tree_depth, curve, per_prompt, correlation, baseline, baseline_tps, bootstrap,
                mc_reps, seed, convention, stop_at_eos, cost_profile, cost_file, sync_factor,
                drafter_ms, sigma_tps, platform, run_cap, minutes_per_run, price_per_hour,
-               as_json, md, html, **_) -> None:
+               as_json, md, html, params=None, **_) -> None:
         from planner.decide.draft import NoiseSpec, run_draft, split_items
         from planner.io.limits import check_all
         from planner.report.output import guard_outputs
@@ -327,10 +345,13 @@ def register(app: typer.Typer) -> None:
             noise=NoiseSpec(sigma_tps=sigma_tps), platform=platform, run_cap=run_cap,
             minutes_per_run=minutes_per_run, price_per_hour=price_per_hour,
             progress=_progress(not as_json))
-        _emit(result, as_json, md, html, inputs)
+        from planner.report.output import input_record
+
+        _emit(result, as_json, md, html, inputs, record=input_record(params or {}))
 
     @app.command("draft-sweep")
     def draft_sweep(
+        ctx: typer.Context,
         capture: Optional[Path] = typer.Argument(None, help="capture .jsonl(.gz) (as for "
                                                  "planner draft; default the shipped AR "
                                                  "example)"),
@@ -369,17 +390,20 @@ def register(app: typer.Typer) -> None:
         from models.errors import ModelInputError
         from planner.cli._options import as_option
 
+        params = _params(ctx, locals())  # what the input record shows
+
         try:
             _sweep(**locals())
         except ModelInputError as exc:  # the sweep's K is --k-values (draft's is --k)
             raise as_option(exc, {**_OPTIONS, "k": "--k-values"}) from None
 
     def _sweep(capture, n_values, depth_values, k_values, baseline_tps, mc_reps, seed,
-               convention, stop_at_eos, cost_profile, top, as_json, md, html, **_) -> None:
+               convention, stop_at_eos, cost_profile, top, as_json, md, html, params=None,
+               **_) -> None:
         from planner.decide.draft import DRAFT_DEPTH, MTP_K, N_WINDOW, run_sweep, split_items
         from planner.io.limits import check_all
         from planner.report.views.draft_sweep import render_terminal as render_sweep_terminal
-        from planner.report.output import emit, guard_outputs
+        from planner.report.output import emit, guard_outputs, input_record
 
         guard_outputs([("--md", md), ("--html", html)], [capture])
         check_all([("mc_reps", mc_reps, "--mc-reps"), ("seed", seed, "--seed"),
@@ -404,4 +428,5 @@ def register(app: typer.Typer) -> None:
                            baseline_tps=baseline_tps, progress=_progress(not as_json))
 
         emit(result.to_dict(), as_json=as_json, md=md, html=html, inputs=[capture],
-             terminal=lambda r: render_sweep_terminal(r, top))
+             terminal=lambda r: render_sweep_terminal(r, top),
+             record=input_record(params or {}))

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
-                                       TABLE_OPTIONS, TPS_COLUMN_HELP, record_default)
+                                       TABLE_OPTIONS, TPS_COLUMN_HELP, command_params)
 from planner.decide.priors import AA_RUNS_HELP, CV_HELP, CV_INSTANCE_HELP
 from planner.decide.defaults import (BASELINE_TPS, DEFAULT_ASSURANCE, DEFAULT_ROPE,
                               DEFAULT_RULE, MAX_SIMS, check_assurance, check_sims)
@@ -50,6 +50,7 @@ def register(app: typer.Typer) -> None:
     """Register this module's command(s) on the ``planner`` typer app."""
     @app.command()
     def repeats(
+        ctx: typer.Context,
         delta: Optional[float] = typer.Option(None, "--delta", help="Effect B − A: TPS at "
                                               "--baseline-tps, or % with --relative."),
         relative: bool = typer.Option(False, "--relative", help="--delta is in % of TPS."),
@@ -128,10 +129,11 @@ def register(app: typer.Typer) -> None:
         from models.errors import ModelInputError
         from planner.cli._options import as_option
 
+        params = command_params(ctx, locals())  # what the input record shows
         if runs is None and baseline_tps is None:
-            # the default level, recorded as before (with --runs the level is A's, from its
+            # the default level, recorded as typed (with --runs the level is A's, from its
             # runs, and no --baseline-tps is recorded)
-            record_default("baseline_tps", BASELINE_TPS)
+            params["baseline_tps"] = BASELINE_TPS
         try:
             _repeats(**locals())
         except ModelInputError as exc:
@@ -143,14 +145,14 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
              startup_minutes, runs_per_instance, pairs_per_instance, batch, sims, seed, as_json,
              md, html=None, cv=None, cv_instance=None, aa_runs=None, known_noise=False,
              run_group=None, format=None, tps_column=None, config_column=None, instance=None,
-             lower_is_better=None, **_) -> None:
+             lower_is_better=None, params=None, **_) -> None:
     """The body of ``planner repeats`` (errors name plain fields or options)."""
     from planner.decide.comparison import Selection
     from planner.decide.costs import cost_model
     from planner.decide.priors import prior_file, prior_file_entry, resolve_prior
     from planner.decide.repeats import plan_from, plan_platform, plan_repeats
     from planner.decide.settle import paired_allowed
-    from planner.report.output import emit, guard_outputs, input_record, with_record
+    from planner.report.output import emit, guard_outputs, input_record
     from planner.report.views.repeats import render_markdown, render_terminal
 
     _check_options(sims=sims, runs_per_instance=runs_per_instance,
@@ -239,12 +241,13 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
                                prior=pr, rope=rope, sims=sims, seed=seed, progress=prog,
                                **kw)
     out = res.to_dict()
+    record = input_record(params or {})
     entry = prior_file_entry(prior)
     if entry is not None:  # a --prior file is an input like RUNS: its name and sha256
-        rec = input_record() or {"files": [], "options": {}}
-        out = with_record(out, {**rec, "files": list(rec.get("files", [])) + [entry]})
+        record["files"].append(entry)
     emit(out, as_json=as_json, terminal=render_terminal, md=md,
-         md_renderer=render_markdown, html=html, inputs=[runs, prior_file(prior)])
+         md_renderer=render_markdown, html=html, inputs=[runs, prior_file(prior)],
+         record=record)
 
 
 def _exact(cv: str) -> str:

@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         views = [v for v, out in ((render.render_markdown, md), (render.render_html, html))
                  if out is not None]
         _named(result, views, emit, obj, as_json=False, terminal=False, md=md, html=html,
-               inputs=[result], record=False)
+               inputs=[result])
 
 
 def _named(path: Path, views: list, fn, obj: dict, **kwargs) -> None:

@@ -56,6 +56,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def calibrate(
+        ctx: typer.Context,
         runs: Path = typer.Argument(..., help="Runs table with repeated runs, or a vLLM / "
                                     "SGLang / pyperf / hyperfine result file."),
         output: Optional[Path] = typer.Option(None, "-o", "--output",
@@ -86,8 +87,11 @@ def register(app: typer.Typer) -> None:
         html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML report."),
     ) -> None:
         """Fit the noise prior (sigma_instance, sigma_run) from your own repeated runs."""
+        from planner.cli._options import command_params
         from planner.decide.calibrate import calibrate as do_calibrate
-        from planner.report.output import emit, guard_outputs
+        from planner.report.output import emit, guard_outputs, input_record
+
+        params = command_params(ctx, locals())  # what the input record shows
         from planner.io.runs import read_runs
 
         from planner.io.limits import check as check_limit
@@ -115,7 +119,8 @@ def register(app: typer.Typer) -> None:
 
             guard_outputs([("--output", output)], [runs])
             output.write_text(json.dumps(res, indent=2), encoding="utf-8")
-        emit(res, as_json=as_json, md=md, html=html, inputs=[runs])
+        emit(res, as_json=as_json, md=md, html=html, inputs=[runs],
+             record=input_record(params))
         if output is not None and not as_json:
             print(f"  prior written to {output}")
 

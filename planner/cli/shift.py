@@ -18,6 +18,7 @@ def register(app: typer.Typer) -> None:
     """Register ``planner shift`` on the typer app."""
     @app.command()
     def shift(
+        ctx: typer.Context,
         public_tps: Optional[float] = typer.Option(None, "--public-tps",
                                                    help="Public score, TPS."),
         runs: Optional[List[float]] = typer.Option(None, "--run", help="A public run's TPS "
@@ -48,12 +49,13 @@ def register(app: typer.Typer) -> None:
         Projects the private TPS through the content acceptance model and the cost model
         (or the shipped public/private pairs)."""
         from models.errors import ModelInputError
-        from planner.cli._options import as_option, record_default
+        from planner.cli._options import as_option, command_params
         from planner.errors import InputError
-        from planner.report.output import emit, guard_outputs
+        from planner.report.output import emit, guard_outputs, input_record
         from planner.report.views.shift import render_html, render_markdown, render_terminal
         from planner.decide.shift import run_shift
 
+        params = command_params(ctx, locals())  # what the input record shows
         caps = [p for p in (public_capture, private_capture) if p]
         guard_outputs([("--md", md), ("--html", html)], caps)
         if (public_tps is None) == (not runs):
@@ -76,11 +78,11 @@ def register(app: typer.Typer) -> None:
         if evidence is None:
             evidence = "official"
             if private_capture is None:  # the default it was; with captures it is not used
-                record_default("evidence", evidence)
+                params["evidence"] = evidence
         if k is None:
             k = 7
             if private_capture is not None:  # recorded as when it was the option's default
-                record_default("k", k)
+                params["k"] = k
         try:
             res = run_shift(public_tps, runs=runs or None, public_capture=public_capture,
                             private_capture=private_capture, evidence=evidence, x_pct=x, k=k,
@@ -88,4 +90,5 @@ def register(app: typer.Typer) -> None:
         except ModelInputError as exc:
             raise as_option(exc, _OPTIONS) from None
         emit(res.to_dict(), as_json=as_json, terminal=render_terminal, md=md, html=html,
-             md_renderer=render_markdown, html_renderer=render_html, inputs=caps)
+             md_renderer=render_markdown, html_renderer=render_html, inputs=caps,
+             record=input_record(params))

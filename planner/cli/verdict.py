@@ -58,6 +58,7 @@ def register(app: typer.Typer) -> None:
     """Register this module's command(s) on the ``planner`` typer app."""
     @app.command()
     def verdict(
+        ctx: typer.Context,
         runs: Optional[Path] = typer.Argument(None, help="Runs table (CSV/JSON/JSONL). Omit for "
                                               "the quick forms."),
         a: Optional[str] = typer.Option(None, "--a", help="Config A (baseline), or a single TPS "
@@ -115,7 +116,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Posterior verdict on B vs A: P(B > A), HDI of Δ, ROPE, label."""
         from models.errors import ModelInputError
-        from planner.cli._options import as_option
+        from planner.cli._options import as_option, command_params
+
+        params = command_params(ctx, locals())  # what the input record shows
 
         # A's and B's values come from --a/--b or from --a-runs/--b-runs: name what was typed
         options = {**_OPTIONS, "a": "--a" if a_runs is None else "--a-runs",
@@ -129,9 +132,9 @@ def register(app: typer.Typer) -> None:
 def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, engine, likelihood,
              prior, cv, cv_instance, aa_runs, platform, metric, workload, run_group, format,
              tps_column, config_column, instance, cold, lower_is_better, seed, as_json, md, html,
-             idata, **_) -> None:
+             idata, params=None, **_) -> None:
     from planner.decide.priors import prior_file_entry
-    from planner.report.output import emit, input_record, with_record
+    from planner.report.output import emit, input_record
     from planner.report.views.verdict import render_markdown, render_terminal
     from planner.io.runs import read_runs
 
@@ -213,12 +216,12 @@ def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, eng
                      use_cold=cold)
     out = res.to_dict()
     out["notes"] = [_spelled(n) for n in out.get("notes") or []]
+    record = input_record(params or {})
     entry = prior_file_entry(prior)
     if entry is not None:  # a --prior file is an input like RUNS: its name and sha256
-        rec = input_record() or {"files": [], "options": {}}
-        out = with_record(out, {**rec, "files": list(rec.get("files", [])) + [entry]})
+        record["files"].append(entry)
     emit(out, as_json=as_json, terminal=render_terminal, md=md, md_renderer=render_markdown,
-         html=html, html_renderer=render_html, inputs=[runs, prior_path])
+         html=html, html_renderer=render_html, inputs=[runs, prior_path], record=record)
 
 
 #: Plain advice in the decision layer's notes -> the option that follows it (the decision

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 __all__ = ["VOLATILE_KEYS", "OUTPUT_PARAMS", "to_json", "saved_form", "guard_outputs",
-           "input_record", "with_record", "emit"]
+           "NamedFile", "input_record", "with_record", "emit"]
 
 
 def _clean(obj: Any) -> Any:
@@ -118,7 +119,24 @@ def _plain(v: Any) -> Any:
     return v
 
 
-def input_record(params: dict | None = None) -> dict | None:
+@dataclass(frozen=True)
+class NamedFile:
+    """An input file recorded under a name of its own rather than its path: a file shipped
+    inside the package is recorded as ``embedded:NAME``, never as a machine's path.
+
+    Attributes
+    ----------
+    name : str
+        The name the record shows.
+    path : Path
+        The file whose content is hashed.
+    """
+
+    name: str
+    path: Path
+
+
+def input_record(params: Mapping[str, Any]) -> dict:
     """What a command computed from: its input files (name as given, role = parameter name,
     SHA-256 of the content), every other parameter's value (filters such as ``run_group``,
     ``platform``, ``metric``, ``workload``; ``prior``; ``seed``; ...) and the spec-planner
@@ -126,45 +144,33 @@ def input_record(params: dict | None = None) -> dict | None:
 
     Parameters
     ----------
-    params : dict, optional
-        Parameter name -> value; default: the running command's parsed parameters (the
-        current click context), None outside a command.
+    params : mapping
+        Parameter name -> value, in the order the record lists them (the CLI passes its
+        command's parameters: :func:`planner.cli._options.command_params`, with the defaults
+        the command decides filled in). A ``Path`` (or a list of them) or a
+        :class:`NamedFile` is a file.
 
     Returns
     -------
-    dict or None
-        ``files`` (list of ``{role, name, sha256}``), ``options`` ({name: value}; outputs
-        (:data:`OUTPUT_PARAMS`) and options left unset (None, empty) left out) and
-        ``version``. A draft command run without a
-        capture records :data:`planner.decide.draft.EMBEDDED_CAPTURE` (never a machine path).
+    dict
+        ``files`` (list of ``{role, name, sha256}``; sha256 None when the file cannot be
+        read), ``options`` ({name: value}; outputs (:data:`OUTPUT_PARAMS`) and options left
+        unset (None, empty) left out) and ``version``.
     """
-    if params is None:
-        try:  # typer >= 0.16 vendors click
-            from typer._click.globals import get_current_context
-        except ImportError:  # pragma: no cover - typer on an installed click
-            from click import get_current_context
-
-        ctx = get_current_context(silent=True)
-        if ctx is None:
-            return None
-        params = ctx.params
     from planner import __version__
 
     files, options = [], {}
     for name, value in params.items():
         if name in OUTPUT_PARAMS:
             continue
+        if isinstance(value, NamedFile):
+            files.append({"role": name, "name": value.name, "sha256": _sha256(value.path)})
+            continue
         paths = value if isinstance(value, (list, tuple)) else [value]
         if paths and all(isinstance(v, Path) for v in paths):
             for v in paths:
                 files.append({"role": name, "name": str(v),
                               "sha256": _sha256(v) if v.is_file() else None})
-            continue
-        if name == "capture" and value is None:
-            from planner.decide.draft import EMBEDDED_CAPTURE, default_capture_path
-
-            files.append({"role": name, "name": EMBEDDED_CAPTURE,
-                          "sha256": _sha256(default_capture_path())})
             continue
         if value is None or value == [] or value == ():
             continue  # not given, and its default is decided downstream (in the result)
@@ -201,7 +207,7 @@ def emit(result: dict, *, as_json: bool,
          md: Path | None = None, html: Path | None = None,
          md_renderer: Callable[[dict], str] | None = None,
          html_renderer: Callable[[dict], str] | None = None, inputs=(),
-         samples: dict | None = None, record: bool = True) -> None:
+         samples: dict | None = None, record: dict | None = None) -> None:
     """Write ``result`` to stdout (JSON or terminal view) and optional Markdown / HTML files.
 
     The files are rendered from :func:`saved_form` of ``result``, by the given renderers or,
@@ -209,14 +215,14 @@ def emit(result: dict, *, as_json: bool,
     terminal view likewise (``terminal=False``: none), followed by one line of the recorded
     inputs. ``samples`` (bootstrap draws of a live draft result) only feed
     the PNG next to a draft's Markdown. ``inputs`` are the command's input paths: a report
-    never overwrites one (:func:`guard_outputs`). With ``record`` (default), the running
-    command's :func:`input_record` is merged into the result's ``inputs`` block (JSON,
-    Markdown and HTML all show it); ``planner report`` passes False, keeping the saved one.
+    never overwrites one (:func:`guard_outputs`). ``record`` (the command's
+    :func:`input_record`) is merged into the result's ``inputs`` block (JSON, Markdown and
+    HTML all show it); ``planner report`` gives none, keeping the saved one.
     """
     from planner.report import render
 
     if record:
-        result = with_record(result, input_record())
+        result = with_record(result, record)
     saved = saved_form(result)
     png = render.markdown_plot_path(saved, md) if md_renderer is None else None
     guard_outputs([("--md", md), ("--html", html), ("--md (its plot)", png)], inputs)

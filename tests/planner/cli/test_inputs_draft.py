@@ -291,3 +291,17 @@ def test_sweep_errors_name_the_sweep_options(cli):
     an unknown cost profile 'cost-profile' without its dashes."""
     _one_line_error(*cli("draft-sweep", SMALL, "--k-values", "8"), "field '--k-values'")
     _one_line_error(*cli("draft-sweep", SMALL, "--cost-profile", "X"), "field '--cost-profile'")
+
+
+def test_a_one_letter_option_with_an_equals_sign_gets_a_hint(cli):
+    """click reads '-p=pld' as the value '=pld' ('unknown policy' before): say why."""
+    code, out, err = cli("draft", "-p=pld")
+    assert code == 2 and "a one-letter option takes its value after a space (-p pld" in err
+
+
+@pytest.mark.parametrize("digits", [19, 5000])
+def test_a_seed_of_many_digits_is_a_one_line_error(cli, digits):
+    """19 digits pass int() and fail the seed's range; 5000 exceed Python's int() limit
+    (4300 digits) and fail typer's conversion: one line naming --seed either way."""
+    code, out, err = cli("draft", "--seed", "1" * digits)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "--seed" in err

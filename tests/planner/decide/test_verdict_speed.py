@@ -2,8 +2,6 @@
 
 * the statistics (Welch's t and df within 1e-12, its p and the z-test's p within 2e-12
   relative) equal SciPy's, so the verdict imports no SciPy at all;
-* the direct invocation of ``planner verdict`` (no click parser) gives the same JSON, the
-  same recorded inputs, and leaves every other argument list to typer;
 * a verdict process imports neither numba, scipy.stats, scipy.optimize nor pydantic;
 * the "to settle" screen against the simulation it replaces, on a held-out grid of cases.
 """
@@ -18,7 +16,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import planner.cli as cli
 from models.stats.tps_exact import fit_exact
 from planner.decide.priors import resolve_prior
 from planner.io.runs import RunsTable, runs_from_values
@@ -64,52 +61,6 @@ def test_welch_and_z_test_equal_scipy_stats():
         b = [300.0 + z * 0.00378 * 300 / 1.0, 300.0 + z * 0.00378 * 300 / 1.0]
         zt = classical_tests(a, b)["z_test"]
         assert zt["p"] == pytest.approx(float(2 * stats.norm.sf(abs(zt["z"]))), rel=1e-13)
-
-
-@pytest.mark.parametrize("args", [
-    ["--a", "308.49", "--b", "308.05"],
-    ["--a-runs", "308.1,307.9", "--b-runs", "309.0,309.4", "--paired", "--rope=0.5%"],
-    ["--a-runs", "12.1,12.3,12.2", "--b-runs", "12.0,11.9,12.1", "--lower-is-better",
-     "--seed", "3", "--platform", "local-a10g"],
-    README + ["--no-cold"],
-    ["--run-group", "validity/free_ceiling_wallclock_realize/ab_out", "--a",
-     "fa2sw_precache_agentI", README[0], "--b", "fa2sw_precache_agentI+SDPA_NUM_STAGES_AB=2",
-     "--cold"],
-])
-def test_direct_invocation_gives_the_typer_json(cli_output, args, monkeypatch):
-    slow = cli_output(["verdict", *args, "--json"], fast=False)
-    called = []
-    real = cli._fast_invoke
-    monkeypatch.setattr(cli, "_fast_invoke", lambda a: called.append(1) or real(a))
-    fast = cli_output(["verdict", *args, "--json"], fast=True)
-    assert fast == slow
-    d = json.loads(fast)
-    assert d["inputs"]["options"]  # the parameters are recorded, in click's order
-    assert called
-
-
-def test_direct_invocation_records_a_prior_file_as_typer_does(cli_output, monkeypatch, tmp_path):
-    """A --prior file is a recorded input (role prior, sha256) on both paths alike."""
-    prior = json.loads((ROOT / "models" / "data" / "noise_priors.json").read_text())["local-a10g"]
-    p = tmp_path / "prior.json"
-    p.write_text(json.dumps({"prior": prior}), encoding="utf-8")
-    args = ["verdict", "--a-runs", "308.1,307.9", "--b-runs", "309.0,309.4", "--prior", str(p),
-            "--json"]
-    slow = cli_output(args, fast=False)
-    fast = cli_output(args, fast=True)
-    assert fast == slow
-    files = json.loads(fast)["inputs"]["files"]
-    assert [(f["role"], f["name"]) for f in files] == [("prior", str(p))]
-
-
-@pytest.mark.parametrize("args", [
-    ["verdict", "--help"], ["verdict", "--a", "1", "--b", "2", "--seed", "-1"],
-    ["verdict", "--a", "1", "--a", "2"], ["verdict", "--nope", "1"],
-    ["verdict", "--a", "-5", "--b", "2"], ["verdict", "--seed", "x"], ["report", "r.json"],
-    ["verdict", "--", "x"], ["verdict", "a.csv", "b.csv"], ["verdict", "--json=1"],
-])
-def test_anything_else_is_left_to_typer(args):
-    assert cli._fast_invoke(args) is False
 
 
 #: An undecided quick form whose advice the Normal screen settles ("more than 100 runs"):
@@ -240,8 +191,7 @@ def test_verdict_json_within_the_stated_tolerance_of_the_scipy_version(cli_outpu
     """The JSON written before models.stats.special and the Normal-start HDI (SciPy's ndtr, stdtr,
     gammaln; the table-start HDI): every number within 1e-10 relative, the rest identical."""
     old = dict(_flat(json.loads((ROOT / "tests" / "fixtures" / fixture).read_text())))
-    new = {k: v for k, v in _flat(json.loads(cli_output(["verdict", *args, "--json"],
-                                                        fast=True)))
+    new = {k: v for k, v in _flat(json.loads(cli_output(["verdict", *args, "--json"])))
            if not k.startswith(_ADDED)}
     assert old.keys() == new.keys()
     for k, v in old.items():
