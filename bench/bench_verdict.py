@@ -69,7 +69,8 @@ def settle_grid(seed: int = 11, out=sys.stdout) -> list[tuple[str, float, int | 
 
     from models.stats.tps_exact import fit_exact
     from planner.decide.priors import resolve_prior
-    from planner.io.runs import RunsTable, read_runs, runs_from_values
+    from planner.io.runs import read_runs, runs_from_values
+    from planner.io.table import RunsTable
     from planner.decide.verdict import (SETTLE_MAX_RUNS, Rope, _to_settle, build_data, label_from,
                                  settle_screen)
 
@@ -148,7 +149,9 @@ def main(argv=None) -> int:
 
     from models.stats.noise import platform_prior
     from planner.cli import app
-    from planner.io.runs import RunsTable, read_runs, write_runs_csv
+    from planner.io.runs import read_runs
+    from planner.io.table import RunsTable
+    from planner.io.writer import write_runs_csv
     from planner.decide.verdict import build_data, classical_tests
     t_import = time.perf_counter() - t0
 

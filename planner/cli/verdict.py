@@ -271,7 +271,8 @@ def _platform_notes(platform: str, n: int, paired: bool) -> tuple[list[str], boo
     if not platform:
         return [], False
     from models.stats.noise_hierarchy import load_hierarchy
-    from planner.io.runs import _closest, canonical_platform
+    from planner.io.hints import closest as _closest
+    from planner.io.platforms import canonical_platform
 
     known = load_hierarchy().platforms()
     if canonical_platform(platform) in known:

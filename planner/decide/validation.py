@@ -17,7 +17,8 @@ import numpy as np
 from models.stats.noise import NoisePrior
 from models.stats.tps_exact import fit_exact, mixture_cdf
 from models.stats.tps_model import TPSData
-from planner.io.runs import RunsTable, instance_key
+from planner.io.rows import instance_key
+from planner.io.table import RunsTable
 from planner.decide.verdict import build_data, classical_tests, fit, label_from, Rope
 
 
@@ -156,7 +157,7 @@ def logo_study(table: RunsTable, *, splits: int = 4, seed: int = 0, min_runs: in
     """
     from models.stats.noise_hierarchy import metric_family
     from planner.decide.priors import build_hierarchy
-    from planner.io.runs import canonical_platform
+    from planner.io.platforms import canonical_platform
 
     t = table.measured()
     cells = repeated_cells(t, min_runs)

@@ -28,7 +28,8 @@ from models.stats.posterior import Posterior
 from models.stats.tps_model import COLD_MEAN_SLOW, COLD_P_NONE, TPSData, pct
 from planner.decide.defaults import DEFAULT_ROPE, ZTEST_SIGMA_TPS
 from planner.errors import InputError
-from planner.io.runs import RunsTable, instance_key
+from planner.io.rows import instance_key
+from planner.io.table import RunsTable
 
 __all__ = ["machines_unknown", "one_session_per_arm", "SESSION_NOTE", "SCHEMA", "DEFAULT_ROPE", "ZTEST_SIGMA", "LABELS", "Rope", "Verdict", "label_from",
            "build_data", "check_identifiable", "fit", "classical_tests", "verdict",
@@ -442,7 +443,7 @@ def classical_tests(tps_a: np.ndarray, tps_b: np.ndarray, sigma: float | None = 
     p < 0.05.
     """
     from planner.decide.defaults import ZTEST_CV
-    from planner.io.runs import canonical_platform
+    from planner.io.platforms import canonical_platform
 
     d = float(np.mean(tps_b) - np.mean(tps_a))
     if platform is not None and canonical_platform(platform) != "hf-a10g-small":

@@ -31,7 +31,8 @@ import json
 from pathlib import Path
 
 from planner.errors import InputError
-from planner.io.runs import Run, canonical_platform, validate_run
+from planner.io.platforms import canonical_platform
+from planner.io.rows import Run, validate_run
 
 __all__ = ["ingest"]
 
@@ -148,7 +149,7 @@ def ingest(root: str | Path, *, platform: str | None = None, metric: str | None 
             seen_jobs[job] = str(f)
         rep = counts.get(cfg, 0)
         counts[cfg] = rep + 1
-        # the check every reader makes (planner.io.runs.validate_run): what ingest writes,
+        # the check every reader makes (planner.io.rows.validate_run): what ingest writes,
         # verdict reads
         runs.append(validate_run(
             Run(config=cfg, tps=float(tps), instance=inst, rep=rep, platform=platform,

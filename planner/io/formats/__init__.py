@@ -25,7 +25,7 @@ import json
 
 from planner.errors import InputError
 from planner.io.formats import hyperfine, pyperf, sglang, vllm
-from planner.io.runs import Run
+from planner.io.rows import Run
 
 __all__ = ["FORMATS", "detect_format", "read_results"]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from planner.errors import InputError
 from planner.io.limits import value_limit
-from planner.io.runs import Run, metric_lower_is_better, validate_run
+from planner.io.rows import Run, metric_lower_is_better, validate_run
 
 __all__ = ["value", "pick_metric", "refuse_metric", "fallback_config", "make_run", "text_field"]
 
@@ -71,7 +71,7 @@ def text_field(record: dict, key: str) -> str:
     """A non-empty string field of a record, else ''."""
     v = record.get(key)
     # only spaces are trimmed: a tab, newline or other control character stays in the name so
-    # that planner.io.runs.validate_run refuses it (str.strip() would drop a trailing one and
+    # that planner.io.rows.validate_run refuses it (str.strip() would drop a trailing one and
     # silently make the name another config's)
     return v.strip(" ") if isinstance(v, str) and v.strip() else ""
 
@@ -90,8 +90,8 @@ def fallback_config(path: str, config: str | None) -> str:
 def make_run(*, config: str, tps: float, metric: str, path: str, line: int, rep: int,
              instance: str = "", workload: str = "", cold: bool | None = None,
              timestamp: str = "", extra: dict | None = None) -> Run:
-    """A :class:`planner.io.runs.Run` from a result file, its direction set by its metric,
-    checked by :func:`planner.io.runs.validate_run` (control characters in names, the value's
+    """A :class:`planner.io.rows.Run` from a result file, its direction set by its metric,
+    checked by :func:`planner.io.rows.validate_run` (control characters in names, the value's
     range).
 
     Raises

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from planner.errors import InputError
 from planner.io.formats._common import make_run, refuse_metric, value
-from planner.io.runs import Run
+from planner.io.rows import Run
 
 __all__ = ["METRIC", "looks_like", "read"]
 

@@ -15,7 +15,7 @@ import math
 
 from planner.errors import InputError
 from planner.io.formats._common import fallback_config, make_run, refuse_metric, value
-from planner.io.runs import Run
+from planner.io.rows import Run
 
 __all__ = ["looks_like", "read"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from planner.io.formats._common import fallback_config, text_field
 from planner.io.formats.vllm import read_serve
-from planner.io.runs import Run
+from planner.io.rows import Run
 
 __all__ = ["looks_like", "read"]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from planner.errors import InputError
 from planner.io.formats._common import (fallback_config, make_run, pick_metric, refuse_metric,
                                       text_field, value)
-from planner.io.runs import Run
+from planner.io.rows import Run
 
 __all__ = ["looks_like_serve", "looks_like_throughput", "looks_like_latency", "read_serve",
            "read_throughput", "read_latency"]

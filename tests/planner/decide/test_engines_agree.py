@@ -35,7 +35,8 @@ import pytest
 
 from models.stats.noise import WEAK, platform_prior
 from models.stats.tps_exact import fit_exact
-from planner.io.runs import RunsTable, read_runs
+from planner.io.runs import read_runs
+from planner.io.table import RunsTable
 from planner.decide.verdict import build_data
 
 pytest.importorskip("pymc")

@@ -21,7 +21,8 @@ from scipy import stats
 import planner.cli as cli
 from models.stats.tps_exact import fit_exact
 from planner.decide.priors import resolve_prior
-from planner.io.runs import RunsTable, runs_from_values
+from planner.io.runs import runs_from_values
+from planner.io.table import RunsTable
 from planner.decide.verdict import (SETTLE_MAX_RUNS, Rope, _to_settle, build_data, label_from,
                              settle_screen, welch_t)
 
