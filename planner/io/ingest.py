@@ -88,7 +88,7 @@ def ingest(root: str | Path, *, platform: str | None = None, metric: str | None 
         benchmark client's output throughput). Tools' files: the field to read (default the
         format's output-token throughput).
     format : str, optional
-        Read every ``*.json``/``*.jsonl`` file as this format (:data:`planner.io.formats.FORMATS`)
+        Read every ``*.json``/``*.jsonl`` file as this format (:func:`planner.io.formats.format_names`)
         instead of detecting each; the harness's ``summary.json`` folders are read only when
         no format is given.
     instance : str, optional

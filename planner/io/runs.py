@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from planner.errors import InputError
+from planner.io.formats import detect_format, read_results, resolve
 from planner.io.rows import Run, validate_run
 from planner.io.table import RunsTable
 from planner.io.table_readers import (Census, check_duplicates, parse_float, read_csv,
@@ -47,7 +48,8 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
         A vLLM, SGLang, pyperf or hyperfine result file is recognised by its content and read
         by :mod:`planner.io.formats`.
     format : str, optional
-        Force a format (one of :data:`planner.io.formats.FORMATS`) instead of detecting it.
+        Force a format (a name of :func:`planner.io.formats.format_names`) instead of
+        detecting it.
     metric : str, optional
         For a tool's result file, the field to read (default: its output-token throughput).
         Ignored for a runs table, whose ``metric`` column callers filter on.
@@ -82,11 +84,7 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
         syntax error; the message names the file, line and field.
     """
     if format is not None:  # checked before the file is read
-        from planner.io.formats import FORMATS
-
-        if format not in FORMATS:
-            raise InputError(f"unknown format {format!r} (known: {', '.join(FORMATS)})",
-                             field="format")
+        format = resolve(format)
     p = Path(path)
     name = str(path)
     if p.is_dir():
@@ -130,8 +128,6 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
     if not text.strip():
         raise InputError("empty file", file=name)
     first = text.lstrip()[:1]
-    from planner.io.formats import detect_format, read_results
-
     fmt = format or ("table" if suffix == ".csv" else detect_format(text))
     if fmt != "table":
         if tps_column or config_column:
@@ -180,8 +176,6 @@ def _read_streamed(p: Path, name: str, suffix: str, tps_column: str | None,
                 raise InputError("empty file", file=name)
             fh.seek(0)
             if suffix == ".jsonl" and format is None:
-                from planner.io.formats import detect_format
-
                 first = ""
                 while not first.strip():
                     first = fh.readline()
