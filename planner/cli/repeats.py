@@ -145,7 +145,7 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
              run_group=None, format=None, tps_column=None, config_column=None, instance=None,
              lower_is_better=None, **_) -> None:
     """The body of ``planner repeats`` (errors name plain fields or options)."""
-    from models.stats.noise import PLATFORM_ALIASES, known_platforms, platform_key
+    from planner.io.platforms import PLATFORM_ALIASES, known_platforms, platform_key
     from planner.decide.costs import PLATFORM_FLAVOR, cost_model
     from planner.decide.priors import prior_file, prior_file_entry, resolve_prior
     from planner.decide.repeats import plan_more_runs, plan_repeats

@@ -364,7 +364,7 @@ def _check_platforms_priors(plan: Plan) -> None:
     """Every ``platform`` must be a known one (it picks the noise prior: a typo must not fall
     back to a weak prior) and ``prior`` must not be ``weak`` / ``none`` (sizing needs a noise
     prior, as in ``planner repeats``)."""
-    from models.stats.noise import PLATFORM_ALIASES, known_platforms, platform_key
+    from planner.io.platforms import PLATFORM_ALIASES, known_platforms, platform_key
 
     def check(platform, prior, label, line_platform, line_prior, fp, fr):
         if platform is not None and platform_key(platform) is None:

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping
 
 __all__ = ["FLAVORS", "PLATFORMS", "PLATFORM_ALIASES", "PRICES_CHECKED", "PRICING_URL",
-           "Flavor", "Platform", "canonical_platform", "find_flavor", "fold", "known_platforms",
+           "Flavor", "LiveMapping", "Platform", "canonical_platform", "find_flavor", "fold", "known_platforms",
            "lookup", "platform_flavor", "platform_help", "platform_key", "platform_prior"]
 
 #: Date the prices and billing rules above were looked up.
@@ -122,12 +122,12 @@ PLATFORMS: tuple[Platform, ...] = (
     Platform("hf-a10g-small", "a10g-small", "hf-a10g-small",
              ("hf-job-a10g-small", "hf", "official"),
              "HF Jobs a10g-small (each job a fresh allocation; the official runs)"),
-    Platform("local-a10g", "local-a10g", "local-a10g", ("local",),
-             "an owned A10G (one machine re-used across runs and days)"),
     Platform("published-n4", "a10g-small", "published-n4", (),
              "HF a10g-small priced, with only the published N = 4 repeats as its noise"),
+    Platform("local-a10g", "local-a10g", "local-a10g", ("local",),
+             "an owned A10G (one machine re-used across runs and days)"),
     Platform("hf-a10g-large", "a10g-large", None, (),
-             "HF Jobs a10g-large (no measured noise: give a prior or --cv)"),
+             "HF Jobs a10g-large (no measured noise: a prior or the stated noise is needed)"),
 )
 
 
@@ -218,7 +218,7 @@ def platform_help() -> str:
     return "Platform: " + "; ".join(items) + "."
 
 
-class _Live(Mapping):
+class LiveMapping(Mapping):
     """A read-only mapping rebuilt from the registry on every use (a platform added to
     :data:`PLATFORMS` is seen at once)."""
 
@@ -249,4 +249,4 @@ def _noise_spellings() -> dict[str, str]:
 
 #: Every spelling (name and aliases, lower case) of a platform with measured noise -> its
 #: canonical name.
-PLATFORM_ALIASES: Mapping[str, str] = _Live(_noise_spellings)
+PLATFORM_ALIASES: Mapping[str, str] = LiveMapping(_noise_spellings)

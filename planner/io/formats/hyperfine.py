@@ -65,6 +65,6 @@ def read(data: dict, *, path: str, metric: str | None = None, config: str | None
 
 
 #: The format this module declares.
-FORMATS = (Format("hyperfine", "hyperfine --export-json (each command a config)",
+FORMATS = (Format("hyperfine", "hyperfine JSON export (each command a config)",
                   sniff=lambda doc: looks_like(doc.data),
                   read=lambda doc, **kw: read(doc.data, **kw)),)

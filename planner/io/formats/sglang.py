@@ -37,7 +37,7 @@ def read(records: list[tuple[int, dict]], *, path: str, metric: str | None = Non
 
 #: The format this module declares: a serving benchmark's records with SGLang's own fields
 #: (detected before ``vllm-serve``; either may be forced on the other's records).
-FORMATS = (Format("sglang", "SGLang bench_serving --output-file (JSONL, a run per line)",
+FORMATS = (Format("sglang", "SGLang bench_serving output file (JSONL, a run per line)",
                   sniff=lambda doc: is_serve(doc) and all(looks_like(r) for _, r in doc.records),
                   read=lambda doc, **kw: read(doc.records, **kw), refines="vllm-serve",
                   accepts=is_serve, refusal=("no output_throughput", "output_throughput")),)

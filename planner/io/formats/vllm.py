@@ -124,13 +124,11 @@ def _one(looks_like):
 
 #: The formats this module declares (``--format vllm`` picks one of them by content).
 FORMATS = (
-    Format("vllm-latency", "vLLM benchmark_latency.py / vllm bench latency --output-json",
+    Format("vllm-latency", "vLLM bench latency JSON (benchmark_latency.py)",
            sniff=_one(looks_like_latency), read=lambda doc, **kw: read_latency(doc.data, **kw),
            family="vllm"),
-    Format("vllm-throughput", "vLLM benchmark_throughput.py / vllm bench throughput "
-           "--output-json", sniff=_one(looks_like_throughput),
+    Format("vllm-throughput", "vLLM bench throughput JSON (benchmark_throughput.py)", sniff=_one(looks_like_throughput),
            read=lambda doc, **kw: read_throughput(doc.data, **kw), family="vllm"),
-    Format("vllm-serve", "vLLM bench serve --save-result / --append-result (a run per "
-           "record)", sniff=is_serve, read=lambda doc, **kw: read_serve(doc.records, **kw),
+    Format("vllm-serve", "vLLM bench serve saved results (a run per record)", sniff=is_serve, read=lambda doc, **kw: read_serve(doc.records, **kw),
            family="vllm", refusal=("no output_throughput", "output_throughput")),
 )

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from models.stats.noise import platform_key, platform_prior
+from planner.io.platforms import platform_key, platform_prior
 from planner.decide.costs import cost_model
 from planner.io.plan_file import read_plan
 from planner.decide.priors import resolve_prior
