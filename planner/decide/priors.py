@@ -138,7 +138,7 @@ class PriorChoice:
 
 
 def _canon(platform: str | None) -> str:
-    from planner.io.platforms import platform_key
+    from planner.io.platforms import noise_cell as platform_key  # the prior's cell
 
     return platform_key(platform) or platform or ""
 

@@ -42,7 +42,7 @@ from typing import Callable, Iterator, Mapping
 
 __all__ = ["FLAVORS", "PLATFORMS", "PLATFORM_ALIASES", "PRICES_CHECKED", "PRICING_URL",
            "Flavor", "LiveMapping", "Platform", "canonical_platform", "find_flavor", "fold", "known_platforms",
-           "lookup", "platform_flavor", "platform_help", "platform_key", "platform_prior"]
+           "lookup", "noise_cell", "platform_flavor", "platform_help", "platform_key", "platform_prior"]
 
 #: Date the prices and billing rules above were looked up.
 PRICES_CHECKED = "2026-11-30"
@@ -163,14 +163,21 @@ def platform_key(name: str | None) -> str | None:
     return p.name if p is not None and p.noise is not None else None
 
 
+def noise_cell(name: str | None) -> str | None:
+    """The noise-prior cell that describes a registered platform (:attr:`Platform.noise`),
+    or None (not registered, no measured noise, or empty). The cell's name is the one the
+    noise models are keyed by (``models.stats.noise``, the noise hierarchy)."""
+    p = lookup(name)
+    return p.noise if p is not None else None
+
+
 def known_platforms() -> list[str]:
     """Canonical names of the platforms with measured noise, sorted."""
     return sorted(p.name for p in PLATFORMS if p.noise is not None)
 
 
 def platform_prior(name: str):
-    """The embedded noise prior of a platform (its :attr:`Platform.noise` cell), named by the
-    platform.
+    """The embedded noise prior of a platform: that of its :attr:`Platform.noise` cell.
 
     Returns
     -------
@@ -181,15 +188,12 @@ def platform_prior(name: str):
     KeyError
         Not a registered platform with measured noise.
     """
-    from dataclasses import replace
-
     from models.stats.noise import platform_prior as cell_prior
 
-    p = lookup(name)
-    if p is None or p.noise is None:
+    cell = noise_cell(name)
+    if cell is None:
         raise KeyError(name)
-    prior = cell_prior(p.noise)
-    return prior if p.noise == p.name else replace(prior, name=p.name)
+    return cell_prior(cell)
 
 
 def find_flavor(name: str) -> Flavor | None:
