@@ -31,6 +31,8 @@ import json
 from pathlib import Path
 
 from planner.errors import InputError
+from planner.io._parse import HUGE_INTEGER
+from planner.io.files import read_text
 from planner.io.platforms import canonical_platform
 from planner.io.rows import Run, validate_run
 
@@ -42,11 +44,13 @@ _HARNESS = {"platform": "hf-a10g-small", "metric": "bench_serving", "workload": 
 
 def _read_json(path: Path) -> dict:
     try:
-        d = json.loads(path.read_text(encoding="utf-8"))
+        d = json.loads(read_text(path, str(path)))  # bounded (planner.io.files)
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", file=str(path)) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"unreadable JSON: {exc.msg}", file=str(path), line=exc.lineno) from None
+    except ValueError:
+        raise InputError(HUGE_INTEGER, file=str(path)) from None
     except OSError as exc:
         raise InputError(f"unreadable: {exc.strerror}", file=str(path)) from None
     if not isinstance(d, dict):
@@ -173,9 +177,7 @@ def _ingest_results(root: Path, *, platform, metric, workload, format, instance)
     digests: dict[bytes, Path] = {}
     for f in files:
         try:
-            text = f.read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError:
-            raise InputError("not UTF-8 text", file=str(f)) from None
+            text = read_text(f, str(f))  # bounded; binary, UTF-16 and non-UTF-8 refused
         except OSError as exc:
             raise InputError(f"unreadable: {exc.strerror}", file=str(f)) from None
         rel = f.parent.relative_to(root)
@@ -185,7 +187,7 @@ def _ingest_results(root: Path, *, platform, metric, workload, format, instance)
             # corrupt result, not a file to skip
             msg, line = bad
             raise InputError(f"unreadable result file: {msg}", file=str(f), line=line)
-        fmt = format or ("table" if bad is not None else detect_format(text))
+        fmt = format or ("table" if bad is not None else detect_format(text, str(f)))
         if fmt == "table":
             skipped += 1
             skipped_files.append(str(f.relative_to(root)))
@@ -230,6 +232,8 @@ def _json_error(text: str, suffix: str) -> tuple[str, int] | None:
         return None
     except json.JSONDecodeError as exc:
         whole = (exc.msg, exc.lineno)
+    except ValueError:
+        return HUGE_INTEGER, None
     for k, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -237,4 +241,6 @@ def _json_error(text: str, suffix: str) -> tuple[str, int] | None:
             json.loads(line)
         except json.JSONDecodeError as exc:
             return whole if suffix == ".json" else (f"{exc.msg} (JSON lines)", k)
+        except ValueError:
+            return HUGE_INTEGER, k
     return None

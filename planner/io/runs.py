@@ -25,11 +25,24 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from planner.errors import InputError
+from planner.io.files import (
+    MAX_LINE_CHARS,
+    bounded_lines,
+    check_encoding,
+    check_size,
+    read_text,
+)
 from planner.io.formats import detect_format, read_results, resolve
 from planner.io.rows import Run, validate_run
 from planner.io.table import RunsTable
-from planner.io.table_readers import (Census, check_duplicates, parse_float, read_csv,
-                                      read_json, read_jsonl)
+from planner.io.table_readers import (
+    Census,
+    check_duplicates,
+    parse_float,
+    read_csv,
+    read_json,
+    read_jsonl,
+)
 
 __all__ = ["read_runs", "runs_from_values"]
 
@@ -91,11 +104,10 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
         raise InputError("is a directory (expected a runs CSV/JSON/JSONL file; "
                          "use 'planner ingest DIR' to build one)", file=name)
     suffix = p.suffix.lower()
-    try:
-        size = p.stat().st_size
-    except FileNotFoundError:
-        raise InputError("file not found", file=name) from None
-    if configs is not None and suffix in (".csv", ".jsonl") and format in (None, "table"):
+    regular = check_size(p, name)  # also: not found, over the bound of a file
+    size = p.stat().st_size if regular else 0
+    streamed = regular and suffix in (".csv", ".jsonl") and format in (None, "table")
+    if configs is not None and streamed:
         sink = Census(frozenset(configs))
         if _read_streamed(p, name, suffix, tps_column, instance, size, format, sink,
                           config_column) is not None:
@@ -107,7 +119,7 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
             # read again, gives the exact answer (the pseudo-runs, or the duplicate's message)
         else:
             configs = None  # a tool's result file: read whole below
-    if suffix in (".csv", ".jsonl") and format in (None, "table"):
+    if streamed:
         runs = _read_streamed(p, name, suffix, tps_column, instance, size, format,
                               config_column=config_column)
         if runs is not None:
@@ -116,19 +128,11 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
             runs = _expand_summaries(runs, name)
             check_duplicates(runs, name)
             return RunsTable(runs, name)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError("file not found", file=name) from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=name) from None
-    del raw
+    text = read_text(p, name)  # bounded; binary, UTF-16 and non-UTF-8 refused
     if not text.strip():
         raise InputError("empty file", file=name)
     first = text.lstrip()[:1]
-    fmt = format or ("table" if suffix == ".csv" else detect_format(text))
+    fmt = format or ("table" if suffix == ".csv" else detect_format(text, name))
     if fmt != "table":
         if tps_column or config_column:
             raise InputError(f"a {fmt} result has no columns to name (its configs are its "
@@ -169,6 +173,8 @@ def _read_streamed(p: Path, name: str, suffix: str, tps_column: str | None,
     """A ``.csv`` or ``.jsonl`` runs table read line by line from the open file (no copy of
     the whole text); None when a ``.jsonl`` file's first record is a tool's result (the caller
     then reads the whole file). With ``sink``, the rows go to it (and it is returned)."""
+    with open(p, "rb") as raw:
+        check_encoding(raw.read(1 << 16), name)
     with open(p, encoding="utf-8-sig", newline="" if suffix == ".csv" else None) as fh:
         try:
             head = fh.read(1 << 16)
@@ -178,10 +184,10 @@ def _read_streamed(p: Path, name: str, suffix: str, tps_column: str | None,
             if suffix == ".jsonl" and format is None:
                 first = ""
                 while not first.strip():
-                    first = fh.readline()
+                    first = fh.readline(MAX_LINE_CHARS)
                     if not first:
                         break
-                if detect_format(first) != "table":
+                if detect_format(first, name) != "table":
                     return None
                 fh.seek(0)
             if instance:
@@ -189,7 +195,7 @@ def _read_streamed(p: Path, name: str, suffix: str, tps_column: str | None,
                                  file=name, field="instance")
             if suffix == ".csv":
                 return read_csv(fh, name, tps_column, sink, config_column)
-            return read_jsonl(fh, name, tps_column, sink, config_column)
+            return read_jsonl(bounded_lines(fh, name), name, tps_column, sink, config_column)
         except UnicodeDecodeError as exc:
             raise InputError(f"not UTF-8 text ({exc.reason})", file=name) from None
 

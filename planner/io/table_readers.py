@@ -21,11 +21,18 @@ from typing import Iterable
 import numpy as np
 
 from planner.errors import InputError
-from planner.io._parse import parse_number
+from planner.io._parse import HUGE_INTEGER, parse_number
 from planner.io.columns import DecimalComma, header_map, renamed, sniff_delimiter
+from planner.io.files import MAX_LINE_CHARS, bounded_lines
 from planner.io.limits import PPL, REP, has_control, value_limit
-from planner.io.rows import (KNOWN_COLUMNS, NAME_FIELDS, Run, is_warmup_rep,
-                             metric_lower_is_better, validate_run)
+from planner.io.rows import (
+    KNOWN_COLUMNS,
+    NAME_FIELDS,
+    Run,
+    is_warmup_rep,
+    metric_lower_is_better,
+    validate_run,
+)
 
 __all__ = ["Census", "check_duplicates", "parse_float", "read_csv", "read_json", "read_jsonl",
            "row_to_run"]
@@ -150,14 +157,14 @@ def read_csv(fh, path: str, tps_column: str | None = None, sink: Census | None =
     when given (:func:`_read_csv_census`). The field separator is sniffed from the header
     line (:func:`sniff_delimiter`); the column names are matched as :func:`header_map`
     says."""
-    first = fh.readline()
+    first = fh.readline(MAX_LINE_CHARS)
     if first.lstrip()[:1] in ("[", "{"):
         raise InputError(f"this CSV file holds JSON (it starts with "
                          f"'{first.lstrip()[:1]}'), not comma-separated values; name it .json "
                          "(a list of run objects) or .jsonl (one object per line)", file=path,
                          line=1)
     fh.seek(0)
-    reader = csv.reader(fh, delimiter=sniff_delimiter(first))
+    reader = csv.reader(bounded_lines(fh, path), delimiter=sniff_delimiter(first))
     header = next(reader, None)
     if header is None:
         raise InputError("empty file", file=path)
@@ -284,6 +291,8 @@ def read_json(text: str, path: str, tps_column: str | None = None,
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", file=path, line=exc.lineno) from None
+    except ValueError:
+        raise InputError(HUGE_INTEGER, file=path) from None
     if isinstance(data, dict) and "runs" in data:
         data = data["runs"]
     if not isinstance(data, list):
@@ -331,6 +340,8 @@ def read_jsonl(lines: Iterable[str], path: str, tps_column: str | None = None,
             d = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"invalid JSON: {exc.msg}", file=path, line=k) from None
+        except ValueError:
+            raise InputError(HUGE_INTEGER, file=path, line=k) from None
         if not isinstance(d, dict):
             raise InputError("expected a JSON object", file=path, line=k)
         if rate is None and not pending and (tps_column or "tps") in d and \

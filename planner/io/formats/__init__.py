@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 
 from planner.errors import InputError
+from planner.io._parse import HUGE_INTEGER
 from planner.io.formats import hyperfine, pyperf, sglang, vllm
 from planner.io.formats._common import Document, Format
 from planner.io.rows import Run
@@ -113,8 +114,14 @@ def resolve(name: str) -> str:
                      field="format")
 
 
-def _parse(text: str) -> Document | None:
-    """The file as JSON (one document, or JSON Lines), or None when it is neither."""
+def _parse(text: str, path: str | None = None) -> Document | None:
+    """The file as JSON (one document, or JSON Lines), or None when it is neither.
+
+    Raises
+    ------
+    InputError
+        An integer of thousands of digits (:data:`planner.io._parse.HUGE_INTEGER`).
+    """
     stripped = text.strip()
     if stripped[:1] not in ("{", "["):
         return None
@@ -122,6 +129,8 @@ def _parse(text: str) -> Document | None:
         return Document(data=json.loads(stripped))
     except json.JSONDecodeError:
         pass
+    except ValueError:
+        raise InputError(HUGE_INTEGER, file=path) from None
     lines = []
     for k, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -130,6 +139,8 @@ def _parse(text: str) -> Document | None:
             d = json.loads(line)
         except json.JSONDecodeError:
             return None
+        except ValueError:
+            raise InputError(HUGE_INTEGER, file=path, line=k) from None
         lines.append((k, d))
     return Document(lines=lines)
 
@@ -141,13 +152,18 @@ def _detect(doc: Document) -> str:
     return TABLE
 
 
-def detect_format(text: str) -> str:
+def detect_format(text: str, path: str | None = None) -> str:
     """The format of a file's text: a registered format's name, or ``table``.
 
     Anything that is not recognisably a tool's result (including unreadable JSON, which the
     runs-table reader reports with its line) is ``table``.
+
+    Raises
+    ------
+    InputError
+        An integer of thousands of digits (naming ``path``).
     """
-    doc = _parse(text)
+    doc = _parse(text, path)
     return TABLE if doc is None else _detect(doc)
 
 
@@ -185,7 +201,7 @@ def read_results(text: str, *, path: str, format: str, metric: str | None = None
     if name == TABLE:
         raise InputError(f"unknown result format {format!r} (known: {', '.join(known)})",
                          field="format")
-    doc = _parse(text)
+    doc = _parse(text, path)
     if doc is None:
         raise InputError(f"not a {format} result (expected JSON)", file=path, field="format")
     kind = _detect(doc)
