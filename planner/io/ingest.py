@@ -166,7 +166,7 @@ def ingest(root: str | Path, *, platform: str | None = None, metric: str | None 
 
 def _ingest_results(root: Path, *, platform, metric, workload, format, instance):
     """Runs of every tool result file below ``root`` (see the module docstring)."""
-    from planner.io.formats import detect_format, read_results
+    from planner.io.formats import detect_format, format_names, read_results
 
     files = sorted(p for p in root.rglob("*") if p.is_file()
                    and p.suffix.lower() in (".json", ".jsonl"))
@@ -203,9 +203,9 @@ def _ingest_results(root: Path, *, platform, metric, workload, format, instance)
                                  config=rel.parts[0] if rel.parts else None,
                                  instance=instance))
     if not runs:
-        raise InputError(f"no benchmark result files (vLLM, SGLang, pyperf, hyperfine JSON) "
-                         f"or summary.json below this folder ({skipped} other JSON files)",
-                         file=str(root))
+        names = ", ".join(n for n in format_names() if n != "table")
+        raise InputError(f"no benchmark result files ({names}) or summary.json below this "
+                         f"folder ({skipped} other JSON files)", file=str(root))
     counts: dict[tuple, int] = {}
     plat = canonical_platform(platform) if platform else ""
     for r in runs:

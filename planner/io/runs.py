@@ -58,8 +58,8 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
     path : str or Path
         ``.csv`` (header row), ``.json`` (list of objects or ``{"runs": [...]}``) or
         ``.jsonl`` (one object per line). Other suffixes are sniffed from the first byte.
-        A vLLM, SGLang, pyperf or hyperfine result file is recognised by its content and read
-        by :mod:`planner.io.formats`.
+        A result file of a registered format (vLLM, SGLang, pyperf, hyperfine, ...) is
+        recognised by its content and read by :mod:`planner.io.formats`.
     format : str, optional
         Force a format (a name of :func:`planner.io.formats.format_names`) instead of
         detecting it.
@@ -78,7 +78,8 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
         validated and duplicate-checked, with the same errors, but the other rows are only
         counted in the table's census (:attr:`RunsTable.census`), so a large CSV/JSONL table
         costs the memory of the kept runs, and a plain row of another config is checked by a
-        fast path (:func:`_read_csv_census`). Other formats read every run (``census`` None).
+        fast path (:mod:`planner.io.table_readers`). Other formats read every run (``census``
+        None).
     config_column : str, optional
         For a runs table, the column holding the config labels (default ``config``, else
         one of :data:`CONFIG_ALIASES`).

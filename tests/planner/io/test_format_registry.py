@@ -15,6 +15,7 @@ from planner.io import formats
 from planner.io.formats import (detect_format, format_help, format_names, format_table,
                                 read_results)
 from planner.io.formats._common import Format, make_run, value
+from planner.io.ingest import ingest
 from planner.io.runs import read_runs
 
 
@@ -79,6 +80,10 @@ def test_a_registered_format_is_listed_in_help_and_errors(toy, tmp_path, cli):
         read_results("{}", path="x.json", format="table")
     assert e.value.message.startswith("unknown result format 'table' (known: pyperf, ")
     assert e.value.message.endswith(", sglang, toybench, toy)")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError,
+                       match=r"no benchmark result files \(pyperf, .*, toybench, toy\)"):
+        ingest(tmp_path / "empty")
     code, _, err = cli("verdict", "examples/runs/tps_runs.csv", "--a", "A", "--b", "B",
                        "--format", "nope")
     assert code == 2 and "toybench" in err and "\n" not in err.strip()
