@@ -154,7 +154,8 @@ def main(argv=None) -> int:
 
     from models.stats.noise import platform_prior
     from planner.cli import app
-    from planner.io.runs import RunsTable, read_runs, write_runs_csv
+    from planner.io.runs import RunsTable, read_runs
+    from planner.io.writer import write_runs_csv
     from planner.decide.classical import classical_tests
     from planner.decide.comparison import build_data
     t_import = time.perf_counter() - t0

@@ -20,6 +20,8 @@ Both engines (exact grid and PyMC) use these densities, so they fit the same mod
 
 from __future__ import annotations
 
+import functools
+
 import json
 import math
 from dataclasses import dataclass, field
@@ -29,7 +31,7 @@ import numpy as np
 
 __all__ = [
     "ScalePrior", "NoisePrior", "WEAK", "prior_from_summary", "fit_inv_chi2_to_log_moments",
-    "PLATFORM_ALIASES", "platform_key", "platform_prior", "known_platforms", "fit_scale_population",
+    "platform_key", "platform_prior", "known_platforms", "fit_scale_population",
 ]
 
 _KINDS = ("inv_chi2", "half_normal")
@@ -263,36 +265,35 @@ def fit_inv_chi2_to_log_moments(mean_log_var: float, var_log_var: float) -> Scal
     return ScalePrior("inv_chi2", scale=math.sqrt(s0sq), df=float(nu))
 
 
-PLATFORM_ALIASES = {
-    "hf-a10g-small": "hf-a10g-small",
-    "hf-job-a10g-small": "hf-a10g-small",
-    "hf": "hf-a10g-small",
-    "official": "hf-a10g-small",
-    "local-a10g": "local-a10g",
-    "local": "local-a10g",
-    "published-n4": "published-n4",
-}
-
-
 def platform_key(name: str | None) -> str | None:
-    """The embedded platform a name denotes, aliases, letter case, ``_`` for ``-`` and
-    surrounding blanks folded (``HF-A10G-Small``, ``hf_a10g_small`` and
-    ``hf-job-a10g-small`` are ``hf-a10g-small``).
+    """The cell of the embedded noise priors (``models/data/noise_priors.json``) a name
+    denotes, letter case, ``_`` for ``-`` and surrounding blanks folded (``HF_A10G_Small`` is
+    ``hf-a10g-small``).
+
+    Other spellings of a platform (``hf``, ``official``), its price and which cell describes
+    it are the planner's platforms registry (``planner.io.platforms``); the models know only
+    the cells.
 
     Parameters
     ----------
     name : str or None
-        A platform name as a user or a table spells it.
+        A cell name as a user or a table spells it.
 
     Returns
     -------
     str or None
-        The canonical platform key of :data:`PLATFORM_ALIASES`, or None when the name is
-        not a known platform (or empty).
+        The cell's key, or None when no cell has that name (or it is empty).
     """
     if not name:
         return None
-    return PLATFORM_ALIASES.get(name.strip().lower().replace("_", "-"))
+    key = name.strip().lower().replace("_", "-")
+    return key if key in _cells() else None
+
+
+@functools.lru_cache(maxsize=1)
+def _cells() -> frozenset:
+    """The cell names of the embedded noise priors (read once)."""
+    return frozenset(_load_embedded())
 
 
 _PPF_TABLE: dict | None = None
@@ -315,19 +316,19 @@ def _load_embedded() -> dict:
 
 
 def platform_prior(platform: str) -> NoisePrior:
-    """The embedded default noise prior of a platform.
+    """The embedded default noise prior of a cell (a platform's measured noise).
 
     Parameters
     ----------
     platform : str
-        ``hf-a10g-small`` (alias ``hf-job-a10g-small``, ``official``), ``local-a10g``, or
+        A cell of ``models/data/noise_priors.json``: ``hf-a10g-small``, ``local-a10g``, or
         ``published-n4`` (only the published N = 4 repeats as the prior, on the total scale);
-        letter case is ignored.
+        letter case is ignored (:func:`platform_key`).
 
     Raises
     ------
     KeyError
-        Unknown platform.
+        No such cell.
 
     Notes
     -----
@@ -341,8 +342,8 @@ def platform_prior(platform: str) -> NoisePrior:
 
 
 def known_platforms() -> list[str]:
-    """Names of the platforms with an embedded noise prior (aliases folded)."""
-    return sorted(set(PLATFORM_ALIASES.values()))
+    """The cells of the embedded noise priors, sorted."""
+    return sorted(_cells())
 
 
 def fit_scale_population(s2: np.ndarray, df: np.ndarray) -> tuple[ScalePrior, dict]:

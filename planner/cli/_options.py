@@ -11,14 +11,14 @@ from __future__ import annotations
 from typing import Mapping
 
 from models.errors import ModelInputError
+from planner.io.formats import format_help
 
 __all__ = ["CONFIG_COLUMN_HELP", "FORMAT_HELP", "INSTANCE_HELP", "TABLE_OPTIONS",
            "TPS_COLUMN_HELP", "as_option", "command_params"]
 
 
 #: Help of the runs-table options (verdict, repeats --runs, calibrate).
-FORMAT_HELP = ("Input format: table, vllm (vllm-serve, vllm-throughput, vllm-latency), sglang, "
-               "pyperf, hyperfine (default: detected from the content).")
+FORMAT_HELP = format_help()  # derived from the formats registry
 INSTANCE_HELP = ("Instance (machine) of every run read from a tool's result file, which cannot "
                  "say. Without it the instance stays blank: planner verdict then reads each "
                  "config's runs as one session on a machine of its own (no platform) or each "

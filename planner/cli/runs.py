@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Walk result folders and write a runs table (one row per run)."""
         from planner.io.ingest import ingest as do_ingest
-        from planner.io.runs import write_runs_csv
+        from planner.io.writer import write_runs_csv
 
         from planner.report.output import guard_outputs
 

@@ -347,7 +347,7 @@ def _size(plan: Plan, c: Comparison, *, sims: int, seed: int, cache: dict,
           stated: dict | None = None) -> tuple[dict, RepeatPlan]:
     """Step 2: the settings of one comparison (plan defaults filled in), its expected Δ and
     its repeat plan; returns the comparison's result entry (without status) and the plan."""
-    from models.stats.noise import PLATFORM_ALIASES
+    from planner.io.platforms import PLATFORM_ALIASES
     from planner.decide.priors import resolve_prior
     from planner.decide.repeats import plan_repeats
     from planner.decide.rope import Rope

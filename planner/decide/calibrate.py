@@ -30,7 +30,8 @@ from models.stats.tps_exact import noise_posterior
 from models.stats.tps_model import TPSData
 from planner.errors import InputError
 from planner.io.limits import check_noise_prior
-from planner.io.runs import RunsTable, instance_key
+from planner.io.rows import instance_key
+from planner.io.table import RunsTable
 
 SCHEMA = "spec-planner/noise-prior/1"
 

@@ -23,7 +23,7 @@ def classical_tests(tps_a: np.ndarray, tps_b: np.ndarray, sigma: float | None = 
     p < 0.05.
     """
     from planner.decide.defaults import ZTEST_CV
-    from planner.io.runs import canonical_platform
+    from planner.io.platforms import canonical_platform
 
     d = float(np.mean(tps_b) - np.mean(tps_a))
     if platform is not None and canonical_platform(platform) != "hf-a10g-small":

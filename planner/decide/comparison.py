@@ -24,7 +24,8 @@ from models.stats.posterior import Posterior
 from models.stats.tps_model import TPSData
 from planner.decide.direction import read_direction
 from planner.errors import InputError
-from planner.io.runs import RunsTable, instance_key
+from planner.io.runs import RunsTable
+from planner.io.rows import instance_key
 
 __all__ = ["Comparison", "SESSION_NOTE", "Selection", "build_data", "check_identifiable",
            "cold_only_notes", "cold_runs", "fit", "from_table", "from_values",
@@ -325,7 +326,8 @@ def quick_platform_notes(platform: str, n: int, paired: bool) -> tuple[list[str]
     if not platform:
         return [], False
     from models.stats.noise_hierarchy import load_hierarchy
-    from planner.io.runs import _closest, canonical_platform
+    from planner.io.hints import closest as _closest
+    from planner.io.platforms import canonical_platform
 
     known = load_hierarchy().platforms()
     if canonical_platform(platform) in known:

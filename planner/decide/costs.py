@@ -10,37 +10,23 @@ costs
 
 (billed per started minute of each job), and GPU-hours :math:`= \\sum_j \\text{minutes}_j / 60`.
 
-Sources (looked up 2026-11-30)
-------------------------------
-* Hugging Face Jobs, "Pricing and Billing", https://huggingface.co/docs/hub/jobs-pricing :
-  "Billing on Jobs is based on hardware usage and is computed by the minute: you get charged
-  for every minute the Jobs runs on the requested hardware", billed while the job is
-  *Starting* or *Running* (not during build). Hourly prices per flavor are in that page's GPU
-  table; the stored copy read here was cut before the A10G rows, so the A10G prices below
-  ($1.00/h a10g-small, $1.50/h a10g-large) are the ones given for this project (they match the
-  Spaces A10G small/large prices); check the page and override with ``--price``.
-* Run times: the first HF job of a submission took ~6-10 min including model download and
-  compile; one benchmark (128 prompts x 512 tokens) ~3 min (project notes). Hence start-up
-  5 min per allocation (8 - 3, the middle of 6-10 minus one benchmark) and 3 min per run.
-* Local A10G (owned g5 node): no price (``0``); a fresh server start with warm caches ~2 min,
-  one ``decode_wall`` run of 128 x 512 tokens at ~450 TPS ~2.5 min
-  (``examples/runs/tps_runs.md``). GPU-hours still reported.
+The numbers of each platform and flavor (price per hour, minutes per run, start-up minutes,
+billing per started minute) and their sources are declared in the platforms registry,
+:mod:`planner.io.platforms`; this module turns them into cost models.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, replace
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from planner.errors import InputError
+from planner.io import platforms
+from planner.io.platforms import PRICES_CHECKED, PRICING_URL
 
 __all__ = ["CostModel", "FLAVORS", "PLATFORM_FLAVOR", "PRICES_CHECKED", "PRICING_URL",
            "cost_model"]
-
-#: Date the prices and billing rules above were looked up.
-PRICES_CHECKED = "2026-11-30"
-PRICING_URL = "https://huggingface.co/docs/hub/jobs-pricing"
 
 
 @dataclass(frozen=True)
@@ -108,23 +94,19 @@ class CostModel:
         return asdict(self)
 
 
-#: Defaults per flavor / platform (see the module docstring for sources).
-FLAVORS = {
-    "a10g-small": CostModel("a10g-small", 1.00, 3.0, 5.0, True,
-                            f"HF Jobs a10g-small $1.00/h billed per minute ({PRICING_URL}, "
-                            f"checked {PRICES_CHECKED}); first job 6-10 min incl. download and "
-                            "compile -> start-up 5 min; benchmark 3 min"),
-    "a10g-large": CostModel("a10g-large", 1.50, 3.0, 5.0, True,
-                            f"HF Jobs a10g-large $1.50/h billed per minute ({PRICING_URL}, "
-                            f"checked {PRICES_CHECKED}); same run times as a10g-small assumed"),
-    "local-a10g": CostModel("local-a10g", 0.0, 2.5, 2.0, False,
-                            "owned local A10G: no price; server start ~2 min, 128x512 decode at "
-                            "~450 TPS ~2.5 min"),
-}
+def _model(f: platforms.Flavor) -> CostModel:
+    return CostModel(f.name, f.price_per_hour, f.minutes_per_run, f.startup_minutes,
+                     f.billed_per_minute, f.source)
 
-#: Platform -> default flavor.
-PLATFORM_FLAVOR = {"hf-a10g-small": "a10g-small", "published-n4": "a10g-small",
-                   "local-a10g": "local-a10g", "hf-a10g-large": "a10g-large"}
+
+#: Flavor name -> its default cost model (:data:`planner.io.platforms.FLAVORS`; a live view of
+#: the registry).
+FLAVORS: Mapping[str, CostModel] = platforms.LiveMapping(
+    lambda: {f.name: _model(f) for f in platforms.FLAVORS})
+
+#: Canonical platform name -> its flavor's name (:data:`planner.io.platforms.PLATFORMS`; a
+#: live view of the registry).
+PLATFORM_FLAVOR: Mapping[str, str] = platforms.LiveMapping(platforms.platform_flavor)
 
 
 def cost_model(platform_or_flavor: str = "a10g-small", *, price_per_hour: float | None = None,
@@ -137,8 +119,9 @@ def cost_model(platform_or_flavor: str = "a10g-small", *, price_per_hour: float 
     Parameters
     ----------
     platform_or_flavor : str
-        ``hf-a10g-small`` (or an alias such as ``hf``), ``published-n4``, ``local-a10g``,
-        ``hf-a10g-large``, or a flavor of :data:`FLAVORS` (letter case ignored).
+        A platform of :data:`planner.io.platforms.PLATFORMS` (or one of its aliases, such as
+        ``hf``) or a flavor of :data:`planner.io.platforms.FLAVORS` (letter case, blanks and
+        ``_`` for ``-`` ignored).
     price_per_hour, minutes_per_run, startup_minutes : float, optional
         Overrides ($/h, min, min); ``None`` keeps the flavor's value.
 
@@ -152,15 +135,12 @@ def cost_model(platform_or_flavor: str = "a10g-small", *, price_per_hour: float 
         Unknown platform or flavor (field ``flavor``), a price or minutes outside
         :mod:`planner.io.limits` (the field of that value).
     """
-    from models.stats.noise import platform_key
-
-    name = platform_key(platform_or_flavor) or platform_or_flavor.strip().lower()
-    key = PLATFORM_FLAVOR.get(name, name)
-    if key not in FLAVORS:
+    flavor = platforms.find_flavor(platform_or_flavor)
+    if flavor is None:
         raise InputError(f"unknown platform or flavor {platform_or_flavor!r} (platforms: "
                          f"{', '.join(PLATFORM_FLAVOR)}; flavors: {', '.join(FLAVORS)})",
                          field="flavor")
-    cm = FLAVORS[key]
+    cm = _model(flavor)
     from planner.io.limits import check  # plausible ranges: no 1e308 price or run time
 
     kw = {}

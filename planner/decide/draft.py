@@ -1126,7 +1126,7 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     for sp in [*policies, baseline]:
         validate_policy(sp)
     noise = noise or NoiseSpec()
-    from models.stats.noise import platform_key, platform_prior
+    from planner.io.platforms import platform_key, platform_prior
     from planner.decide.costs import cost_model
 
     run_cost = cost_model(platform, price_per_hour=price_per_hour,

@@ -138,7 +138,7 @@ class PriorChoice:
 
 
 def _canon(platform: str | None) -> str:
-    from models.stats.noise import platform_key
+    from planner.io.platforms import noise_cell as platform_key  # the prior's cell
 
     return platform_key(platform) or platform or ""
 
@@ -338,7 +338,7 @@ def prior_file(spec: str | None) -> str | None:
     :func:`resolve_prior`), and an existing file; else None."""
     if not spec or spec.strip().lower() in PRIOR_WORDS or not Path(spec).is_file():
         return None
-    from models.stats.noise import platform_key
+    from planner.io.platforms import platform_key
 
     return None if platform_key(spec) is not None else spec
 
@@ -391,7 +391,8 @@ def resolve_prior(spec: str | None, platform: str | None, metric: str | None = N
         Unreadable or malformed prior file, unknown platform name, bad stated noise, or stated
         noise together with a ``spec`` other than auto.
     """
-    from models.stats.noise import WEAK, known_platforms, platform_prior
+    from models.stats.noise import WEAK
+    from planner.io.platforms import known_platforms, platform_prior
 
     plat = _canon(platform)
     cell = "/".join([plat or "?", metric or "*", workload or "*"])
@@ -424,7 +425,7 @@ def resolve_prior(spec: str | None, platform: str | None, metric: str | None = N
 
 
 def _auto(plat: str, metric: str | None, workload: str | None) -> PriorChoice:
-    from models.stats.noise import platform_prior
+    from planner.io.platforms import platform_prior
 
     cell = "/".join([plat or "?", metric or "*", workload or "*"])
     if plat == "published-n4":

@@ -350,7 +350,8 @@ def plan_platform(platform: str | None, table=None, a: str | None = None, b: str
         An unknown platform, or a known one without a noise prior when no prior and no noise
         are given (field ``platform``).
     """
-    from models.stats.noise import PLATFORM_ALIASES, known_platforms, platform_key
+    from models.stats.noise import known_platforms, platform_key
+    from planner.io.platforms import PLATFORM_ALIASES
     from planner.decide.costs import PLATFORM_FLAVOR
     from planner.decide.defaults import DEFAULT_PLATFORM
 

@@ -139,7 +139,8 @@ def paired_allowed(platform: str | None, prior_named: bool, prior=None) -> bool:
     pins the within-allocation sigma near 0, so that a paired design would look free of
     noise. ``prior_named``: the user named the prior (a file or a platform), which then says
     what it knows."""
-    from models.stats.noise import PLATFORM_ALIASES, platform_key
+    from models.stats.noise import platform_key
+    from planner.io.platforms import PLATFORM_ALIASES
 
     if prior_named:
         return True

@@ -18,7 +18,8 @@ from models.stats.noise import NoisePrior
 from models.stats.mixture import mixture_cdf
 from models.stats.tps_exact import fit_exact
 from models.stats.tps_model import TPSData
-from planner.io.runs import RunsTable, instance_key
+from planner.io.runs import RunsTable
+from planner.io.rows import instance_key
 from models.stats.decision import label_from
 from planner.decide.classical import classical_tests
 from planner.decide.comparison import build_data, fit
@@ -160,7 +161,7 @@ def logo_study(table: RunsTable, *, splits: int = 4, seed: int = 0, min_runs: in
     """
     from models.stats.noise_hierarchy import metric_family
     from planner.decide.priors import build_hierarchy
-    from planner.io.runs import canonical_platform
+    from planner.io.platforms import canonical_platform
 
     t = table.measured()
     cells = repeated_cells(t, min_runs)

@@ -8,7 +8,7 @@ from typing import Any
 
 from planner.errors import InputError
 
-__all__ = ["NUMBER", "to_float", "parse_number", "LIST_GRAMMAR", "split_items"]
+__all__ = ["HUGE_INTEGER", "NUMBER", "to_float", "parse_number", "LIST_GRAMMAR", "split_items"]
 
 #: The one grammar of a number typed by a user or read from a file: optional sign, decimal
 #: digits with an optional fraction, optional exponent (``308``, ``-0.5``, ``1e-3``, ``.5``,
@@ -18,6 +18,11 @@ __all__ = ["NUMBER", "to_float", "parse_number", "LIST_GRAMMAR", "split_items"]
 NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 _NONFINITE = ("inf", "infinity", "nan")
+
+#: The error of a JSON or TOML file holding an integer of more digits than Python converts
+#: (``sys.get_int_max_str_digits()``, 4300; the parsers raise a plain ValueError, not their
+#: syntax error): no benchmark value has so many.
+HUGE_INTEGER = "an integer of thousands of digits (over Python's 4300); not a benchmark value"
 
 
 def to_float(v: Any) -> float:

@@ -31,7 +31,10 @@ import json
 from pathlib import Path
 
 from planner.errors import InputError
-from planner.io.runs import Run, canonical_platform, validate_run
+from planner.io._parse import HUGE_INTEGER
+from planner.io.files import read_text
+from planner.io.platforms import canonical_platform
+from planner.io.rows import Run, validate_run
 
 __all__ = ["ingest"]
 
@@ -41,11 +44,13 @@ _HARNESS = {"platform": "hf-a10g-small", "metric": "bench_serving", "workload": 
 
 def _read_json(path: Path) -> dict:
     try:
-        d = json.loads(path.read_text(encoding="utf-8"))
+        d = json.loads(read_text(path, str(path)))  # bounded (planner.io.files)
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", file=str(path)) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"unreadable JSON: {exc.msg}", file=str(path), line=exc.lineno) from None
+    except ValueError:
+        raise InputError(HUGE_INTEGER, file=str(path)) from None
     except OSError as exc:
         raise InputError(f"unreadable: {exc.strerror}", file=str(path)) from None
     if not isinstance(d, dict):
@@ -87,7 +92,7 @@ def ingest(root: str | Path, *, platform: str | None = None, metric: str | None 
         benchmark client's output throughput). Tools' files: the field to read (default the
         format's output-token throughput).
     format : str, optional
-        Read every ``*.json``/``*.jsonl`` file as this format (:data:`planner.io.formats.FORMATS`)
+        Read every ``*.json``/``*.jsonl`` file as this format (:func:`planner.io.formats.format_names`)
         instead of detecting each; the harness's ``summary.json`` folders are read only when
         no format is given.
     instance : str, optional
@@ -148,7 +153,7 @@ def ingest(root: str | Path, *, platform: str | None = None, metric: str | None 
             seen_jobs[job] = str(f)
         rep = counts.get(cfg, 0)
         counts[cfg] = rep + 1
-        # the check every reader makes (planner.io.runs.validate_run): what ingest writes,
+        # the check every reader makes (planner.io.rows.validate_run): what ingest writes,
         # verdict reads
         runs.append(validate_run(
             Run(config=cfg, tps=float(tps), instance=inst, rep=rep, platform=platform,
@@ -161,7 +166,7 @@ def ingest(root: str | Path, *, platform: str | None = None, metric: str | None 
 
 def _ingest_results(root: Path, *, platform, metric, workload, format, instance):
     """Runs of every tool result file below ``root`` (see the module docstring)."""
-    from planner.io.formats import detect_format, read_results
+    from planner.io.formats import detect_format, format_names, read_results
 
     files = sorted(p for p in root.rglob("*") if p.is_file()
                    and p.suffix.lower() in (".json", ".jsonl"))
@@ -172,9 +177,7 @@ def _ingest_results(root: Path, *, platform, metric, workload, format, instance)
     digests: dict[bytes, Path] = {}
     for f in files:
         try:
-            text = f.read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError:
-            raise InputError("not UTF-8 text", file=str(f)) from None
+            text = read_text(f, str(f))  # bounded; binary, UTF-16 and non-UTF-8 refused
         except OSError as exc:
             raise InputError(f"unreadable: {exc.strerror}", file=str(f)) from None
         rel = f.parent.relative_to(root)
@@ -184,7 +187,7 @@ def _ingest_results(root: Path, *, platform, metric, workload, format, instance)
             # corrupt result, not a file to skip
             msg, line = bad
             raise InputError(f"unreadable result file: {msg}", file=str(f), line=line)
-        fmt = format or ("table" if bad is not None else detect_format(text))
+        fmt = format or ("table" if bad is not None else detect_format(text, str(f)))
         if fmt == "table":
             skipped += 1
             skipped_files.append(str(f.relative_to(root)))
@@ -200,9 +203,9 @@ def _ingest_results(root: Path, *, platform, metric, workload, format, instance)
                                  config=rel.parts[0] if rel.parts else None,
                                  instance=instance))
     if not runs:
-        raise InputError(f"no benchmark result files (vLLM, SGLang, pyperf, hyperfine JSON) "
-                         f"or summary.json below this folder ({skipped} other JSON files)",
-                         file=str(root))
+        names = ", ".join(n for n in format_names() if n != "table")
+        raise InputError(f"no benchmark result files ({names}) or summary.json below this "
+                         f"folder ({skipped} other JSON files)", file=str(root))
     counts: dict[tuple, int] = {}
     plat = canonical_platform(platform) if platform else ""
     for r in runs:
@@ -229,6 +232,8 @@ def _json_error(text: str, suffix: str) -> tuple[str, int] | None:
         return None
     except json.JSONDecodeError as exc:
         whole = (exc.msg, exc.lineno)
+    except ValueError:
+        return HUGE_INTEGER, None
     for k, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -236,4 +241,6 @@ def _json_error(text: str, suffix: str) -> tuple[str, int] | None:
             json.loads(line)
         except json.JSONDecodeError as exc:
             return whole if suffix == ".json" else (f"{exc.msg} (JSON lines)", k)
+        except ValueError:
+            return HUGE_INTEGER, k
     return None

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from planner.io._parse import parse_number
+from planner.io._parse import HUGE_INTEGER, parse_number
+from planner.io.files import read_text
 from planner.decide.defaults import (DEFAULT_ASSURANCE, DEFAULT_PLATFORM, DEFAULT_ROPE, DEFAULT_RULE,
                               check_assurance)
 from planner.errors import InputError
@@ -316,10 +317,8 @@ def read_plan(path: str | Path, *, overrides: dict | None = None) -> Plan:
     """
     p = Path(path)
     spath = str(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")  # a UTF-8 BOM (Excel, Notepad) is dropped
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", file=spath) from None
+    # bounded (planner.io.files); a UTF-8 BOM (Excel, Notepad) is dropped
+    text = read_text(p, spath)
     overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
     is_csv = p.suffix.lower() == ".csv" or (p.suffix.lower() != ".toml" and
                                             text.lstrip().lower().startswith("name,"))
@@ -364,7 +363,7 @@ def _check_platforms_priors(plan: Plan) -> None:
     """Every ``platform`` must be a known one (it picks the noise prior: a typo must not fall
     back to a weak prior) and ``prior`` must not be ``weak`` / ``none`` (sizing needs a noise
     prior, as in ``planner repeats``)."""
-    from models.stats.noise import PLATFORM_ALIASES, known_platforms, platform_key
+    from planner.io.platforms import PLATFORM_ALIASES, known_platforms, platform_key
 
     def check(platform, prior, label, line_platform, line_prior, fp, fr):
         if platform is not None and platform_key(platform) is None:
@@ -398,6 +397,8 @@ def _read_toml_plan(text: str, spath: str, overrides: dict) -> Plan:
         m = re.search(r"line (\d+)", str(exc))
         raise InputError(f"invalid TOML: {exc}", file=spath,
                          line=int(m.group(1)) if m else None) from None
+    except ValueError:
+        raise InputError(HUGE_INTEGER, file=spath) from None
     lines = _toml_lines(text)
     top = dict(doc.get("plan", {}))
     for k in _PLAN_FIELDS:  # plan defaults may also sit at the top level

@@ -124,7 +124,7 @@ MAX_CV = 0.5
 
 _KEYS = ("mean", "sd", "median", "min", "max", "n", "instances")
 
-#: Marks of a pseudo-run in :attr:`planner.io.runs.Run.extra` (strings, so they serialise).
+#: Marks of a pseudo-run in :attr:`planner.io.rows.Run.extra` (strings, so they serialise).
 EXTRA_KEY = "summary"
 EXTRA_METHOD = "summary_method"
 
@@ -394,7 +394,7 @@ def pseudo_runs(s: Summary, template, *, instance: str, file: str | None,
     Parameters
     ----------
     s : Summary
-    template : planner.io.runs.Run
+    template : planner.io.rows.Run
         Copied for every pseudo-run (config, platform, metric, workload, session...).
     instance : str
         The runs' instance; suffixed ``-k`` per run when ``s.instances == s.n``.
@@ -405,7 +405,7 @@ def pseudo_runs(s: Summary, template, *, instance: str, file: str | None,
 
     Returns
     -------
-    list of planner.io.runs.Run
+    list of planner.io.rows.Run
         ``rep`` 0..n-1, warm (``cold`` False: a summary cannot say which run was a cold
         first run), marked in ``extra`` (``summary``: :meth:`Summary.describe`,
         ``summary_method``: ``s.kind``) so :func:`summary_notes` finds them.
@@ -413,9 +413,9 @@ def pseudo_runs(s: Summary, template, *, instance: str, file: str | None,
     Raises
     ------
     planner.errors.InputError
-        A pseudo value outside the metric's range (:func:`planner.io.runs.validate_run`).
+        A pseudo value outside the metric's range (:func:`planner.io.rows.validate_run`).
     """
-    from planner.io.runs import validate_run
+    from planner.io.rows import validate_run
 
     extra = {**template.extra, EXTRA_KEY: s.describe(), EXTRA_METHOD: s.kind}
     out = []
@@ -436,7 +436,7 @@ def expand_runs(runs: list, path: str) -> list:
 
     Parameters
     ----------
-    runs : list of planner.io.runs.Run
+    runs : list of planner.io.rows.Run
     path : str
         The file, for messages.
     """
@@ -470,7 +470,8 @@ def quick_table(a_summary: str | None, b_summary: str | None,
         An arm given twice or not at all, ``paired`` (a summary has no per-run pairing), or
         a bad spec.
     """
-    from planner.io.runs import Run, RunsTable, validate_run
+    from planner.io.rows import Run, validate_run
+    from planner.io.table import RunsTable
 
     if paired:
         raise InputError("a paired comparison needs the runs themselves: a summary cannot say "

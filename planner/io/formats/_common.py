@@ -1,15 +1,90 @@
-"""Shared helpers of the result-file readers: numbers, labels and metric choice."""
+"""What a result-file format declares (:class:`Format`), the parsed file it is given
+(:class:`Document`), and the helpers its reader shares: numbers, labels and metric choice."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from planner.errors import InputError
 from planner.io.limits import value_limit
-from planner.io.runs import Run, metric_lower_is_better, validate_run
+from planner.io.rows import Run, metric_lower_is_better, validate_run
 
-__all__ = ["value", "pick_metric", "refuse_metric", "fallback_config", "make_run", "text_field"]
+__all__ = ["Document", "Format", "value", "pick_metric", "refuse_metric", "fallback_config",
+           "make_run", "text_field"]
+
+
+@dataclass(frozen=True)
+class Document:
+    """A result file parsed as JSON.
+
+    Attributes
+    ----------
+    data : object
+        The JSON value of a file holding one document (None for JSON Lines).
+    lines : list of (int, object) or None
+        The (line number, value) of each non-blank line of a JSON Lines file (None for one
+        document).
+    """
+
+    data: object = None
+    lines: list | None = None
+
+    @property
+    def records(self) -> list[tuple[int, dict]] | None:
+        """(line, object) pairs of a file of one or more records: one object is line 1, JSON
+        Lines give their line numbers; None when some value is not an object (or a JSON
+        list)."""
+        if isinstance(self.data, dict):
+            return [(1, self.data)]
+        if self.lines and all(isinstance(d, dict) for _, d in self.lines):
+            return list(self.lines)
+        return None
+
+
+@dataclass(frozen=True)
+class Format:
+    """One input format: what :mod:`planner.io.formats` needs to detect, read, name and list
+    it.
+
+    Parameters
+    ----------
+    name : str
+        The ``--format`` name (lower case).
+    help : str
+        One line naming the tool and its output (``--format`` help, docs).
+    sniff : callable
+        ``sniff(doc: Document) -> bool``: True when the parsed file is of this format (content
+        detection; never the file name).
+    read : callable
+        ``read(doc: Document, *, path, metric, config, instance) -> list[Run]``: the runs of a
+        file of this format (see :func:`planner.io.formats.read_results` for the arguments).
+    aliases : tuple of str
+        Other names ``--format`` accepts.
+    family : str, optional
+        A shared name (``vllm``) that picks the family's member by content.
+    refines : str, optional
+        The format this one is a special case of (SGLang's serving records are vLLM's with
+        more fields): detection tries it just before that one.
+    accepts : callable, optional
+        ``accepts(doc) -> bool`` when this format is forced: a looser test than ``sniff``
+        (default: ``sniff``).
+    refusal : tuple of (str, str), optional
+        (reason, field) of the error when a forced file fails ``accepts`` (default: the
+        format the file reads as, field ``format``).
+    """
+
+    name: str
+    help: str
+    sniff: Callable[[Document], bool]
+    read: Callable[..., list]
+    aliases: tuple[str, ...] = ()
+    family: str | None = None
+    refines: str | None = None
+    accepts: Callable[[Document], bool] | None = None
+    refusal: tuple[str, str] | None = None
 
 
 def value(v, *, path: str, line: int | None, field: str, metric: str | None = None) -> float:
@@ -71,7 +146,7 @@ def text_field(record: dict, key: str) -> str:
     """A non-empty string field of a record, else ''."""
     v = record.get(key)
     # only spaces are trimmed: a tab, newline or other control character stays in the name so
-    # that planner.io.runs.validate_run refuses it (str.strip() would drop a trailing one and
+    # that planner.io.rows.validate_run refuses it (str.strip() would drop a trailing one and
     # silently make the name another config's)
     return v.strip(" ") if isinstance(v, str) and v.strip() else ""
 
@@ -90,8 +165,8 @@ def fallback_config(path: str, config: str | None) -> str:
 def make_run(*, config: str, tps: float, metric: str, path: str, line: int, rep: int,
              instance: str = "", workload: str = "", cold: bool | None = None,
              timestamp: str = "", extra: dict | None = None) -> Run:
-    """A :class:`planner.io.runs.Run` from a result file, its direction set by its metric,
-    checked by :func:`planner.io.runs.validate_run` (control characters in names, the value's
+    """A :class:`planner.io.rows.Run` from a result file, its direction set by its metric,
+    checked by :func:`planner.io.rows.validate_run` (control characters in names, the value's
     range).
 
     Raises

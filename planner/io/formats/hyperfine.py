@@ -11,10 +11,10 @@ on one machine in one export, which is how hyperfine works.
 from __future__ import annotations
 
 from planner.errors import InputError
-from planner.io.formats._common import make_run, refuse_metric, value
-from planner.io.runs import Run
+from planner.io.formats._common import Format, make_run, refuse_metric, value
+from planner.io.rows import Run
 
-__all__ = ["METRIC", "looks_like", "read"]
+__all__ = ["FORMATS", "METRIC", "looks_like", "read"]
 
 #: The metric of hyperfine's ``times``.
 METRIC = "wall_time_s"
@@ -62,3 +62,9 @@ def read(data: dict, *, path: str, metric: str | None = None, config: str | None
             raise InputError("every run of this command failed (non-zero exit codes)",
                              file=path, line=k, field="exit_codes")
     return runs
+
+
+#: The format this module declares.
+FORMATS = (Format("hyperfine", "hyperfine JSON export (each command a config)",
+                  sniff=lambda doc: looks_like(doc.data),
+                  read=lambda doc, **kw: read(doc.data, **kw)),)

@@ -14,10 +14,10 @@ from __future__ import annotations
 import math
 
 from planner.errors import InputError
-from planner.io.formats._common import fallback_config, make_run, refuse_metric, value
-from planner.io.runs import Run
+from planner.io.formats._common import Format, fallback_config, make_run, refuse_metric, value
+from planner.io.rows import Run
 
-__all__ = ["looks_like", "read"]
+__all__ = ["FORMATS", "looks_like", "read"]
 
 _UNITS = {"second": "time_s", "byte": "bytes"}
 
@@ -75,3 +75,9 @@ def read(data: dict, *, path: str, metric: str | None = None, config: str | None
                                  extra={"values": len(xs)}))
             rep += 1
     return runs
+
+
+#: The format this module declares.
+FORMATS = (Format("pyperf", "pyperf JSON results (each worker process a run)",
+                  sniff=lambda doc: looks_like(doc.data),
+                  read=lambda doc, **kw: read(doc.data, **kw)),)

@@ -9,11 +9,11 @@ say which machine served it: the instance is left unset unless the caller gives 
 
 from __future__ import annotations
 
-from planner.io.formats._common import fallback_config, text_field
-from planner.io.formats.vllm import read_serve
-from planner.io.runs import Run
+from planner.io.formats._common import Format, fallback_config, text_field
+from planner.io.formats.vllm import is_serve, read_serve
+from planner.io.rows import Run
 
-__all__ = ["looks_like", "read"]
+__all__ = ["FORMATS", "looks_like", "read"]
 
 #: Fields SGLang writes and vLLM does not.
 _MARKERS = ("mean_e2e_latency_ms", "total_output_tokens_retokenized", "input_throughput")
@@ -33,3 +33,11 @@ def read(records: list[tuple[int, dict]], *, path: str, metric: str | None = Non
     """One run per record; see the module docstring for the mapping."""
     return read_serve(records, path=path, metric=metric, config=config, instance=instance,
                       config_key=_config, what="SGLang bench_serving")
+
+
+#: The format this module declares: a serving benchmark's records with SGLang's own fields
+#: (detected before ``vllm-serve``; either may be forced on the other's records).
+FORMATS = (Format("sglang", "SGLang bench_serving output file (JSONL, a run per line)",
+                  sniff=lambda doc: is_serve(doc) and all(looks_like(r) for _, r in doc.records),
+                  read=lambda doc, **kw: read(doc.records, **kw), refines="vllm-serve",
+                  accepts=is_serve, refusal=("no output_throughput", "output_throughput")),)

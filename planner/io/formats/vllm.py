@@ -22,11 +22,11 @@ Three JSON shapes, each mapped to runs honestly:
 from __future__ import annotations
 
 from planner.errors import InputError
-from planner.io.formats._common import (fallback_config, make_run, pick_metric, refuse_metric,
-                                      text_field, value)
-from planner.io.runs import Run
+from planner.io.formats._common import (Document, Format, fallback_config, make_run,
+                                        pick_metric, refuse_metric, text_field, value)
+from planner.io.rows import Run
 
-__all__ = ["looks_like_serve", "looks_like_throughput", "looks_like_latency", "read_serve",
+__all__ = ["FORMATS", "is_serve", "looks_like_serve", "looks_like_throughput", "looks_like_latency", "read_serve",
            "read_throughput", "read_latency"]
 
 
@@ -34,6 +34,12 @@ def looks_like_serve(record: dict) -> bool:
     """A serving-benchmark record (vLLM or SGLang): ``output_throughput``, ``completed``,
     ``duration`` (both tools always write the three)."""
     return {"output_throughput", "completed", "duration"} <= record.keys()
+
+
+def is_serve(doc: Document) -> bool:
+    """A file of serving-benchmark records (one object, or JSON Lines), vLLM's or SGLang's."""
+    recs = doc.records
+    return bool(recs) and all(looks_like_serve(r) for _, r in recs)
 
 
 def looks_like_throughput(record: dict) -> bool:
@@ -110,3 +116,19 @@ def read_latency(record: dict, *, path: str, metric: str | None = None,
                      cold=False)
             for k, x in enumerate(lat)]
 
+
+
+def _one(looks_like):
+    return lambda doc: isinstance(doc.data, dict) and looks_like(doc.data)
+
+
+#: The formats this module declares (``--format vllm`` picks one of them by content).
+FORMATS = (
+    Format("vllm-latency", "vLLM bench latency JSON (benchmark_latency.py)",
+           sniff=_one(looks_like_latency), read=lambda doc, **kw: read_latency(doc.data, **kw),
+           family="vllm"),
+    Format("vllm-throughput", "vLLM bench throughput JSON (benchmark_throughput.py)", sniff=_one(looks_like_throughput),
+           read=lambda doc, **kw: read_throughput(doc.data, **kw), family="vllm"),
+    Format("vllm-serve", "vLLM bench serve saved results (a run per record)", sniff=is_serve, read=lambda doc, **kw: read_serve(doc.records, **kw),
+           family="vllm", refusal=("no output_throughput", "output_throughput")),
+)

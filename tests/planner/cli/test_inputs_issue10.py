@@ -440,7 +440,8 @@ def test_prior_file_is_a_recorded_input_with_its_sha256(cli, tmp_path):
 def tpot_result():
     """A lower-is-better verdict on a millisecond metric (a TPOT of ~3.2 ms)."""
     from models.stats.noise import platform_prior
-    from planner.io.runs import RunsTable, Run
+    from planner.io.rows import Run
+    from planner.io.table import RunsTable
     from planner.decide.verdict import verdict
 
     runs = [Run(config=c, tps=v, instance=f"i{k}", rep=0, metric="mean_tpot_ms",

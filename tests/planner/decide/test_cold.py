@@ -9,7 +9,9 @@ import pytest
 from scipy import optimize, special
 
 from models.stats.tps_model import (COLD_MEAN_SLOW, COLD_P_NONE, TPSData, cold_prior_components)
-from planner.io.runs import Run, RunsTable, read_runs, runs_from_values
+from planner.io.rows import Run
+from planner.io.runs import read_runs, runs_from_values
+from planner.io.table import RunsTable
 from planner.decide.priors import resolve_prior
 from planner.decide.verdict import verdict as _verdict
 

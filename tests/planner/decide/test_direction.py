@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from planner.io.runs import Run, RunsTable, metric_lower_is_better
+from planner.io.runs import Run, RunsTable
+from planner.io.rows import metric_lower_is_better
 from planner.decide.direction import shown_label
 
 TPOT_A, TPOT_B = "20.26,19.95", "22.59,22.38,22.62"

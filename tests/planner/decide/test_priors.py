@@ -12,7 +12,9 @@ from models.stats.noise import platform_prior
 from models.stats.noise_hierarchy import WIDE, load_hierarchy, metric_family
 from planner.errors import InputError
 from planner.decide.priors import build_hierarchy, parse_cv, resolve_prior, stated_prior
-from planner.io.runs import Run, RunsTable, read_runs
+from planner.io.rows import Run
+from planner.io.runs import read_runs
+from planner.io.table import RunsTable
 from planner.decide.verdict import verdict
 
 

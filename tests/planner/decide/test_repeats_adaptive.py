@@ -56,7 +56,7 @@ CASES = [(0.44, "hf-a10g-small"), (1.0, "hf-a10g-small"), (2.0, "local-a10g"),
 
 @pytest.mark.parametrize("delta,platform", CASES)
 def test_repeats_same_decisions_as_full_simulation(delta, platform):
-    from models.stats.noise import PLATFORM_ALIASES
+    from planner.io.platforms import PLATFORM_ALIASES
     from planner.decide.costs import cost_model
     from planner.decide.priors import resolve_prior
     from planner.decide.repeats import plan_repeats

@@ -8,7 +8,9 @@ import pytest
 
 from planner.io import limits
 from planner.errors import InputError
-from planner.io.runs import Run, read_runs, runs_from_values, validate_run, write_runs_csv
+from planner.io.rows import Run, validate_run
+from planner.io.runs import read_runs, runs_from_values
+from planner.io.writer import write_runs_csv
 
 
 @pytest.mark.parametrize("name,bad,good", [

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from models.stats.noise import platform_key, platform_prior
+from planner.io.platforms import platform_key, platform_prior
 from planner.decide.costs import cost_model
 from planner.io.plan_file import read_plan
 from planner.decide.priors import resolve_prior
@@ -68,7 +68,9 @@ def test_underscores_and_prior_words_in_any_case(cli):
     assert b.label == "platform:hf-a10g-small"
     code, _, err = cli("verdict", "examples/runs/tps_runs.csv", "--a", "A", "--b", "B",
                        "--format", "foo")
-    assert code == 2 and "unknown format 'foo' (known: table, vllm" in err
+    from planner.io.formats import format_names
+
+    assert code == 2 and f"unknown format 'foo' (known: {', '.join(format_names())})" in err
     assert "field '--format'" in err
 
 

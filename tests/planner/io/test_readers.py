@@ -10,7 +10,8 @@ import pytest
 from planner.errors import InputError
 from planner.io.ingest import ingest
 from planner.io.formats import detect_format
-from planner.io.runs import metric_lower_is_better, read_runs
+from planner.io.rows import metric_lower_is_better
+from planner.io.runs import read_runs
 from tests.conftest import FIXTURES
 
 R = FIXTURES / "readers"

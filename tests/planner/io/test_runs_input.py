@@ -121,7 +121,8 @@ def test_shipped_runs_table(runs_csv):
 
 
 def test_cold_flags():
-    from planner.io.runs import Run, RunsTable
+    from planner.io.rows import Run
+    from planner.io.table import RunsTable
 
     runs = [Run("A", 300, instance="g", rep=0, run_group="x"),
             Run("A", 305, instance="g", rep=1, run_group="x"),

@@ -186,11 +186,11 @@ def test_a_last_jsonl_record_after_many_good_ones_reads_as_the_whole_table(tmp_p
 
 
 def test_a_duplicate_hash_without_a_duplicate_reads_the_whole_table(tmp_path, monkeypatch):
-    from planner.io import runs as runs_mod
+    from planner.io import table_readers
 
     p = _table(tmp_path, _good_rows(500))
     keep = ["cfg-00", "cfg-01"]
-    monkeypatch.setattr(runs_mod._Census, "maybe_duplicate", lambda self: True)
+    monkeypatch.setattr(table_readers.Census, "maybe_duplicate", lambda self: True)
     t = read_runs(p, configs=keep)
     assert t.census is None and len(t) == 500  # every run: the whole table, read again
     assert t.select(keep).runs == read_runs(p).select(keep).runs

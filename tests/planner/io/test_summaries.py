@@ -13,7 +13,8 @@ import pytest
 from scipy.stats import norm
 
 from planner.errors import InputError
-from planner.io.runs import Run, RunsTable, read_runs
+from planner.io.runs import read_runs
+from planner.io.table import RunsTable
 from planner.io.summaries import (Summary, parse_summary, pseudo_runs, quick_table,
                                standard_scores, summary_notes)
 

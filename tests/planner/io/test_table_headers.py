@@ -7,7 +7,8 @@ import json
 import pytest
 
 from planner.errors import InputError
-from planner.io.runs import CONFIG_ALIASES, read_runs
+from planner.io.columns import CONFIG_ALIASES
+from planner.io.runs import read_runs
 
 ROWS = [("A", "100.1"), ("A", "100.3"), ("B", "100.6"), ("B", "100.2")]
 

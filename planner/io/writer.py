@@ -1,0 +1,51 @@
+"""Writing a runs table (``planner ingest`` output)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Sequence
+
+from planner.io.rows import KNOWN_COLUMNS, Run, validate_run
+
+__all__ = ["FORMULA_STARTS", "cell", "write_runs_csv"]
+
+#: First characters that make a spreadsheet read a cell as a formula (``=cmd|...``,
+#: ``+1+2``, ``-2+3``, ``@SUM(...)``; OWASP "CSV injection"). Tab and carriage return, also
+#: on that list, cannot start a name (:func:`planner.io.rows.validate_run` refuses control
+#: characters).
+FORMULA_STARTS = ("=", "+", "-", "@")
+
+
+def cell(name: str) -> str:
+    """A text cell as written: a name starting with one of :data:`FORMULA_STARTS` gets a
+    leading ``'`` so that a spreadsheet shows it as text; read back by
+    :func:`planner.io.runs.read_runs`, the quote is part of the name."""
+    return "'" + name if name.startswith(FORMULA_STARTS) else name
+
+
+def write_runs_csv(runs: Sequence[Run], path: str | Path) -> None:
+    """Write runs to a CSV with the :data:`KNOWN_COLUMNS` header (``planner ingest`` output).
+
+    Every run is checked first (:func:`validate_run`, the check every reader makes), so the
+    file is written only when :func:`planner.io.runs.read_runs` will read it back. Text cells
+    that a spreadsheet would run as a formula are written as text (:func:`cell`); numbers
+    are written as numbers (a warm-up's ``rep`` -1 stays -1).
+
+    Raises
+    ------
+    planner.errors.InputError
+        A run that no reader would accept (naming its source file and field); nothing is
+        written.
+    """
+    for r in runs:
+        validate_run(r, file=str(r.extra.get("source") or path))
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(KNOWN_COLUMNS)
+        for r in runs:
+            w.writerow([cell(r.config), repr(r.tps), cell(r.instance), cell(r.session),
+                        "" if r.rep is None else r.rep, cell(r.platform), cell(r.metric),
+                        cell(r.workload), cell(r.phase), cell(r.server),
+                        "" if r.ppl is None else r.ppl, cell(r.timestamp), cell(r.run_group),
+                        "" if r.cold is None else int(r.cold)])
