@@ -62,7 +62,7 @@ def test_walk_kernel_against_python_and_limits():
 
 
 def test_honest_leave_one_group_out_figures():
-    """Everything fitted inside each fold; AIME misses the +-5 % target (-6.1 %, documented
+    """Everything fitted inside each fold; AIME misses the +-5 % target (-6.2 %, documented
     in docs/drafting.md), all three measured values lie inside their 90 % intervals."""
     rows = {r["group"]: r for r in am.leave_one_group_out(seed=0)}
     import json
@@ -74,9 +74,9 @@ def test_honest_leave_one_group_out_figures():
         for key in ("predicted", "measured", "error_pct", "pi_low", "pi_high"):
             assert r[key] == pytest.approx(rows[r["group"]][key], abs=6e-4)
         assert r["covered"] == rows[r["group"]]["covered"]
-    assert rows["aime2026"]["error_pct"] == pytest.approx(-6.12, abs=0.05)
-    assert rows["gpqa_diamond"]["error_pct"] == pytest.approx(4.44, abs=0.05)
-    assert rows["mmlu_pro"]["error_pct"] == pytest.approx(-4.45, abs=0.05)
+    assert rows["aime2026"]["error_pct"] == pytest.approx(-6.16, abs=0.05)
+    assert rows["gpqa_diamond"]["error_pct"] == pytest.approx(4.49, abs=0.05)
+    assert rows["mmlu_pro"]["error_pct"] == pytest.approx(-4.43, abs=0.05)
     assert rows["aime2026"]["measured"] == pytest.approx(4.680, abs=0.001)
     assert all(r["covered"] for r in rows.values())
     assert all(r["nu"] == 3 for r in rows.values())
@@ -105,9 +105,26 @@ def test_left_out_group_is_never_seen_by_the_fit(monkeypatch):
 
 
 def test_shipped_fit_is_what_fit_gives():
+    """A fresh install refits the shipped coefficients to 1e-4 of each one's standard error.
+
+    Why that tolerance: the fit's conditioning, not the digits. Coefficients are correlated
+    (correlation-matrix condition ~7e7) and some are loosely identified (eos slope -0.38,
+    SE 4.5), so a relative tolerance on each digit would test the optimiser's stopping
+    point, not the model: unpenalised, the separated own-hit slope made two installs 1e-3 SE
+    (1 %) apart. Under the prior the mode moves by ~1e-6 SE when the counters are perturbed
+    by 1e-10 relative or the start by 1 % (summation order and BLAS differ between numba /
+    NumPy builds by ~1e-15), and by 2.5e-5 SE at a 1e-8 perturbation: 1e-4 SE leaves a
+    100x margin and is four orders below anything a prediction interval can see.
+    """
     m = am.default_content_model()
     f = am.fit()
-    assert np.allclose(m.coef, f.coef, rtol=1e-6) and m.tau == pytest.approx(f.tau)
+    se = np.sqrt(np.diag(f.cov_unscaled) * f.s2)
+    assert np.all(np.abs(m.coef - f.coef) <= 1e-4 * se)
+    assert m.s2 == pytest.approx(f.s2, rel=1e-6) and m.tau == pytest.approx(f.tau, rel=1e-4)
+    X0, off0 = am.calibration_states()
+    assert np.allclose(m.predict_prompts(X0, off0), f.predict_prompts(X0, off0), rtol=1e-6)
+    # the prior pins the separated own-hit slope; the identified ones sit where they were
+    assert 3 < m.coef[1] < 5 and m.coef[4] == pytest.approx(45.1, abs=0.1)
     assert m.nu == 4 and m.groups == ["aime2026", "gpqa_diamond", "mmlu_pro"]
     X, off = am.calibration_states()
     t = am.load_calibration()
