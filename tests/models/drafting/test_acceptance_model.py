@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from models.drafting import acceptance_model as am
+from models.drafting import content_prediction as cp
 from models.drafting.acceptance import default_model
 from models.drafting.capture import load_capture
 
@@ -158,33 +159,33 @@ def test_ngram_reference_plain_python():
 def test_theta_inverts_the_power_curve():
     F = default_model().curve
     t = np.array([1.5, 3.8493, 6.0])
-    th = am._theta(F, t)
+    th = cp._theta(F, t)
     assert np.allclose(1 + (F[None] ** th[:, None]).sum(1), t, atol=1e-9)
-    assert am._theta(F, np.array([3.8493]))[0] == pytest.approx(1.0, abs=1e-3)
+    assert cp._theta(F, np.array([3.8493]))[0] == pytest.approx(1.0, abs=1e-3)
 
 
 def test_capture_prediction_stack_transfer_seed_and_extrapolation_share():
     cap = load_capture("tests/fixtures/draft_small_capture.jsonl.gz")
     F = default_model().curve
-    p = am.for_capture(cap, F, 7, n_draws=500, seed=1)
+    p = cp.for_capture(cap, F, 7, n_draws=500, seed=1)
     assert np.allclose(1 + p.curves.sum(1), p.tpf, atol=1e-6)  # stack F: the prediction
     assert p.ratio_low < 1 < p.ratio_high
-    assert np.array_equal(p.draws, am.for_capture(cap, F, 7, n_draws=500, seed=1).draws)
+    assert np.array_equal(p.draws, cp.for_capture(cap, F, 7, n_draws=500, seed=1).draws)
     assert p.model["model"] == am.MODEL_NAME and p.share_beyond == 0.0
     other = np.array([0.70, 0.52, 0.40, 0.32, 0.26, 0.21])  # another stack's K=6 curve
-    q = am.for_capture(cap, other, 4, n_draws=500, seed=1)
-    assert np.allclose(q.curves, other[None, :4] ** am._theta(F, p.tpf)[:, None])
+    q = cp.for_capture(cap, other, 4, n_draws=500, seed=1)
+    assert np.allclose(q.curves, other[None, :4] ** cp._theta(F, p.tpf)[:, None])
 
 
 def test_interval_fields_combine_model_and_sampling_error():
     cap = load_capture("tests/fixtures/draft_small_capture.jsonl.gz")
-    p = am.for_capture(cap, default_model().curve, 7, n_draws=500, seed=1)
-    f = am.interval_fields(p, 3.0, 2.7, 3.4)
+    p = cp.for_capture(cap, default_model().curve, 7, n_draws=500, seed=1)
+    f = cp.interval_fields(p, 3.0, 2.7, 3.4)
     lo = 3.0 * np.exp(-np.hypot(np.log(p.ratio_low), np.log(2.7 / 3.0)))
     hi = 3.0 * np.exp(np.hypot(np.log(p.ratio_high), np.log(3.4 / 3.0)))
     assert f == {"pi_low": pytest.approx(lo), "pi_high": pytest.approx(hi)}
     assert f["pi_low"] < min(2.7, 3.0 * p.ratio_low) and f["pi_high"] > 3.4
-    assert am.interval_fields(None, 3.0, 2.7, 3.4) == {"pi_low": 2.7, "pi_high": 3.4}
+    assert cp.interval_fields(None, 3.0, 2.7, 3.4) == {"pi_low": 2.7, "pi_high": 3.4}
 
 
 def test_ngram_ids_beyond_18_bits_are_never_keyed():
