@@ -63,10 +63,17 @@ def _emit(result, as_json: bool, md: Optional[Path], html: Optional[Path], input
          samples=getattr(result, "samples", None))
 
 
+def _sync_range() -> str:
+    """The range of ``sync_factor`` as ``--help`` shows it (the decision layer's limit)."""
+    from planner.decide.draft.cost_fields import SYNC_FACTOR
+
+    return SYNC_FACTOR.describe()
+
+
 _COST_FILE_HELP = ("JSON object overriding fields of the cost profile: verify_base_ms, "
                    "verify_per_row_ms, drafter_per_token_ms, host_ms, sync_add_ms (each "
                    f"{L.STEP_MS.describe()}), staircase_rel ({{rows: relative step}}), "
-                   f"sync_factor ({L.SYNC_FACTOR.describe()}), harness_efficiency "
+                   f"sync_factor ({_sync_range()}), harness_efficiency "
                    "(see docs/drafting.md)")
 
 #: Ranges of the policy parameter options as ``--help`` shows them: the text of
@@ -187,10 +194,14 @@ def register(app: typer.Typer) -> None:
                                          "(int4 stack F) or bf16head"),
         cost_file: Optional[Path] = typer.Option(None, "--cost-file", help=_COST_FILE_HELP),
         sync_factor: Optional[float] = typer.Option(None, "--sync-factor", help="multiplier "
-                                                    "of the host sync time per step "
-                                                    "(dimensionless, "
-                                                    f"{L.SYNC_FACTOR.describe()}; "
-                                                    "cost model default)"),
+                                                    "of the whole step time of a "
+                                                    "synchronous step (a host-side lookup "
+                                                    "in the loop: the lookup policies, "
+                                                    "suffix-first, tree) "
+                                                    "over the asynchronous one, "
+                                                    f"{_sync_range()}; 1 = a sync costs "
+                                                    "nothing (cost model default 1.20, "
+                                                    "measured)"),
         drafter_ms: Optional[float] = typer.Option(None, "--drafter-ms",
                                                    help="drafter time per draft token, "
                                                    f"{L.STEP_MS.describe()}"),
@@ -252,8 +263,11 @@ def register(app: typer.Typer) -> None:
                    ("price_per_hour", price_per_hour, "--price-per-hour"),
                    ("minutes_per_run", minutes_per_run, "--minutes-per-run"),
                    ("max_runs_per_arm", run_cap, "--run-cap"),
-                   ("sync_factor", sync_factor, "--sync-factor"),
                    ("drafter_ms", drafter_ms, "--drafter-ms")])
+        if sync_factor is not None:
+            from planner.decide.draft.cost_fields import SYNC_FACTOR
+
+            SYNC_FACTOR.check(sync_factor, field="--sync-factor")
         specs = _policy_specs(policy, n, depth, min_n, max_n, k, lookup_k, threshold,
                               tree_depth, lookup)
         base = _policy_specs([baseline], n, depth, min_n, max_n, k, lookup_k, threshold,

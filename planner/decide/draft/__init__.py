@@ -21,7 +21,7 @@ from importlib import import_module
 #: Where each public name lives; a name is imported on first use, so reading the policy
 #: grammar (``--help``) does not import the walk, the bootstrap or NumPy.
 _HOME = {
-    **dict.fromkeys(("COST_FIELD_LIMITS", "check_cost_field"), "cost_fields"),
+    **dict.fromkeys(("COST_FIELD_LIMITS", "SYNC_FACTOR", "check_cost_field"), "cost_fields"),
     **dict.fromkeys(("EMBEDDED_CAPTURE", "EVIDENCE_FLOORS", "capture_evidence",
                      "capture_name", "default_capture_path"), "evidence"),
     **dict.fromkeys(("NoiseSpec", "predictive_run_sd"), "noise"),
@@ -55,4 +55,4 @@ __all__ = ["PolicySpec", "parse_policy", "validate_policy", "default_policies",
            "DraftResult", "SweepResult", "DRAFT_SCHEMA", "SWEEP_SCHEMA",
            "default_capture_path", "capture_name", "EMBEDDED_CAPTURE", "LIST_GRAMMAR",
            "split_items", "EVIDENCE_FLOORS", "capture_evidence", "N_WINDOW", "DRAFT_DEPTH",
-           "MTP_K", "LOOKUP_THRESHOLD", "COST_FIELD_LIMITS", "check_cost_field"]
+           "MTP_K", "LOOKUP_THRESHOLD", "COST_FIELD_LIMITS", "SYNC_FACTOR", "check_cost_field"]

@@ -20,12 +20,22 @@ STAIRCASE_REL = Limit("staircase step", "x the M=1 verify", 0.0, 10.0,
 #: (the deepest tree verifies 1 + 16 + 64 rows).
 STAIRCASE_ROWS = Limit("staircase rows", "rows", 1, 10_000, integer=True,
                        why="the deepest draft verifies 81 rows")
+#: ``sync_factor`` (``--sync-factor``, a cost file's field) has one meaning: the multiplier of
+#: the WHOLE step time (verify + GPU drafter + host overhead) of a synchronous step, one whose
+#: drafter is a host-side lookup, so the next step cannot be queued before the sampled ids
+#: reach the host (:meth:`models.drafting.cost.ForwardCostModel.step_ms`). 1 = a sync costs
+#: nothing; measured 1.15-1.26x on the A10G stack F (serialized vs pipelined steps, midpoint
+#: 1.20). At least 1: a synchronous step is never faster than the asynchronous one (0.5 made
+#: suffix-first project 612.8 TPS); at most 100 (no longer the same machine).
+SYNC_FACTOR = Limit("sync factor", "x the asynchronous step", 1.0, 100.0,
+                    why="a synchronous step is never faster than the asynchronous one; "
+                        "measured 1.20")
 #: The limit of each number of the step-time model (a ``--cost-file``'s fields,
 #: ``--sync-factor``, ``--drafter-ms``); ``staircase_rel`` is checked item by item.
 COST_FIELD_LIMITS = {
     "verify_base_ms": limits.STEP_MS, "verify_per_row_ms": limits.STEP_MS,
     "drafter_per_token_ms": limits.STEP_MS, "host_ms": limits.STEP_MS,
-    "sync_add_ms": limits.STEP_MS, "sync_factor": limits.SYNC_FACTOR,
+    "sync_add_ms": limits.STEP_MS, "sync_factor": SYNC_FACTOR,
     "harness_efficiency": HARNESS_EFFICIENCY}
 
 
@@ -46,7 +56,7 @@ def check_cost_field(name: str, value, file: str | None = None) -> None:
     ------
     InputError
         Outside :data:`COST_FIELD_LIMITS` (``*_ms``: :data:`planner.io.limits.STEP_MS`,
-        ``sync_factor``: :data:`planner.io.limits.SYNC_FACTOR`), or a ``staircase_rel`` that is not
+        ``sync_factor``: :data:`SYNC_FACTOR`), or a ``staircase_rel`` that is not
         an object of rows (:data:`STAIRCASE_ROWS`) to steps (:data:`STAIRCASE_REL`).
     """
     if name == "staircase_rel":
