@@ -46,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from models.drafting import acceptance_model as am  # noqa: E402
+from models.drafting import content_prediction as cp  # noqa: E402
 from models.drafting.acceptance import per_prompt_counters  # noqa: E402
 from models.drafting.capture import load_capture  # noqa: E402
 from numba import njit  # noqa: E402  (after models: its numba cache folder is set first)
@@ -755,7 +756,7 @@ def per_position():
         x, nd, na, g, L = am._arrays(table, [k])
         te = np.flatnonzero(g == k)
         ids = [table["rows"][i]["id"] for i in te]
-        th = am._theta(F, m.predict_prompts(*am._subset(*am.calibration_states([k]), te)))
+        th = cp._theta(F, m.predict_prompts(*am._subset(*am.calibration_states([k]), te)))
         w = np.array([runa[i]["num_drafts"] for i in ids], float)
         pred = (w[:, None] * F[None, :] ** th[:, None]).sum(0) / w.sum()
         meas = np.array([runa[i]["accepted_per_pos"] for i in ids], float).sum(0) / w.sum()

@@ -18,19 +18,39 @@ Modules
 * :mod:`.acceptance`  -- MTP acceptance curves (:class:`AcceptanceModel`).
 * :mod:`.cost`        -- :class:`ForwardCostModel`, :func:`load_cost_model`.
 * :mod:`.bootstrap`   -- paired bootstrap over prompts.
+* :mod:`.policies`    -- the drafting-policy registry (one declaration per policy).
 
 Names not listed in ``__all__`` (kernels, reference replays used by the tests) are internal.
 """
 
-from .acceptance import (AcceptanceModel, default_model, load_acceptance, per_prompt_counters,
-                         record_model)
-from .bootstrap import bootstrap_ratios, resample_indices, summarize_samples
-from .capture import Capture, load_capture, prompt_set_hash
-from .cost import ForwardCostModel, load_cost_model
-from .hybrid import calibrate_gamma, easiness_state, fit_conditioned, run_hybrid
-from .lookup import AR, PLD, DraftProfile, NGram, ProfileBatch, Suffix, draft_profiles, replay
-from .mtp import simulate_mtp
-from .walk import MODES, ReplaySummary, WalkResult, summarize, walk
+from importlib import import_module
+
+#: Where each public name lives: importing the package imports none of them (the policy
+#: registry and ``--help`` read :mod:`.policies` without NumPy); the first use does.
+_HOME = {
+    **dict.fromkeys(("AcceptanceModel", "default_model", "load_acceptance",
+                     "per_prompt_counters", "record_model"), "acceptance"),
+    **dict.fromkeys(("bootstrap_ratios", "resample_indices", "summarize_samples"),
+                    "bootstrap"),
+    **dict.fromkeys(("Capture", "load_capture", "prompt_set_hash"), "capture"),
+    **dict.fromkeys(("ForwardCostModel", "load_cost_model"), "cost"),
+    **dict.fromkeys(("calibrate_gamma", "easiness_state", "fit_conditioned", "run_hybrid"),
+                    "hybrid"),
+    **dict.fromkeys(("AR", "PLD", "DraftProfile", "NGram", "ProfileBatch", "Suffix",
+                     "draft_profiles", "replay"), "lookup"),
+    "simulate_mtp": "mtp",
+    **dict.fromkeys(("MODES", "ReplaySummary", "WalkResult", "summarize", "walk"), "walk"),
+}
+
+
+def __getattr__(name: str):
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     # captures

@@ -70,7 +70,9 @@ class ForwardCostModel:
     staircase_rel : dict[int, float]
         Tile-boundary jumps: at ``M >= b`` add ``rel * verify_base_ms`` (cumulative).
     sync_factor : float
-        Multiplier on the step when synchronous scheduling is needed.
+        Multiplier of the whole step time (verify + drafter + host) when synchronous
+        scheduling is needed (a host-side lookup in the loop); >= 1, since a synchronous
+        step is never faster than the asynchronous one (1 = a sync costs nothing).
     sync_add_ms : float
         Additive ms per synchronous step (alternative to the factor; default 0).
     harness_efficiency : float
@@ -108,6 +110,10 @@ class ForwardCostModel:
                                            and v > 0):
                 raise ModelInputError(f"cost parameter must be a positive number, got {v!r}",
                                       field=f)
+        if self.sync_factor < 1:
+            raise ModelInputError(f"sync_factor must be >= 1 (a synchronous step is never "
+                                  f"faster than the asynchronous one), got {self.sync_factor!r}",
+                                  field="sync_factor")
         for f in ("verify_per_row_ms", "drafter_per_token_ms", "host_ms", "sync_add_ms"):
             v = getattr(self, f)
             if isinstance(v, bool) or not (isinstance(v, (int, float)) and np.isfinite(v)

@@ -163,7 +163,7 @@ def paired_capture_draws(private, public, base_curve: np.ndarray, k: int, *, n: 
     ----------
     private, public : Capture
     base_curve : array, shape (K0,)
-        Survival curve of the stack (see :func:`models.drafting.acceptance_model.for_capture`).
+        Survival curve of the stack (see :func:`models.drafting.content_prediction.for_capture`).
     k : int
         Chain depth (<= K0).
     n : int
@@ -186,6 +186,7 @@ def paired_capture_draws(private, public, base_curve: np.ndarray, k: int, *, n: 
         A completion shorter than 2 tokens.
     """
     from models.drafting import acceptance_model as am
+    from models.drafting import content_prediction as cp
     from models.drafting.acceptance import default_model
 
     m = model or am.default_content_model()
@@ -208,7 +209,7 @@ def paired_capture_draws(private, public, base_curve: np.ndarray, k: int, *, n: 
     ref = default_model().curve
     base = np.clip(np.asarray(base_curve, float), 1e-9, 1.0)
     grid = np.linspace(1 + 1e-6, len(ref) + 1 - 1e-6, 4001)  # theta(tpf) is monotone
-    tgrid = am._theta(ref, grid)
+    tgrid = cp._theta(ref, grid)
     out, points = [], []
     for j, (cap, X, off, idx) in enumerate(sides):
         z = m.predict_z(X, off)
@@ -219,7 +220,7 @@ def paired_capture_draws(private, public, base_curve: np.ndarray, k: int, *, n: 
         th = np.interp(dr, grid, tgrid)
         out.append(am.set_tpf(1 + (base[None, None, :k] ** th[..., None]).sum(-1), Ls))
         tp = m.predict_prompts(X, off)
-        points.append(float(am.set_tpf(1 + (base[None, :k] ** am._theta(ref, tp)[:, None])
+        points.append(float(am.set_tpf(1 + (base[None, :k] ** cp._theta(ref, tp)[:, None])
                                        .sum(1), Ls)))
     shared = len(sides[0][3]) + len(sides[1][3]) - len(keys)
     return out[0], out[1], {"same_prompt_set": bool(same), "shared_prompts": int(shared),

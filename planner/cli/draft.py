@@ -64,10 +64,17 @@ def _emit(result, as_json: bool, md: Optional[Path], html: Optional[Path], input
          samples=getattr(result, "samples", None), record=record)
 
 
+def _sync_range() -> str:
+    """The range of ``sync_factor`` as ``--help`` shows it (the decision layer's limit)."""
+    from planner.decide.draft.cost_fields import SYNC_FACTOR
+
+    return SYNC_FACTOR.describe()
+
+
 _COST_FILE_HELP = ("JSON object overriding fields of the cost profile: verify_base_ms, "
                    "verify_per_row_ms, drafter_per_token_ms, host_ms, sync_add_ms (each "
                    f"{L.STEP_MS.describe()}), staircase_rel ({{rows: relative step}}), "
-                   f"sync_factor ({L.SYNC_FACTOR.describe()}), harness_efficiency "
+                   f"sync_factor ({_sync_range()}), harness_efficiency "
                    "(see docs/drafting.md)")
 
 #: Ranges of the policy parameter options as ``--help`` shows them: the text of
@@ -84,22 +91,11 @@ TOP_ROWS = L.Limit("rows shown", "rows", 1, 10_000, integer=True,
                    why="the largest grid has 1,041 rows")
 
 
-#: ``--policy`` help (static: building it must not import the decision layer at start-up;
-#: planner.decide.draft.POLICY_HELP says the same per policy).
-_POLICY_HELP = ("repeatable; NAME or NAME:KEY=VALUE,KEY=VALUE,... (a ':' needs at least one "
-                "pair; no space, no empty item: 'pld:', 'pld:,' and 'pld: n=2' are refused). "
-                "The draft depth is "
-                "'depth' in every output; D=, num_speculative_tokens= (vLLM) and, for hf-pld, "
-                "prompt_lookup_num_tokens= are its aliases. ar; pld (the reference replay's "
-                "prompt lookup: last n tokens, most recent earlier match, draft depth tokens; "
-                "n, depth); "
-                "hf-pld (Hugging Face / Spec-Bench prompt lookup: windows max_n..1, first "
-                "match; max_n = max_matching_ngram_size, depth = prompt_lookup_num_tokens); "
-                "ngram (vLLM; min_n, max_n, k = prompt_lookup_min, prompt_lookup_max, "
-                "num_speculative_tokens); suffix (vLLM SuffixDecoding; depth = "
-                "num_speculative_tokens); mtp (k = num_speculative_tokens); hybrid-max, "
-                "suffix-first, tree (k, lookup, threshold, tree_depth). Unknown keys are "
-                "refused.")
+def _policy_help() -> str:
+    """``--policy`` help, derived from the policy registry (reading it imports no NumPy)."""
+    from planner.decide.draft.policy import policy_help
+
+    return policy_help()
 
 
 def _number(item: str, field: str, text: str) -> float:
@@ -120,42 +116,13 @@ def _number(item: str, field: str, text: str) -> float:
 
 def _policy_specs(policy: List[str], n, depth, min_n, max_n, k, lookup_k, threshold,
                   tree_depth, lookup):
-    from planner.decide.draft import DEFAULT_POLICIES, parse_policy
+    """The specs of ``--policy`` values (default: the registry's default policies), each
+    parameter not given filled from its option or its declared default."""
+    from planner.decide.draft.policy import default_specs
 
-    names = policy or list(DEFAULT_POLICIES)
-    specs = []
-    for text in names:
-        sp = parse_policy(text)
-        prm = sp.params
-        if sp.name == "pld":
-            prm.setdefault("n", n if n is not None else 2)
-            prm.setdefault("depth", depth if depth is not None else 24)
-        elif sp.name == "hf-pld":
-            prm.setdefault("max_n", 2)
-            prm.setdefault("depth", depth if depth is not None else 10)
-        elif sp.name == "ngram":
-            for key, v in (("min_n", min_n), ("max_n", max_n), ("k", k)):
-                if v is not None:
-                    prm.setdefault(key, v)
-        elif sp.name == "suffix":
-            if depth is not None:
-                prm.setdefault("depth", depth)
-        elif sp.name == "mtp":
-            prm.setdefault("k", k if k is not None else 7)
-        elif sp.name in ("hybrid-max", "suffix-first", "tree"):
-            prm.setdefault("k", k if k is not None else 7)
-            prm.setdefault("lookup", lookup)
-            for key, v in (("threshold", threshold), ("tree_depth", tree_depth),
-                           ("lookup_k", lookup_k)):
-                if v is not None:
-                    prm.setdefault(key, v)
-            if prm["lookup"] == "pld":
-                prm.setdefault("n", n if n is not None else 2)
-                prm.setdefault("depth", depth if depth is not None else 24)
-            elif depth is not None and prm["lookup"] == "suffix":
-                prm.setdefault("depth", depth)
-        specs.append(sp)
-    return specs
+    return default_specs(policy, {"n": n, "depth": depth, "min_n": min_n, "max_n": max_n,
+                                  "k": k, "lookup_k": lookup_k, "threshold": threshold,
+                                  "tree_depth": tree_depth, "lookup": lookup})
 
 
 def _params(ctx, values) -> dict:
@@ -186,7 +153,7 @@ def register(app: typer.Typer) -> None:
                                                  "prompt or 512 tokens: 'too little evidence'). "
                                                  "Default: the shipped AR example "
                                                  "(embedded:draft_default_capture.jsonl.gz)"),
-        policy: List[str] = typer.Option([], "--policy", "-p", help=_POLICY_HELP),
+        policy: List[str] = typer.Option([], "--policy", "-p", help=_policy_help()),
         n: Optional[int] = typer.Option(None, "--n", help="pld match window n, "
                                         f"{_N_RANGE}, default 2"),
         depth: Optional[int] = typer.Option(None, "--depth", "--num-speculative-tokens",
@@ -243,10 +210,14 @@ def register(app: typer.Typer) -> None:
                                          "(int4 stack F) or bf16head"),
         cost_file: Optional[Path] = typer.Option(None, "--cost-file", help=_COST_FILE_HELP),
         sync_factor: Optional[float] = typer.Option(None, "--sync-factor", help="multiplier "
-                                                    "of the host sync time per step "
-                                                    "(dimensionless, "
-                                                    f"{L.SYNC_FACTOR.describe()}; "
-                                                    "cost model default)"),
+                                                    "of the whole step time of a "
+                                                    "synchronous step (a host-side lookup "
+                                                    "in the loop: the lookup policies, "
+                                                    "suffix-first, tree) "
+                                                    "over the asynchronous one, "
+                                                    f"{_sync_range()}; 1 = a sync costs "
+                                                    "nothing (cost model default 1.20, "
+                                                    "measured)"),
         drafter_ms: Optional[float] = typer.Option(None, "--drafter-ms",
                                                    help="drafter time per draft token, "
                                                    f"{L.STEP_MS.describe()}"),
@@ -310,8 +281,11 @@ def register(app: typer.Typer) -> None:
                    ("price_per_hour", price_per_hour, "--price-per-hour"),
                    ("minutes_per_run", minutes_per_run, "--minutes-per-run"),
                    ("max_runs_per_arm", run_cap, "--run-cap"),
-                   ("sync_factor", sync_factor, "--sync-factor"),
                    ("drafter_ms", drafter_ms, "--drafter-ms")])
+        if sync_factor is not None:
+            from planner.decide.draft.cost_fields import SYNC_FACTOR
+
+            SYNC_FACTOR.check(sync_factor, field="--sync-factor")
         specs = _policy_specs(policy, n, depth, min_n, max_n, k, lookup_k, threshold,
                               tree_depth, lookup)
         base = _policy_specs([baseline], n, depth, min_n, max_n, k, lookup_k, threshold,

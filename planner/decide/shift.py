@@ -131,7 +131,7 @@ def captures_evidence(captures: Sequence[tuple[str, str, object]]) -> dict:
         A capture below a refuse floor (fewer than 3 prompts, a median completion under 4
         tokens, or fewer than 32 tokens), naming the file and ``completion_token_ids``.
     """
-    from planner.decide.draft import EVIDENCE_FLOORS, capture_evidence
+    from planner.decide.draft.evidence import EVIDENCE_FLOORS, capture_evidence
 
     rows = []
     for role, name, cap in captures:
@@ -241,8 +241,8 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
     from models.drafting import shift as sh
     from models.drafting.acceptance import (calibration_ids, default_model, per_prompt_counters,
                                             scale_curve)
-    from models.drafting.acceptance_model import (CALIBRATED_POSITIONS,
-                                                  default_content_model, for_capture)
+    from models.drafting.acceptance_model import CALIBRATED_POSITIONS, default_content_model
+    from models.drafting.content_prediction import for_capture
     from models.drafting.capture import load_capture
     from models.drafting.cost import load_cost_model
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from models.drafting import acceptance_model as am
+from models.drafting import content_prediction as cp
 from models.drafting.acceptance import default_model
 from models.drafting.capture import load_capture
 
@@ -62,7 +63,7 @@ def test_walk_kernel_against_python_and_limits():
 
 
 def test_honest_leave_one_group_out_figures():
-    """Everything fitted inside each fold; AIME misses the +-5 % target (-6.1 %, documented
+    """Everything fitted inside each fold; AIME misses the +-5 % target (-6.2 %, documented
     in docs/drafting.md), all three measured values lie inside their 90 % intervals."""
     rows = {r["group"]: r for r in am.leave_one_group_out(seed=0)}
     import json
@@ -74,9 +75,9 @@ def test_honest_leave_one_group_out_figures():
         for key in ("predicted", "measured", "error_pct", "pi_low", "pi_high"):
             assert r[key] == pytest.approx(rows[r["group"]][key], abs=6e-4)
         assert r["covered"] == rows[r["group"]]["covered"]
-    assert rows["aime2026"]["error_pct"] == pytest.approx(-6.12, abs=0.05)
-    assert rows["gpqa_diamond"]["error_pct"] == pytest.approx(4.44, abs=0.05)
-    assert rows["mmlu_pro"]["error_pct"] == pytest.approx(-4.45, abs=0.05)
+    assert rows["aime2026"]["error_pct"] == pytest.approx(-6.16, abs=0.05)
+    assert rows["gpqa_diamond"]["error_pct"] == pytest.approx(4.49, abs=0.05)
+    assert rows["mmlu_pro"]["error_pct"] == pytest.approx(-4.43, abs=0.05)
     assert rows["aime2026"]["measured"] == pytest.approx(4.680, abs=0.001)
     assert all(r["covered"] for r in rows.values())
     assert all(r["nu"] == 3 for r in rows.values())
@@ -105,9 +106,26 @@ def test_left_out_group_is_never_seen_by_the_fit(monkeypatch):
 
 
 def test_shipped_fit_is_what_fit_gives():
+    """A fresh install refits the shipped coefficients to 1e-4 of each one's standard error.
+
+    Why that tolerance: the fit's conditioning, not the digits. Coefficients are correlated
+    (correlation-matrix condition ~7e7) and some are loosely identified (eos slope -0.38,
+    SE 4.5), so a relative tolerance on each digit would test the optimiser's stopping
+    point, not the model: unpenalised, the separated own-hit slope made two installs 1e-3 SE
+    (1 %) apart. Under the prior the mode moves by ~1e-6 SE when the counters are perturbed
+    by 1e-10 relative or the start by 1 % (summation order and BLAS differ between numba /
+    NumPy builds by ~1e-15), and by 2.5e-5 SE at a 1e-8 perturbation: 1e-4 SE leaves a
+    100x margin and is four orders below anything a prediction interval can see.
+    """
     m = am.default_content_model()
     f = am.fit()
-    assert np.allclose(m.coef, f.coef, rtol=1e-6) and m.tau == pytest.approx(f.tau)
+    se = np.sqrt(np.diag(f.cov_unscaled) * f.s2)
+    assert np.all(np.abs(m.coef - f.coef) <= 1e-4 * se)
+    assert m.s2 == pytest.approx(f.s2, rel=1e-6) and m.tau == pytest.approx(f.tau, rel=1e-4)
+    X0, off0 = am.calibration_states()
+    assert np.allclose(m.predict_prompts(X0, off0), f.predict_prompts(X0, off0), rtol=1e-6)
+    # the prior pins the separated own-hit slope; the identified ones sit where they were
+    assert 3 < m.coef[1] < 5 and m.coef[4] == pytest.approx(45.1, abs=0.1)
     assert m.nu == 4 and m.groups == ["aime2026", "gpqa_diamond", "mmlu_pro"]
     X, off = am.calibration_states()
     t = am.load_calibration()
@@ -141,33 +159,33 @@ def test_ngram_reference_plain_python():
 def test_theta_inverts_the_power_curve():
     F = default_model().curve
     t = np.array([1.5, 3.8493, 6.0])
-    th = am._theta(F, t)
+    th = cp._theta(F, t)
     assert np.allclose(1 + (F[None] ** th[:, None]).sum(1), t, atol=1e-9)
-    assert am._theta(F, np.array([3.8493]))[0] == pytest.approx(1.0, abs=1e-3)
+    assert cp._theta(F, np.array([3.8493]))[0] == pytest.approx(1.0, abs=1e-3)
 
 
 def test_capture_prediction_stack_transfer_seed_and_extrapolation_share():
     cap = load_capture("tests/fixtures/draft_small_capture.jsonl.gz")
     F = default_model().curve
-    p = am.for_capture(cap, F, 7, n_draws=500, seed=1)
+    p = cp.for_capture(cap, F, 7, n_draws=500, seed=1)
     assert np.allclose(1 + p.curves.sum(1), p.tpf, atol=1e-6)  # stack F: the prediction
     assert p.ratio_low < 1 < p.ratio_high
-    assert np.array_equal(p.draws, am.for_capture(cap, F, 7, n_draws=500, seed=1).draws)
+    assert np.array_equal(p.draws, cp.for_capture(cap, F, 7, n_draws=500, seed=1).draws)
     assert p.model["model"] == am.MODEL_NAME and p.share_beyond == 0.0
     other = np.array([0.70, 0.52, 0.40, 0.32, 0.26, 0.21])  # another stack's K=6 curve
-    q = am.for_capture(cap, other, 4, n_draws=500, seed=1)
-    assert np.allclose(q.curves, other[None, :4] ** am._theta(F, p.tpf)[:, None])
+    q = cp.for_capture(cap, other, 4, n_draws=500, seed=1)
+    assert np.allclose(q.curves, other[None, :4] ** cp._theta(F, p.tpf)[:, None])
 
 
 def test_interval_fields_combine_model_and_sampling_error():
     cap = load_capture("tests/fixtures/draft_small_capture.jsonl.gz")
-    p = am.for_capture(cap, default_model().curve, 7, n_draws=500, seed=1)
-    f = am.interval_fields(p, 3.0, 2.7, 3.4)
+    p = cp.for_capture(cap, default_model().curve, 7, n_draws=500, seed=1)
+    f = cp.interval_fields(p, 3.0, 2.7, 3.4)
     lo = 3.0 * np.exp(-np.hypot(np.log(p.ratio_low), np.log(2.7 / 3.0)))
     hi = 3.0 * np.exp(np.hypot(np.log(p.ratio_high), np.log(3.4 / 3.0)))
     assert f == {"pi_low": pytest.approx(lo), "pi_high": pytest.approx(hi)}
     assert f["pi_low"] < min(2.7, 3.0 * p.ratio_low) and f["pi_high"] > 3.4
-    assert am.interval_fields(None, 3.0, 2.7, 3.4) == {"pi_low": 2.7, "pi_high": 3.4}
+    assert cp.interval_fields(None, 3.0, 2.7, 3.4) == {"pi_low": 2.7, "pi_high": 3.4}
 
 
 def test_ngram_ids_beyond_18_bits_are_never_keyed():

@@ -28,6 +28,22 @@ def test_staircase_and_sync():
     assert float(b.verify_ms(33)) == pytest.approx(14.99, rel=0.02)
 
 
+def test_sync_factor_multiplies_the_whole_synchronous_step_and_is_at_least_one():
+    """One meaning: step_ms(sync) = sync_factor x (verify + drafter + host); 1 = a sync
+    costs nothing, and below 1 (a synchronous step faster than the asynchronous one) is
+    refused by the model itself."""
+    from models.errors import ModelInputError
+
+    one = load_cost_model("F", sync_factor=1.0)
+    for M, d in ((1, 0), (8, 7), (40, 7)):
+        assert float(one.step_ms(M, d, True)) == float(one.step_ms(M, d, False))
+    c = load_cost_model("F", sync_factor=1.5)
+    base = float(c.verify_ms(8)) + 7 * c.drafter_per_token_ms + c.host_ms
+    assert float(c.step_ms(8, 7, True)) == pytest.approx(1.5 * base)
+    with pytest.raises(ModelInputError, match=">= 1"):
+        load_cost_model("F", sync_factor=0.999)
+
+
 def test_overrides_and_file(tmp_path):
     c = load_cost_model("F", drafter_per_token_ms=0.5, sync_factor=None)
     assert c.drafter_per_token_ms == 0.5 and c.sync_factor == 1.2

@@ -9,6 +9,7 @@ import pytest
 
 from planner.io import limits as L
 from planner.decide.draft import (DRAFT_DEPTH, EVIDENCE_FLOORS, LOOKUP_THRESHOLD, MTP_K, N_WINDOW,
+                           SYNC_FACTOR,
                            check_cost_field, parse_policy, split_items)
 from planner.errors import InputError
 
@@ -29,9 +30,9 @@ def _one_line_error(code, out, err, *needles):
     (["--bootstrap", "500000"], "--bootstrap", "outside [100, 100,000]"),      # D1
     (["--run-cap", "1000000000"], "--run-cap", "outside [1, 1,000] runs"),     # D2
     (["--run-cap", "0"], "--run-cap", "outside [1, 1,000] runs"),
-    (["--sync-factor", "1e308"], "--sync-factor", "outside [0.5, 100]"),         # D3
-    (["--sync-factor", "-1"], "--sync-factor", "outside [0.5, 100]"),
-    (["--sync-factor", "4.9e-324"], "--sync-factor", "outside [0.5, 100]"),  # TPS overflowed
+    (["--sync-factor", "1e308"], "--sync-factor", "outside [1, 100]"),         # D3
+    (["--sync-factor", "-1"], "--sync-factor", "outside [1, 100]"),
+    (["--sync-factor", "4.9e-324"], "--sync-factor", "outside [1, 100]"),  # TPS overflowed
     (["--drafter-ms", "1e308"], "--drafter-ms", "outside [0, 1000] ms"),
     (["--drafter-ms", "-0.5"], "--drafter-ms", "outside [0, 1000] ms"),
     (["--correlation", "1e308"], "--correlation", "[0, 100]"),
@@ -89,14 +90,14 @@ def _help_of(command: str) -> dict:
 @pytest.mark.parametrize("command,option,limit", [
     ("draft", "--bootstrap", L.BOOTSTRAP), ("draft", "--run-cap", L.RUNS_PER_ARM),
     ("draft", "--mc-reps", L.MC_REPS), ("draft", "--seed", L.SEED),
-    ("draft", "--sync-factor", L.SYNC_FACTOR), ("draft", "--drafter-ms", L.STEP_MS),
+    ("draft", "--sync-factor", SYNC_FACTOR), ("draft", "--drafter-ms", L.STEP_MS),
     ("draft", "--correlation", L.GAMMA), ("draft", "--baseline-tps", L.TPS),
     ("draft", "--sigma-tps", L.SIGMA_TPS), ("draft", "--minutes-per-run", L.MINUTES_PER_RUN),
     ("draft", "--price-per-hour", L.PRICE_PER_HOUR), ("draft", "--n", N_WINDOW),
     ("draft", "--depth", DRAFT_DEPTH), ("draft", "--min-n", N_WINDOW),
     ("draft", "--max-n", N_WINDOW), ("draft", "--k", MTP_K), ("draft", "--lookup-k", MTP_K),
     ("draft", "--threshold", LOOKUP_THRESHOLD), ("draft", "--tree-depth", DRAFT_DEPTH),
-    ("draft", "--cost-file", L.STEP_MS), ("draft", "--cost-file", L.SYNC_FACTOR),
+    ("draft", "--cost-file", L.STEP_MS), ("draft", "--cost-file", SYNC_FACTOR),
     ("draft-sweep", "--n-values", N_WINDOW), ("draft-sweep", "--depth-values", DRAFT_DEPTH),
     ("draft-sweep", "--k-values", MTP_K), ("draft-sweep", "--mc-reps", L.MC_REPS),
     ("draft-sweep", "--seed", L.SEED), ("draft-sweep", "--baseline-tps", L.TPS),
@@ -126,8 +127,8 @@ _COST_CASES = [
     ({"drafter_per_token_ms": 1e308}, "drafter_per_token_ms", "outside [0, 1000] ms"),
     ({"host_ms": 2000}, "host_ms", "outside [0, 1000] ms"),
     ({"sync_add_ms": 1e308}, "sync_add_ms", "outside [0, 1000] ms"),
-    ({"sync_factor": 1e308}, "sync_factor", "outside [0.5, 100]"),
-    ({"sync_factor": 0}, "sync_factor", "outside [0.5, 100]"),
+    ({"sync_factor": 1e308}, "sync_factor", "outside [1, 100]"),
+    ({"sync_factor": 0}, "sync_factor", "outside [1, 100]"),
     ({"harness_efficiency": 1e308}, "harness_efficiency", "outside (0, 2]"),
     ({"harness_efficiency": True}, "harness_efficiency", "not a number"),
     ({"verify_base_ms": "6.2"}, "verify_base_ms", "positive number"),
@@ -161,13 +162,13 @@ def test_cost_file_in_range_is_used(cli, tmp_path):
 
 
 def test_cost_field_check_is_the_limit():
-    """The hook applies planner.io.limits.STEP_MS / SYNC_FACTOR (not its own numbers)."""
+    """The hook applies planner.io.limits.STEP_MS and the draft's SYNC_FACTOR."""
     for v in (L.STEP_MS.low, L.STEP_MS.high):
         check_cost_field("host_ms", v)
     with pytest.raises(InputError, match="step time"):
         check_cost_field("host_ms", L.STEP_MS.high * 1.001, "c.json")
     with pytest.raises(InputError, match="sync factor"):
-        check_cost_field("sync_factor", L.SYNC_FACTOR.high + 1)
+        check_cost_field("sync_factor", 101)
 
 
 # ------------------------------------------------------------------ D4: one grammar

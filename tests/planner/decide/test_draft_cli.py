@@ -538,3 +538,21 @@ def test_a_repeated_capture_keeps_the_intervals_of_its_prompts(cli, tmp_path):
     assert b["capture"]["duplicates"]["distinct_prompts"] == len(lines)
     code, txt, _ = cli("draft", thrice, "-p", "pld")
     assert "records repeat earlier ones" in txt
+
+
+def test_sync_factor_cannot_make_a_synchronous_policy_beat_its_asynchronous_self():
+    """--sync-factor 0.5 is refused (it projected 612.8 TPS for suffix-first); at 1, the
+    lowest value, a synchronous policy projects exactly what the same walk without the sync
+    penalty would, and a larger factor only lowers it."""
+    p = run("draft", str(SMALL), "-p", "suffix", "--sync-factor", "0.5")
+    assert p.returncode == 2 and "--sync-factor" in p.stderr and "[1, 100]" in p.stderr
+
+    from planner.decide.draft import parse_policy, run_draft
+
+    def tps(f):
+        r = run_draft(SMALL, [parse_policy("suffix")], n_boot=100, seed=0, baseline_tps=100.0,
+                      cost_overrides={"sync_factor": f})
+        return r.policies[1]["projected_tps"]["point"], r.policies[1]["step_ms"]
+
+    (t1, s1), (t12, s12), (t2, s2) = tps(1.0), tps(1.2), tps(2.0)
+    assert t1 > t12 > t2 and s12 == pytest.approx(1.2 * s1) and s2 == pytest.approx(2 * s1)

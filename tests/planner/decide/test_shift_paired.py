@@ -170,7 +170,7 @@ def test_part_of_the_calibration_prompts_reads_their_measured_counters(tmp_path)
         assert _width(d) == pytest.approx(RUN_NOISE_WIDTH, rel=0.03)
     # planner draft reads the same counters for them: the same per-prompt curves as in
     # the whole calibration capture
-    from planner.decide.draft import _acceptance_for
+    from planner.decide.draft.acceptance import _acceptance_for
 
     full = load_capture(FRONTIER)
     part = load_capture(ren)
@@ -213,7 +213,7 @@ def test_a_few_foreign_prompts_do_not_send_the_calibration_prompts_to_the_model(
     # half the tokens) against all 22
     assert np.log(_width(d)) < 0.6 * np.log(_width(a))
 
-    from planner.decide.draft import _acceptance_for
+    from planner.decide.draft.acceptance import _acceptance_for
 
     cap = load_capture(mixed)
     model, cur, note = _acceptance_for(cap, 7, None, None, "B")
@@ -226,7 +226,7 @@ def test_a_few_foreign_prompts_do_not_send_the_calibration_prompts_to_the_model(
     assert pred.model["prompts_predicted"] == 2
     # the interval of the whole set: the 2 predicted prompts' interval, diluted by the 20
     from models.drafting.acceptance import default_model
-    from models.drafting.acceptance_model import for_capture
+    from models.drafting.content_prediction import for_capture
 
     two = for_capture(cap.subset([20, 21]), default_model().curve, 7)
     assert two.ratio_low < pred.ratio_low < 1 < pred.ratio_high < two.ratio_high

@@ -1,0 +1,162 @@
+"""Typed results of ``planner draft`` and ``planner draft-sweep``: one schema each, written by
+:meth:`to_dict` and read back (validated) by :meth:`from_dict`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from planner.errors import InputError
+
+__all__ = ["DRAFT_SCHEMA", "SWEEP_SCHEMA", "DraftResult", "SweepResult"]
+
+#: ``schema`` of a saved ``planner draft`` / ``planner draft sweep`` result.
+DRAFT_SCHEMA = "spec-planner/draft/1"
+SWEEP_SCHEMA = "spec-planner/draft-sweep/1"
+
+@dataclass(frozen=True)
+class DraftResult:
+    """Result of :func:`run_draft` (``command`` ``draft``).
+
+    One field per key of the JSON object, in its order; nested objects stay plain dicts and
+    lists (see docs/drafting.md "JSON"). :meth:`to_dict` writes the JSON object,
+    :meth:`from_dict` reads a saved one back (without ``samples``).
+
+    Attributes
+    ----------
+    capture : dict
+        ``path``, ``n_prompts``, ``n_tokens``, ``stop_at_eos``, ``eos_tokens_removed``,
+        ``stratified_groups``, ``walk_start``.
+    settings : dict
+        Bootstrap, seed, baseline, TPS anchor, noise (``sigma_tps`` in TPS per run), run cap,
+        cost model.
+    acceptance : dict
+        MTP acceptance curve used.
+    correlation : dict
+        Lookup/MTP easiness correlation mode and calibrations.
+    policies : list of dict
+        Per policy: tokens/forward, projected TPS, speed-up (each ``{point, ci_low, ci_high,
+        ...}``), ``worth_a_run`` (None for the baseline), ...
+    worth_a_run : dict or None
+        Best runnable policy and its one-line verdict (None when there is no candidate);
+        ``headline_policy`` leads the verdict and ``basis`` (``capture``/``model``) says whether
+        its numbers come from the capture's tokens (:func:`_headline_row`).
+    evidence : dict or None
+        How far the capture supports a projection (:func:`capture_evidence`); None in
+        results saved before it existed.
+    inputs : dict or None
+        What the result was computed from (files with their SHA-256, options, version), as
+        recorded by the command layer (:func:`planner.report.output.emit`).
+    samples : dict of str to ndarray, shape (B,)
+        Bootstrap draws of tokens/forward per policy label (for the plot); not serialised,
+        empty after :meth:`from_dict`.
+    """
+
+    capture: dict
+    settings: dict
+    acceptance: dict
+    correlation: dict
+    policies: list
+    worth_a_run: dict | None
+    evidence: dict | None = None
+    inputs: dict | None = None
+    samples: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def to_dict(self) -> dict:
+        """The JSON object (``samples`` left out; ``inputs`` only when recorded)."""
+        head = {"schema": DRAFT_SCHEMA, "command": "draft"}
+        if self.inputs is not None:
+            head["inputs"] = self.inputs
+        return {**head, "capture": self.capture, "evidence": self.evidence,
+                "settings": self.settings, "acceptance": self.acceptance,
+                "correlation": self.correlation, "policies": self.policies,
+                "worth_a_run": self.worth_a_run}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "DraftResult":
+        """Read a saved ``planner draft --json`` object.
+
+        Raises
+        ------
+        InputError
+            Not a draft result, or a key missing.
+        """
+        _check_saved(d, "draft", ("capture", "settings", "acceptance", "correlation",
+                                  "policies", "worth_a_run"))
+        return cls(d["capture"], d["settings"], d["acceptance"], d["correlation"],
+                   d["policies"], d["worth_a_run"], evidence=d.get("evidence"),
+                   inputs=d.get("inputs"))
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """Result of :func:`run_sweep` (``command`` ``draft-sweep``).
+
+    Attributes
+    ----------
+    capture : str
+        Capture path.
+    n_prompts : int
+    baseline_tps : float or None
+        Measured baseline TPS the projections are anchored to (None: the cost model's).
+    cost_model : str
+        Cost-model name.
+    seed, mc_replicates : int
+    acceptance : str
+        Source of the MTP acceptance curve.
+    rows : list of dict
+        ``policy``, ``params``, ``tokens_per_forward``, ``step_ms`` (ms), ``speedup_vs_ar``,
+        ``projected_tps`` (TPS), ``from_capture`` (False: the numbers come from the MTP
+        acceptance curve, the capture gives only lengths), sorted by projected TPS,
+        descending.
+    evidence : dict or None
+        :func:`capture_evidence` of the capture.
+    inputs : dict or None
+        Files, options and version, as recorded by the command layer.
+    """
+
+    capture: str
+    n_prompts: int
+    baseline_tps: float | None
+    cost_model: str
+    seed: int
+    mc_replicates: int
+    acceptance: str
+    rows: list
+    evidence: dict | None = None
+    inputs: dict | None = None
+
+    def to_dict(self) -> dict:
+        """The JSON object (``inputs`` only when recorded)."""
+        head = {"schema": SWEEP_SCHEMA, "command": "draft-sweep"}
+        if self.inputs is not None:
+            head["inputs"] = self.inputs
+        return {**head, "capture": self.capture, "n_prompts": self.n_prompts,
+                "evidence": self.evidence,
+                "baseline_tps": self.baseline_tps, "cost_model": self.cost_model,
+                "seed": self.seed, "mc_replicates": self.mc_replicates,
+                "acceptance": self.acceptance, "rows": self.rows}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SweepResult":
+        """Read a saved ``planner draft-sweep --json`` object.
+
+        Raises
+        ------
+        InputError
+            Not a sweep result, or a key missing.
+        """
+        keys = ("capture", "n_prompts", "baseline_tps", "cost_model", "seed", "mc_replicates",
+                "acceptance", "rows")
+        _check_saved(d, "draft-sweep", keys)
+        return cls(**{k: d[k] for k in keys}, evidence=d.get("evidence"),
+                   inputs=d.get("inputs"))
+
+
+def _check_saved(d: dict, command: str, keys: Sequence[str]) -> None:
+    if d.get("command") != command:
+        raise InputError(f"not a {command} result (command {d.get('command')!r})",
+                         field="command")
+    missing = [k for k in keys if k not in d]
+    if missing:
+        raise InputError(f"{command} result lacks {', '.join(missing)}", field=missing[0])
