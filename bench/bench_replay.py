@@ -95,7 +95,7 @@ def main(argv=None) -> int:
     t_walk, _ = timed(lambda: draft_profiles(cap, PLD(2, 24)), reps)
     print(f"  of which profile only: {t_walk * 1e3:.1f} ms")
     for name, pol in [("ngram 2..6 k=5", NGram(2, 6, 5)), ("suffix (vLLM defaults)", Suffix())]:
-        t, _ = timed(lambda: draft_profiles(cap, pol).walk(), max(1, reps // 2))
+        t, _ = timed(lambda pol=pol: draft_profiles(cap, pol).walk(), max(1, reps // 2))
         print(f"fast {name:24s}: {t * 1e3:8.1f} ms  {L / t / 1e6:6.2f} M tok/s")
     print(f"peak RSS so far: {rss_mib():.0f} MiB")
 

@@ -191,3 +191,116 @@ def test_option_scan_sees_fstring_parts_and_skips_docstrings(tmp_path):
                    '    b = "(give --platform)"\n    c = "x--y, 5 -- 6, -1, --"\n'
                    '    return InputError("bad", field="--rope")\n')
     assert _option_spellings(src) == [(4, "--draws"), (5, "--platform"), (7, "--rope")]
+
+
+# ---- the whole order: layers import only layers below them, and no import circle -------------
+#: Layers of each package, lowest first. A module may import its own layer and the layers
+#: before it: ``models``: errors < kernels < stats < drafting; ``planner``: errors < the
+#: package root (version, shared defaults) < io (inputs) < results (typed results) < decide (decisions) < report
+#: (renderers: result dicts in, text out; they never import a decision) < cli (the only
+#: layer that knows option spellings).
+LAYERS = {
+    "models": ["models.errors", "models", "models.kernels", "models.stats", "models.drafting"],
+    "planner": ["planner.errors", "planner", "planner.io", "planner.results", "planner.decide",
+                "planner.report", "planner.cli", "planner.__main__"],
+}
+MAX_MODULE_LINES = 800
+
+
+def _module_graph():
+    """Every module of ``models`` and ``planner`` -> the project modules it imports (module
+    level and inside functions)."""
+    mods = {}
+    for pkg in ("planner", "models"):
+        for p in (ROOT / pkg).rglob("*.py"):
+            parts = list(p.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            mods[".".join(parts)] = p
+    graph = {m: set() for m in mods}
+    for m, p in mods.items():
+        is_pkg = p.name == "__init__.py"
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    here = m.split(".") if is_pkg else m.split(".")[:-1]
+                    here = here[: len(here) - (node.level - 1)]
+                    base = ".".join(here + ([base] if base else []))
+                targets = [base] + [f"{base}.{a.name}" for a in node.names]
+            for t in targets:
+                while t and t not in mods:
+                    t = t.rpartition(".")[0]
+                if t and t != m and not m.startswith(t + "."):
+                    graph[m].add(t)
+    return mods, graph
+
+
+def _layer(mod: str) -> tuple[str, int]:
+    top = mod.split(".")[0]
+    match = [(len(name), k) for k, name in enumerate(LAYERS[top])
+             if mod == name or mod.startswith(name + ".")]
+    return top, max(match)[1]  # the most specific layer the module sits in
+
+
+def test_layers_import_only_layers_below_them():
+    _, graph = _module_graph()
+    bad = []
+    for m, deps in graph.items():
+        top, k = _layer(m)
+        for d in deps:
+            dtop, dk = _layer(d)
+            if dtop == top and dk > k:
+                bad.append(f"{m} imports {d} ({LAYERS[top][dk]} is above {LAYERS[top][k]})")
+    assert bad == [], "\n".join(sorted(bad))
+
+
+def test_no_import_circle():
+    _, graph = _module_graph()
+    index, low, stack, on, cycles = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):  # Tarjan's strongly connected components
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(" <-> ".join(sorted(comp)))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for v in graph:
+        if v not in index:
+            visit(v)
+    assert cycles == []
+
+
+def test_no_module_over_the_size_limit():
+    mods, _ = _module_graph()
+    big = [f"{p.relative_to(ROOT)}: {n} lines" for p in mods.values()
+           if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES]
+    assert big == []
+
+
+def test_cycle_scan_sees_a_function_level_import(tmp_path, monkeypatch):
+    """The graph holds imports inside functions (where lazy imports live)."""
+    _, graph = _module_graph()
+    assert "models.stats.tps_exact" in graph["planner.decide.verdict"] or any(
+        d.startswith("models.stats") for d in graph["planner.decide.verdict"])

@@ -52,6 +52,12 @@ def __getattr__(name: str):
     return value
 
 
+# ``walk`` names both a submodule and its function: once the submodule is imported, the
+# package attribute is the module and ``__getattr__`` is never asked. Bound here, before any
+# other import of the submodule, the attribute stays the function (NumPy, not numba).
+from .walk import walk  # noqa: E402
+
+
 __all__ = [
     # captures
     "Capture", "load_capture", "prompt_set_hash",

@@ -438,7 +438,7 @@ def _fit_c(X, off, z):
     c, s2 = _C0, float(np.var(z))
     for jac, tol in (("2-point", 1e-8), ("2-point", 1e-8), ("3-point", 1e-10)):
         w = 1.0 / np.sqrt(s2)
-        r = least_squares(lambda c_: np.r_[(_z(c_, X, off) - z) * w, root * c_], c,
+        r = least_squares(lambda c_, w=w: np.r_[(_z(c_, X, off) - z) * w, root * c_], c,
                           method="lm", jac=jac, x_scale=_X_SCALE, xtol=tol, ftol=tol, gtol=tol)
         c = r.x
         res = _z(c, X, off) - z

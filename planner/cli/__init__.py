@@ -43,8 +43,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                          "is given."),
     "shift": ("shift", "P(private score more than X % below public): the public-to-private "
                        "risk."),
-    "compile": ("compile", "Compile the numba kernels ahead of time: later commands skip "
-                           "numba's import."),
+    "compile": ("compile", "Compile the numba kernels into the cache now (the first run "
+                           "would otherwise)."),
 }
 
 

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from planner.decide.defaults import MAX_SIMS, MIN_SIMS, check_assurance, check_sims
+from planner.defaults import MAX_SIMS, MIN_SIMS, check_assurance, check_sims
 from planner.decide.priors import AA_RUNS_HELP, CV_HELP, CV_INSTANCE_HELP
 
 #: Plain field of the decision layer -> option of ``planner budget`` (a value from the plan

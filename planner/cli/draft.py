@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from planner.io import limits as L
-from planner.decide.defaults import DEFAULT_PLATFORM
+from planner.defaults import DEFAULT_PLATFORM
 from planner.errors import InputError
 
 #: Plain field of the decision layer -> option of ``planner draft`` / ``draft-sweep`` (policy

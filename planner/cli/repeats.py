@@ -10,7 +10,7 @@ import typer
 from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
                                        TABLE_OPTIONS, TPS_COLUMN_HELP, command_params)
 from planner.decide.priors import AA_RUNS_HELP, CV_HELP, CV_INSTANCE_HELP
-from planner.decide.defaults import (BASELINE_TPS, DEFAULT_ASSURANCE, DEFAULT_ROPE,
+from planner.defaults import (BASELINE_TPS, DEFAULT_ASSURANCE, DEFAULT_ROPE,
                               DEFAULT_RULE, MAX_SIMS, check_assurance, check_sims)
 from planner.errors import InputError
 

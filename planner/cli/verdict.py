@@ -9,7 +9,7 @@ import typer
 
 from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
                                        TABLE_OPTIONS, TPS_COLUMN_HELP)
-from planner.decide.defaults import DEFAULT_ROPE
+from planner.defaults import DEFAULT_ROPE
 from planner.errors import InputError
 from planner.decide.priors import AA_RUNS_HELP, CV_HELP, CV_INSTANCE_HELP, PRIOR_HELP
 

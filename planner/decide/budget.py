@@ -39,7 +39,7 @@ from typing import Any, Callable
 import numpy as np
 
 from models.stats.special import gaussian_kde_1d
-from planner.decide.defaults import BASELINE_TPS, DEFAULT_PLATFORM, DEFAULT_ROPE, DEFAULT_RULE, \
+from planner.defaults import BASELINE_TPS, DEFAULT_PLATFORM, DEFAULT_ROPE, DEFAULT_RULE, \
     MAX_FALSE_CLAIM
 from planner.errors import InputError
 from planner.decide.knapsack import allocate, total_runs

@@ -16,13 +16,13 @@ def classical_tests(tps_a: np.ndarray, tps_b: np.ndarray, sigma: float | None = 
                     platform: str | None = "hf-a10g-small") -> dict:
     """The reference script's z-test (z = Δ / (σ √(1/n_A + 1/n_B))) and Welch's t.
 
-    σ defaults to the reference noise as a CV, ``planner.decide.defaults.ZTEST_CV`` (0.378 %, i.e.
+    σ defaults to the reference noise as a CV, ``planner.defaults.ZTEST_CV`` (0.378 %, i.e.
     1.16 TPS at 307.08) times A's mean TPS. It was measured on HF a10g-small only, so for
     another known or unknown ``platform`` the z-test is left out (``z`` None, with a note);
     ``platform=None`` always computes it (the A/A study). Both call "significant" at two-sided
     p < 0.05.
     """
-    from planner.decide.defaults import ZTEST_CV
+    from planner.defaults import ZTEST_CV
     from planner.io.platforms import canonical_platform
 
     d = float(np.mean(tps_b) - np.mean(tps_a))

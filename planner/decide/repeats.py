@@ -7,7 +7,7 @@ simulated with :mod:`models.stats.assurance` (exact engine inside the loop). Eac
 its false-claim rate (a decisive directional call when Δ = 0), its wrong-sign rate (the call
 of the planned direction when Δ has the opposite sign) and its cost (:mod:`planner.decide.costs`).
 The recommendation is the cheapest design reaching the target assurance with a false-claim
-rate ≤ :data:`planner.decide.defaults.MAX_FALSE_CLAIM` (5 %).
+rate ≤ :data:`planner.defaults.MAX_FALSE_CLAIM` (5 %).
 
 The result is a :class:`planner.results.repeat_plan.RepeatPlan` (``to_dict()``: schema
 ``spec-planner/repeats/1``); :func:`plan_repeats` also sizes every comparison of
@@ -29,7 +29,7 @@ from models.stats.assurance import Truth, prior_truth
 from models.stats.designs import Existing
 from models.stats.noise import NoisePrior
 from planner.decide.costs import CostModel
-from planner.decide.defaults import (BASELINE_TPS, DEFAULT_ASSURANCE, DEFAULT_ROPE, DEFAULT_RULE,
+from planner.defaults import (BASELINE_TPS, DEFAULT_ASSURANCE, DEFAULT_ROPE, DEFAULT_RULE,
                                      MAX_FALSE_CLAIM)
 from planner.decide.rope import Rope
 from planner.decide.sizing import (DESIGNS, FALSE_CLAIM_Z, Question, Sizer, Work, check_effect,
@@ -133,7 +133,7 @@ def plan_repeats(delta: float | np.ndarray | None, *, relative: bool = False,
         ``delta`` in % of TPS.
     baseline_tps : float
         TPS level of A (converts TPS to the log scale; default
-        :data:`planner.decide.defaults.BASELINE_TPS`, 307.08, the published N = 4 official repeats).
+        :data:`planner.defaults.BASELINE_TPS`, 307.08, the published N = 4 official repeats).
     prior : NoisePrior
         Noise prior of the analysis (and of the simulation unless ``truth`` is given).
     rule : str
@@ -153,7 +153,7 @@ def plan_repeats(delta: float | np.ndarray | None, *, relative: bool = False,
         Cost model ($/h, min, min; see :mod:`planner.decide.costs`); ignored when ``cost`` is given.
     sims : int
         Simulated experiments per design and scenario, in
-        [:data:`~planner.decide.defaults.MIN_SIMS`, :data:`~planner.decide.defaults.MAX_SIMS`].
+        [:data:`~planner.defaults.MIN_SIMS`, :data:`~planner.defaults.MAX_SIMS`].
     seed : int
         Seed; the same inputs and seed give the same result.
     progress : callable(stage: str, advance: int), optional
@@ -341,7 +341,7 @@ def plan_platform(platform: str | None, table=None, a: str | None = None, b: str
 
     Runs without a platform (no column, or what ``planner ingest`` writes from tools' files)
     take ``platform``; without it, and none in A's and B's rows, the unknown-platform prior
-    and the default cost model (:data:`planner.decide.defaults.DEFAULT_PLATFORM`), as the
+    and the default cost model (:data:`planner.defaults.DEFAULT_PLATFORM`), as the
     verdict reads them. Letter case and aliases are folded (a flavor's platform name too).
 
     Raises
@@ -350,10 +350,9 @@ def plan_platform(platform: str | None, table=None, a: str | None = None, b: str
         An unknown platform, or a known one without a noise prior when no prior and no noise
         are given (field ``platform``).
     """
-    from models.stats.noise import known_platforms, platform_key
-    from planner.io.platforms import PLATFORM_ALIASES
     from planner.decide.costs import PLATFORM_FLAVOR
-    from planner.decide.defaults import DEFAULT_PLATFORM
+    from planner.io.platforms import PLATFORM_ALIASES, known_platforms, platform_key
+    from planner.defaults import DEFAULT_PLATFORM
 
     unknown = False
     if platform is None and table is not None:

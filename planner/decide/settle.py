@@ -4,7 +4,7 @@ adding to an undecided comparison, and the Normal screen that skips the simulati
 
 The advice is :func:`planner.decide.repeats.plan_from` of the verdict's own comparison (the
 same runs, cold flags and posterior), with :data:`SETTLE_SIMS` simulations, at most
-:data:`SETTLE_MAX_RUNS` runs per arm, target :data:`planner.decide.defaults.DEFAULT_ASSURANCE`
+:data:`SETTLE_MAX_RUNS` runs per arm, target :data:`planner.defaults.DEFAULT_ASSURANCE`
 and the designs :func:`settle_designs` allows: ``planner repeats --runs FILE --a A --b B
 --sims 200 --max-runs 100 --design separate,paired`` gives the same recommendation.
 """
@@ -139,7 +139,7 @@ def paired_allowed(platform: str | None, prior_named: bool, prior=None) -> bool:
     pins the within-allocation sigma near 0, so that a paired design would look free of
     noise. ``prior_named``: the user named the prior (a file or a platform), which then says
     what it knows."""
-    from models.stats.noise import platform_key
+    from planner.io.platforms import platform_key
     from planner.io.platforms import PLATFORM_ALIASES
 
     if prior_named:
@@ -168,7 +168,7 @@ def to_settle(comp, rope: Rope, seed: int, screen_post=None,
 
     :func:`planner.decide.repeats.plan_from` of ``comp`` with the designs of
     :func:`settle_designs`, the verdict's rule and ROPE, target
-    :data:`planner.decide.defaults.DEFAULT_ASSURANCE` and the platform's cost model (the
+    :data:`planner.defaults.DEFAULT_ASSURANCE` and the platform's cost model (the
     default platform's when it has none). With ``screen_post`` (the exact fit of the same
     runs) the separate design is not simulated when :func:`settle_screen` puts the
     assurance of :data:`SETTLE_MAX_RUNS` more separate runs per arm below the target by more
@@ -183,7 +183,7 @@ def to_settle(comp, rope: Rope, seed: int, screen_post=None,
         ``over_cap``) and the advice in words.
     """
     from planner.decide.costs import cost_model
-    from planner.decide.defaults import DEFAULT_ASSURANCE, DEFAULT_PLATFORM
+    from planner.defaults import DEFAULT_ASSURANCE, DEFAULT_PLATFORM
 
     designs = settle_designs(comp) if designs is None else tuple(designs)
     planned = designs

@@ -5,7 +5,7 @@ allocation (Kalibera & Jones) and the recommendation.
 sequential designs, caches each design's simulated (or, with known noise, exact) result and
 turns it into a :class:`planner.results.repeat_plan.DesignRow`; :func:`recommend` picks the
 cheapest design meeting the target assurance with a false-claim rate within
-:data:`planner.decide.defaults.MAX_FALSE_CLAIM`. :func:`planner.decide.repeats.plan_repeats`
+:data:`planner.defaults.MAX_FALSE_CLAIM`. :func:`planner.decide.repeats.plan_repeats`
 drives them.
 """
 
@@ -23,7 +23,7 @@ from models.stats.designs import Existing, Layout, paired_layout, separate_layou
 from models.stats.noise import NoisePrior
 from models.stats.sequential import evaluate_sequential_levels, sequential_plan
 from planner.decide.costs import CostModel
-from planner.decide.defaults import MAX_FALSE_CLAIM, check_assurance, check_sims
+from planner.defaults import MAX_FALSE_CLAIM, check_assurance, check_sims
 from planner.decide.rope import Rope
 from planner.decide.rule import parse_rule
 from planner.errors import InputError
@@ -43,7 +43,7 @@ _FLAT = 0.995
 #: Largest runs per arm of the search beyond the cap.
 _BEYOND_LIMIT = 5000
 #: Monte-Carlo tolerance of the false-claim constraint: a simulated rate fails only when it
-#: exceeds :data:`~planner.decide.defaults.MAX_FALSE_CLAIM` by more than this many standard errors
+#: exceeds :data:`~planner.defaults.MAX_FALSE_CLAIM` by more than this many standard errors
 #: (a one-sided test at about 2.3 %; an exact rate, SE 0, is compared as it is).
 FALSE_CLAIM_Z = 2.0
 

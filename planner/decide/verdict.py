@@ -26,7 +26,7 @@ from models.stats.tps_model import COLD_MEAN_SLOW, COLD_P_NONE, pct
 from planner.decide.classical import classical_tests, paired_t
 from planner.decide.comparison import (Comparison, check_identifiable, cold_only_notes,
                                        cold_runs, fit, runs_listing)
-from planner.decide.defaults import DEFAULT_ROPE
+from planner.defaults import DEFAULT_ROPE
 from planner.decide.direction import shown_label
 from planner.decide.prior_conflict import prior_conflicts
 from planner.decide.rope import Rope

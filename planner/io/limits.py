@@ -163,8 +163,8 @@ MAX_RUNS_TOTAL = Limit("run budget", "runs", 1, 100_000, integer=True,
 #: Runs (or pairs) per instance, runs per look: at most the per-arm cap.
 RUNS_PER_INSTANCE = Limit("runs per instance", "runs", 1, 1000, integer=True,
                           why="at most the runs of an arm")
-#: Simulated experiments per design (:data:`planner.decide.defaults.MIN_SIMS` ..
-#: :data:`planner.decide.defaults.MAX_SIMS`): below 100 the Monte-Carlo error swamps the assurance;
+#: Simulated experiments per design (:data:`planner.defaults.MIN_SIMS` ..
+#: :data:`planner.defaults.MAX_SIMS`): below 100 the Monte-Carlo error swamps the assurance;
 #: above 100,000 a plan takes minutes for no visible gain.
 SIMS = Limit("simulations", "", 100, 100_000, integer=True,
              why="Monte-Carlo error below 100; minutes for no gain above 100,000")

@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from planner.io._parse import HUGE_INTEGER, parse_number
 from planner.io.files import read_text
-from planner.decide.defaults import (DEFAULT_ASSURANCE, DEFAULT_PLATFORM, DEFAULT_ROPE, DEFAULT_RULE,
+from planner.defaults import (DEFAULT_ASSURANCE, DEFAULT_PLATFORM, DEFAULT_ROPE, DEFAULT_RULE,
                               check_assurance)
 from planner.errors import InputError
 from planner.io.limits import LIMITS

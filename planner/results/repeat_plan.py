@@ -56,7 +56,7 @@ class DesignRow:
     gpu_hours, cost_usd : float
         GPU-hours (h) and dollars ($) of the design (expected, for a sequential design).
     meets_target, false_claim_ok, within_budget : bool
-        Assurance ≥ target; false-claim rate ≤ :data:`planner.decide.defaults.MAX_FALSE_CLAIM` within
+        Assurance ≥ target; false-claim rate ≤ :data:`planner.defaults.MAX_FALSE_CLAIM` within
         its Monte-Carlo error (:func:`planner.decide.repeats.false_claim_ok`);
         (worst-case) cost ≤ the $ cap.
     minimal : bool

@@ -17,7 +17,7 @@ class NoiseSpec:
     cv : float or None
         Coefficient of variation; None (default) with ``sigma_tps`` None: the platform noise
         prior's predictive noise of one run on a new allocation (:func:`predictive_run_sd`),
-        the noise the runs/arm sizing uses. :data:`planner.decide.defaults.ZTEST_CV` (1.16 / 307.08 =
+        the noise the runs/arm sizing uses. :data:`planner.defaults.ZTEST_CV` (1.16 / 307.08 =
         0.378 %, the published N = 4 repeats) was the default before.
     source : str or None
         Where the figure comes from (None: worded by :func:`run_draft`).

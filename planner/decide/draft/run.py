@@ -19,7 +19,7 @@ platform's noise prior (:func:`models.stats.noise.platform_prior`), the same one
 sizing simulates: one run on a new allocation has sd ``sqrt(tau^2 + sigma^2)`` (between- and
 within-allocation scales), integrated over the prior; the figure shown is its prior median
 times the baseline TPS (hf-a10g-small: 0.863 %). Pass ``sigma_tps`` (or a :class:`NoiseSpec`
-with a ``cv``, e.g. :data:`planner.decide.defaults.ZTEST_CV`, the published N = 4 repeats' 0.378 %)
+with a ``cv``, e.g. :data:`planner.defaults.ZTEST_CV`, the published N = 4 repeats' 0.378 %)
 to fix it instead.
 """
 
@@ -31,7 +31,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from planner.decide.defaults import DEFAULT_ASSURANCE, DEFAULT_PLATFORM
+from planner.defaults import DEFAULT_ASSURANCE, DEFAULT_PLATFORM
 from planner.decide.draft.acceptance import _acceptance_for
 from planner.decide.draft.cost_fields import check_cost_field
 from planner.decide.draft.evidence import (_withhold, capture_evidence, capture_name,
@@ -170,7 +170,7 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     for sp in [*policies, baseline]:
         validate_policy(sp)
     noise = noise or NoiseSpec()
-    from models.stats.noise import platform_key, platform_prior
+    from planner.io.platforms import platform_key, platform_prior
     from planner.decide.costs import cost_model
 
     run_cost = cost_model(platform, price_per_hour=price_per_hour,

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from planner.decide.defaults import DEFAULT_ASSURANCE, DEFAULT_ROPE, DEFAULT_RULE
+from planner.defaults import DEFAULT_ASSURANCE, DEFAULT_ROPE, DEFAULT_RULE
 from planner.errors import InputError
 
 SIZING_SIMS = 200

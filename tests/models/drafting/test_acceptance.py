@@ -18,7 +18,9 @@ def test_calibration_table_is_p128_and_pooled_counters():
 
 
 def test_fit_needs_two_groups():
-    with pytest.raises(Exception):
+    from models.errors import ModelInputError
+
+    with pytest.raises(ModelInputError):
         am.fit(am.load_calibration(), exclude_groups=["aime2026", "gpqa_diamond"])
 
 

@@ -219,8 +219,10 @@ def test_verdict_html_with_and_without_delta_curve(tmp_path, capsys):
     assert code == 0, err
     r = json.loads(out)
     h = f.read_text()
-    assert "Verdict" in h and h.count("<img src=\"data:image/png;base64,") == 1
+    # two plots: the posterior of the difference and the runs themselves
+    assert "Verdict" in h and h.count("<img src=\"data:image/png;base64,") == 2
     xs = np.linspace(-1, 1, 200)
+    r = {k: v for k, v in r.items() if k != "runs"}
     r2 = {**r, "delta_curve": {"delta_pct": xs.tolist(),
                                "density": np.exp(-xs ** 2 / 0.1).tolist()}}
     assert render_html(r2).count("data:image/png;base64,") == 1

@@ -242,7 +242,7 @@ def test_hf_pld_differs_from_pld_on_a_hand_made_stream():
         x = rng.integers(0, 4, 40).tolist()
         P, nmax, D = int(rng.integers(2, 20)), int(rng.integers(1, 4)), int(rng.integers(1, 6))
         got = lk.draft_profiles([x[:P]], [x[P:]], lk.HFPromptLookup(nmax, D))
-        want = lk.reference_profile(x[:P], x[P:], lambda c: _hf_reference_propose(c, nmax, D))
+        want = lk.reference_profile(x[:P], x[P:], lambda c, nmax=nmax, D=D: _hf_reference_propose(c, nmax, D))
         assert got.accept_len.tolist() == want.accept_len.tolist()
         assert got.match_len.tolist() == want.match_len.tolist()
         assert got.proposed.tolist() == want.proposed.tolist()

@@ -45,7 +45,7 @@ def test_bisection_equals_the_full_scan(platform):
                     for rpi, cap in ((1, 40), (3, 12)) if rope else ((1, 40),):
                         grid = _grid(cap)
 
-                        def f(n):
+                        def f(n, rpi=rpi, truth=truth, rope=rope, rule=rule):
                             return normal_assurance(n, rpi, truth, rope, rule=rule)
 
                         a, se = f(grid)

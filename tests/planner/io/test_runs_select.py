@@ -129,9 +129,9 @@ def test_census_words_filter_and_config_errors_as_the_whole_table(runs_csv, tmp_
     for kv in ({"platform": "nosuch"}, {"metric": "nosuch"}, {"workload": "nosuch"},
                {"platform": "hf-a10g-small", "run_group": "nosuch"},
                {"metric": "decode_wall", "workload": "nosuch"}):
-        assert _error(lambda: part.filter(**kv)) == _error(lambda: full.filter(**kv))
+        assert _error(lambda kv=kv: part.filter(**kv)) == _error(lambda kv=kv: full.filter(**kv))
     for cfgs in (["nosuch", keep[0]], [keep[0], "fa2sw_precache_agentl"]):
-        assert _error(lambda: part.select(cfgs)) == _error(lambda: full.select(cfgs))
+        assert _error(lambda c=cfgs: part.select(c)) == _error(lambda c=cfgs: full.select(c))
     # a config held only as warm-up passes is absent from the measured rows
     rows = _good_rows(400) + ["cfg-99,grp,gpu-1,-1,local-a10g,300,,,decode_wall,128x512,warmup,,"]
     p = _table(tmp_path, rows, "w.csv")
