@@ -258,6 +258,14 @@ def test_layers_import_only_layers_below_them():
     assert bad == [], "\n".join(sorted(bad))
 
 
+def test_renderers_never_import_a_decision():
+    """The report layer reads result dicts (and their types in planner.results) only."""
+    _, graph = _module_graph()
+    bad = [f"{m} imports {d}" for m, deps in graph.items() if m.startswith("planner.report")
+           for d in deps if d.startswith("planner.decide") or d.startswith("planner.cli")]
+    assert bad == []
+
+
 def test_no_import_circle():
     _, graph = _module_graph()
     index, low, stack, on, cycles = {}, {}, [], set(), []

@@ -35,9 +35,9 @@ from planner.decide.rope import Rope
 from planner.decide.sizing import (DESIGNS, FALSE_CLAIM_Z, Question, Sizer, Work, check_effect,
                                    ladder, pct, question, recommend, to_log)
 from planner.errors import InputError
-from planner.results.repeat_plan import SCHEMA, DesignRow, RepeatPlan
+from planner.results.repeat_plan import PAIRED_NOTE, SCHEMA, DesignRow, RepeatPlan
 
-__all__ = ["SCHEMA", "DESIGNS", "PAIRED_NOTE", "posterior_truth", "plan_repeats",
+__all__ = ["SCHEMA", "DESIGNS", "posterior_truth", "plan_repeats",
            "plan_more_runs", "plan_from", "plan_platform"]
 
 
@@ -300,11 +300,6 @@ def _existing_note(given: str | None = None) -> str:
             "drawn true Δ contradicts (Δ = 0 is not a coherent truth once runs exist)")
 
 
-#: What a paired design assumes (repeats' notes, budget's views).
-PAIRED_NOTE = ("paired designs run A and B interleaved on the same allocation, so the "
-               "instance effect cancels; their assurance rests on the prior of the "
-               "within-allocation scale sigma (a weak one where it is not measured, as on "
-               "hf-a10g-small) — and they estimate Δ on that one allocation")
 
 
 def _notes(rpi: int, kinds: Sequence[str], existing: Existing | None,

@@ -11,8 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["SCHEMA", "REASON_CODES", "DesignRow", "Reason", "RepeatPlan", "design_label",
+__all__ = ["PAIRED_NOTE", "SCHEMA", "REASON_CODES", "DesignRow", "Reason", "RepeatPlan", "design_label",
            "reason_code"]
+
+#: What a paired design assumes (repeats' notes, budget's views).
+PAIRED_NOTE = ("paired designs run A and B interleaved on the same allocation, so the "
+               "instance effect cancels; their assurance rests on the prior of the "
+               "within-allocation scale sigma (a weak one where it is not measured, as on "
+               "hf-a10g-small) — and they estimate Δ on that one allocation")
 
 SCHEMA = "spec-planner/repeats/1"
 

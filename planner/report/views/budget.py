@@ -199,14 +199,14 @@ _SEQ_NOTE = ("≈: expected runs per arm of a sequential purchase (it stops at t
 
 
 def _paired_note(r: dict) -> str | None:
-    """The paired designs' caveat (``planner.decide.repeats.PAIRED_NOTE``) when a purchase is
+    """The paired designs' caveat (``planner.results.repeat_plan.PAIRED_NOTE``) when a purchase is
     paired (a paired design, or a sequential one laid out in pairs), else None."""
     if not any(c.get("status") == "buy" and (
             (c.get("recommended") or {}).get("design") == "paired"
             or (c.get("recommended") or {}).get("layout") == "paired")
             for c in r["comparisons"]):
         return None
-    from planner.decide.repeats import PAIRED_NOTE
+    from planner.results.repeat_plan import PAIRED_NOTE
 
     return "paired purchases: " + PAIRED_NOTE
 
