@@ -254,6 +254,8 @@ class SessionStats:
         Instance of each session.
     n_inst : int
     XtX, Xty, Q : as :class:`SuffStats`.
+    H : ndarray, shape (I, S)
+        Session-in-instance indicator (built once; every grid pass sums through it).
     """
 
     n_s: np.ndarray
@@ -264,6 +266,10 @@ class SessionStats:
     XtX: np.ndarray
     Xty: np.ndarray
     Q: float
+
+    def __post_init__(self):
+        self.H = np.zeros((self.n_inst, self.n_s.size))
+        self.H[self.inst_of, np.arange(self.n_s.size)] = 1.0
 
     @property
     def N(self) -> int:
@@ -310,8 +316,7 @@ def conditional_posterior_sessions(ss: SessionStats, tau, sigma, omega, m0, v0):
     den = s2[:, None] + n_s[None, :] * o2[:, None]                   # (G, S)
     c = 1.0 / den
     h = o2[:, None] * c
-    H = np.zeros((ss.n_inst, n_s.size))
-    H[ss.inst_of, np.arange(n_s.size)] = 1.0                         # (I, S)
+    H = ss.H                                                         # (I, S)
     S_i = (c * n_s[None, :]) @ H.T                                   # (G, I)
     k = t2[:, None] / (1.0 + t2[:, None] * S_i)                      # (G, I)
     u = np.einsum("gs,sp,is->gip", c, ss.x_s, H)                     # (G, I, p)
