@@ -41,15 +41,6 @@ def split_configs(text: str | None) -> list[str] | None:
     return items
 
 
-def baseline_table(store: Path | None, name: str, run_group: str | None):
-    """(the config label, the runs of saved baseline ``name``) from the store."""
-    from planner.io.baseline_store import as_config, baseline_config, default_path, load
-
-    path = store if store is not None else default_path()
-    _, runs = load(path, name)
-    return baseline_config(name), as_config(runs, name, run_group)
-
-
 def register(app: typer.Typer) -> None:
     """Register this module's command(s) on the ``planner`` typer app."""
     @app.command()
@@ -114,7 +105,7 @@ def _rank(runs, configs, rope, prior, cv, cv_instance, aa_runs, platform, metric
     from planner.decide.comparison import Selection
     from planner.decide.rank import from_table, rank as do_rank
     from planner.io.limits import check as check_limit
-    from planner.io.runs import RunsTable, read_runs
+    from planner.io.runs import read_runs
     from planner.report.output import emit, guard_outputs, input_record
 
     check_limit("seed", seed, field="--seed")
@@ -124,8 +115,10 @@ def _rank(runs, configs, rope, prior, cv, cv_instance, aa_runs, platform, metric
                       instance=instance, config_column=config_column)
     base_cfg = None
     if baseline is not None:
-        base_cfg, base_runs = baseline_table(store, baseline, run_group)
-        table = RunsTable(list(table.runs) + base_runs, table.path)
+        from planner.cli.baseline import appended, baseline_runs
+
+        base_cfg, base_runs = baseline_runs(store, baseline, run_group)
+        table = appended(table, base_runs)
         if names is not None and base_cfg not in names:
             names = [base_cfg] + names
     sel = Selection(platform, metric, workload, run_group)
