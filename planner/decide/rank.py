@@ -188,8 +188,35 @@ def from_table(table: RunsTable, configs: Sequence[str] | None, *,
                  baseline=baseline)
 
 
+#: Posterior mass of the lightest grid components left out of the summaries and draws
+#: (every probability moves by less than this; the verdict's cold fits drop 1e-7 the same way).
+_DROP_MASS = 1e-7
+
+
+@dataclass
+class _Mixture:
+    """The heaviest components of an exact posterior (weights renormalised)."""
+
+    w: np.ndarray
+    mean: np.ndarray
+    cov: np.ndarray
+
+    def contrast(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        c = np.asarray(c, float)
+        return self.mean @ c, np.einsum("p,gpq,q->g", c, self.cov, c)
+
+
+def _pruned(post) -> _Mixture:
+    w = np.asarray(post.w, float)
+    order = np.argsort(w, kind="stable")[::-1]
+    c = np.cumsum(w[order])
+    k = int(np.searchsorted(c, (1.0 - _DROP_MASS) * c[-1])) + 1
+    keep = np.sort(order[:k])
+    return _Mixture(w[keep] / w[keep].sum(), post.mean[keep], post.cov[keep])
+
+
 def p_fastest(post, n_configs: int, *, lower: bool = False, draws: int = RANK_DRAWS,
-              seed: int = 0) -> np.ndarray:
+              seed: int = 0, return_draws: bool = False):
     """P(config k is the best) for each config, from seeded draws of the exact posterior.
 
     Parameters
@@ -203,6 +230,9 @@ def p_fastest(post, n_configs: int, *, lower: bool = False, draws: int = RANK_DR
     draws : int
         Draws (>= 1): a grid point by weight, then the configs' means from its Normal.
     seed : int
+
+    return_draws : bool
+        Also return the draws of the configs' log means, shape (draws, n_configs).
 
     Returns
     -------
@@ -220,7 +250,19 @@ def p_fastest(post, n_configs: int, *, lower: bool = False, draws: int = RANK_DR
     z = rng.standard_normal((int(draws), n))
     mu = post.mean[ug][:, :n][inv] + np.einsum("dpq,dq->dp", L[inv], z)
     best = np.argmin(mu, axis=1) if lower else np.argmax(mu, axis=1)
-    return np.bincount(best, minlength=n) / float(draws)
+    p = np.bincount(best, minlength=n) / float(draws)
+    return (p, mu) if return_draws else p
+
+
+def _hdi_draws(x: np.ndarray, prob: float) -> tuple[float, float]:
+    """Shortest interval holding ``prob`` of the draws ``x``."""
+    xs = np.sort(x)
+    k = max(int(math.ceil(prob * xs.size)), 1)
+    if k >= xs.size:
+        return float(xs[0]), float(xs[-1])
+    widths = xs[k - 1:] - xs[: xs.size - k + 1]
+    i = int(np.argmin(widths))
+    return float(xs[i]), float(xs[i + k - 1])
 
 
 def is_decisive(p_best: float, beyond: Sequence[bool], p_decisive: float = P_DECISIVE) -> bool:
@@ -276,7 +318,9 @@ def rank(fld: Field, *, rope: Rope | str = DEFAULT_ROPE, seed: int = 0,
     post, diag = fit(data, prior, "exact")
     n = data.n_configs
     names = list(data.config_names)
-    p = p_fastest(post, n, lower=lower, draws=draws, seed=seed)
+    full = post
+    post = _pruned(full)
+    p, mu_draws = p_fastest(post, n, lower=lower, draws=draws, seed=seed, return_draws=True)
     means = post.mean[:, :n].T @ post.w                      # (n,) log means
     sign = -1.0 if lower else 1.0
     order = sorted(range(n), key=lambda k: (-p[k], -sign * means[k], names[k]))
@@ -291,10 +335,9 @@ def rank(fld: Field, *, rope: Rope | str = DEFAULT_ROPE, seed: int = 0,
     counts = np.bincount(data.config, minlength=n)
     rows, beyond, contenders = [], [], []
     for k in order:
-        e = np.zeros(post.mean.shape[-1])
-        e[k] = 1.0
-        m, v = post.contrast(e)
-        s = mixture_summary(post.w, m, v, 0.0, hdi_prob)
+        # each mean's HDI from the draws (shown only; the decision reads the differences'
+        # exact mixtures below)
+        lo_k, hi_k = _hdi_draws(mu_draws[:, k], hdi_prob)
         if k == best:
             d_mean = d_lo = d_hi = 0.0
             p_beyond, tied = 0.0, True
@@ -309,8 +352,8 @@ def rank(fld: Field, *, rope: Rope | str = DEFAULT_ROPE, seed: int = 0,
         if tied:
             contenders.append(names[k])
         rows.append({"config": names[k], "n": int(counts[k]),
-                     "mean": float(np.exp(s.mean)), "hdi_low": float(np.exp(s.hdi_low)),
-                     "hdi_high": float(np.exp(s.hdi_high)),
+                     "mean": float(np.exp(means[k])), "hdi_low": float(np.exp(lo_k)),
+                     "hdi_high": float(np.exp(hi_k)),
                      "diff_pct": {"mean": pct(d_mean), "hdi_low": pct(d_lo),
                                   "hdi_high": pct(d_hi)},
                      "p_fastest": float(p[k]),
@@ -329,7 +372,7 @@ def rank(fld: Field, *, rope: Rope | str = DEFAULT_ROPE, seed: int = 0,
     if data.use_cold:
         notes.append(f"{int(data.cold.sum())} cold first run(s) modelled with the verdict's "
                      "one-sided cold-start coefficient")
-    tau, sig = post.scale_summary("tau"), post.scale_summary("sigma")
+    tau, sig = full.scale_summary("tau"), full.scale_summary("sigma")
     runs = []
     sub = fld.table.measured().select(fld.configs)
     for r in sub.runs:
