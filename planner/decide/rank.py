@@ -34,7 +34,7 @@ import numpy as np
 from models.stats.mixture import mixture_summary
 from models.stats.noise import WEAK, NoisePrior
 from models.stats.tps_model import TPSData, pct
-from planner.decide.comparison import (SESSION_NOTE, Selection, check_identifiable, fit,
+from planner.decide.comparison import (Selection, check_identifiable, fit,
                                        machines_unknown, one_session_per_arm)
 from planner.decide.direction import read_direction
 from planner.decide.rope import Rope
@@ -56,6 +56,13 @@ RANK_DRAWS = 20000
 #: Most configs one ranking fits (the fixed effects' p x p algebra grows as p^3 per grid
 #: point; 64 keeps a fit within seconds).
 MAX_CONFIGS = 64
+
+
+#: The note of the one-session-per-config reading (:data:`planner.decide.comparison.
+#: SESSION_NOTE` for N configs).
+RANK_SESSION_NOTE = ("each config's runs are taken as one session: the offsets between the "
+                     "configs' sessions are noise their spread cannot measure (name the "
+                     "platform, state the between-instance CV or give an instance column)")
 
 
 def build_data(table: RunsTable, configs: Sequence[str], *, use_cold: bool | None = None,
@@ -165,7 +172,7 @@ def from_table(table: RunsTable, configs: Sequence[str] | None, *,
     configs = list(configs)
     if len(configs) < 2:
         raise InputError(f"a ranking needs at least 2 configs ({len(configs)} selected)",
-                         file=table.path if configs else None, field="configs")
+                         field="configs")
     if len(configs) > MAX_CONFIGS:
         raise InputError(f"{len(configs)} configs selected: at most {MAX_CONFIGS} per "
                          "ranking (filter by run_group or name them)", field="configs")
@@ -181,9 +188,7 @@ def from_table(table: RunsTable, configs: Sequence[str] | None, *,
                            aa_runs=aa_runs)
     return Field(sub, configs, platform=plat, sessions=sessions, prior=choice.prior,
                  prior_label=choice.label, choice=choice,
-                 notes=list(choice.notes) + ([SESSION_NOTE.replace("A's and B's",
-                                                                   "the configs'")]
-                                             if sessions else []),
+                 notes=list(choice.notes) + ([RANK_SESSION_NOTE] if sessions else []),
                  use_cold=use_cold, lower_is_better=lower_is_better, value_name=value_name,
                  baseline=baseline)
 

@@ -51,8 +51,8 @@ def _cost(r, v) -> str:
 def headline(r) -> list[str]:
     cur = r["current"]
     d = cur["delta_pct"]
-    first = (f"if you stop now: {cur['label']} (B − A {d['mean']:+.2f} %, HDI "
-             f"{d['hdi_low']:+.2f} to {d['hdi_high']:+.2f} %)")
+    first = (f"if you stop now: {cur['label']} (B = {r['b']} − A = {r['a']}: "
+             f"{d['mean']:+.2f} %, HDI {d['hdi_low']:+.2f} to {d['hdi_high']:+.2f} %)")
     if cur["decided"]:
         return [first, "decided: stop, no run is needed for this call"]
     rec = r.get("recommended")

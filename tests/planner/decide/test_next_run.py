@@ -239,3 +239,14 @@ def test_selection_is_the_verdicts():
     comp = comparison.from_table(table, A, B, selection=Selection(run_group=G))
     adv = advise(comp, sims=100).to_dict()
     assert adv["a"] == A and adv["b"] == B
+
+
+def test_next_for_a_ranking_advises_on_the_best_and_its_closest_rival(capsys):
+    g = "serve_config_sweep"
+    cfgs = [f"{g}:control", f"{g}:maxlen3072", f"{g}:cgsizes_1_8", f"{g}:batched2048"]
+    out = _run(capsys, ["next", str(RUNS), "--run-group", g, "--configs", ",".join(cfgs),
+                        "--sims", "100", "--json"])
+    assert out["b"] == f"{g}:control"          # the best (P(fastest) 0.66)
+    assert out["a"] == f"{g}:maxlen3072"       # the closest contender
+    assert out["configs"][0] == f"{g}:control"
+    assert not out["current"]["decided"]
