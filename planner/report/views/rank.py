@@ -108,47 +108,93 @@ def render_markdown(r) -> str:
     return "\n".join(lines) + "\n"
 
 
-def forest_svg(r, width: int = 760) -> str:
-    """An inline SVG forest plot: per config (best first) its HDI as a bar, its mean as a
-    dot and its runs as small ticks beside it, on one shared axis."""
+def _ticks(lo: float, hi: float, most: int = 5) -> list[float]:
+    """Round tick values inside [lo, hi]: steps of 1, 2 or 5 times a power of ten."""
+    import math
+
+    span = hi - lo
+    if not span > 0:
+        return [lo]
+    raw = span / most
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    first = math.ceil(lo / step) * step
+    out, v = [], first
+    while v <= hi + 1e-12 * span:
+        out.append(round(v, 12) + 0.0)  # no "-0"
+        v += step
+    return out
+
+
+def forest_svg(r, width: int = 900) -> str:
+    """An inline SVG forest plot, one row per config (best first): on the left its gap to
+    the best (% of the best: the HDI as a bar, the mean as a dot, the ROPE as a shaded band),
+    which is what the ranking decides on; on the right its runs (ticks) and posterior mean
+    (dot) in the metric's unit, on one axis shared by all configs."""
     from planner.report.html import e
 
     rows = r["configs"]
-    runs = r.get("runs") or []
-    by = {}
-    for x in runs:
+    by: dict = {}
+    for x in r.get("runs") or []:
         by.setdefault(x["config"], []).append(float(x["value"]))
-    lo = min([x["hdi_low"] for x in rows] + [v for vs in by.values() for v in vs])
-    hi = max([x["hdi_high"] for x in rows] + [v for vs in by.values() for v in vs])
-    pad = 0.05 * (hi - lo or abs(hi) or 1.0)
-    lo, hi = lo - pad, hi + pad
-    left, right, rh = 260, 20, 26
-    h = 30 + rh * len(rows) + 30
-    span = width - left - right
+    rope = float((r.get("rope") or {}).get("pct") or 0.0)
+    dlo = min([x["diff_pct"]["hdi_low"] for x in rows] + [-rope])
+    dhi = max([x["diff_pct"]["hdi_high"] for x in rows] + [rope])
+    vals = [v for vs in by.values() for v in vs] + [x["mean"] for x in rows]
+    vlo, vhi = min(vals), max(vals)
 
-    def X(v):
-        return left + span * (v - lo) / (hi - lo)
+    def padded(lo, hi):
+        pad = 0.06 * ((hi - lo) or abs(hi) or 1.0)
+        return lo - pad, hi + pad
 
+    dlo, dhi = padded(dlo, dhi)
+    vlo, vhi = padded(vlo, vhi)
+    label_w, gap, right, rh, top = 250, 30, 16, 24, 34
+    panel = (width - label_w - gap - right) / 2
+    x0a, x0b = label_w, label_w + panel + gap
+    h = top + rh * len(rows) + 36
+
+    def XA(v):
+        return x0a + panel * (v - dlo) / (dhi - dlo)
+
+    def XB(v):
+        return x0b + panel * (v - vlo) / (vhi - vlo)
+
+    unit = _unit(r)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h}" '
-           f'role="img" aria-label="forest plot of the configs">']
+           'role="img" aria-label="forest plot of the configs" font-family="sans-serif">',
+           f'<text x="{x0a + panel / 2:.1f}" y="14" text-anchor="middle" font-size="12">'
+           'gap to the best, % (HDI; shaded: the ROPE)</text>',
+           f'<text x="{x0b + panel / 2:.1f}" y="14" text-anchor="middle" font-size="12">'
+           f'runs and posterior mean, {e(unit)}</text>',
+           f'<rect x="{XA(-rope):.1f}" y="{top - 8}" width="{max(XA(rope) - XA(-rope), 0.5):.1f}" '
+           f'height="{rh * len(rows) + 8}" fill="#dff0fb"/>',
+           f'<line x1="{XA(0):.1f}" x2="{XA(0):.1f}" y1="{top - 8}" '
+           f'y2="{top + rh * len(rows)}" stroke="#999" stroke-dasharray="3,3"/>']
     for i, x in enumerate(rows):
-        y = 30 + rh * i + rh / 2
+        y = top + rh * i + rh / 2
         col = "#05603f" if i == 0 else ("#0072B2" if x["tied_with_best"] else "#888")
-        name = x["config"] if len(x["config"]) <= 38 else x["config"][:36] + "…"
-        out.append(f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end" '
+        name = x["config"] if len(x["config"]) <= 34 else x["config"][:33] + "…"
+        d = x["diff_pct"]
+        out.append(f'<text x="{label_w - 8}" y="{y + 4:.1f}" text-anchor="end" '
                    f'font-size="12">{e(name)} ({x["p_fastest"]:.2f})</text>')
-        out.append(f'<line x1="{X(x["hdi_low"]):.1f}" x2="{X(x["hdi_high"]):.1f}" '
+        out.append(f'<line x1="{XA(d["hdi_low"]):.1f}" x2="{XA(d["hdi_high"]):.1f}" '
                    f'y1="{y:.1f}" y2="{y:.1f}" stroke="{col}" stroke-width="4"/>')
-        out.append(f'<circle cx="{X(x["mean"]):.1f}" cy="{y:.1f}" r="4" fill="{col}"/>')
+        out.append(f'<circle cx="{XA(d["mean"]):.1f}" cy="{y:.1f}" r="4" fill="{col}"/>')
         for v in by.get(x["config"], []):
-            out.append(f'<line x1="{X(v):.1f}" x2="{X(v):.1f}" y1="{y + 6:.1f}" '
-                       f'y2="{y + 11:.1f}" stroke="#444" stroke-width="1"/>')
-    ya = 30 + rh * len(rows) + 8
-    out.append(f'<line x1="{left}" x2="{width - right}" y1="{ya}" y2="{ya}" stroke="#999"/>')
-    for k in range(5):
-        v = lo + (hi - lo) * k / 4
-        out.append(f'<text x="{X(v):.1f}" y="{ya + 16}" text-anchor="middle" '
-                   f'font-size="11">{v:.4g}</text>')
+            out.append(f'<line x1="{XB(v):.1f}" x2="{XB(v):.1f}" y1="{y - 6:.1f}" '
+                       f'y2="{y + 6:.1f}" stroke="#444" stroke-width="1.2"/>')
+        out.append(f'<rect x="{XB(x["mean"]) - 3:.1f}" y="{y - 3:.1f}" width="6" height="6" '
+                   f'fill="{col}"/>')
+    ya = top + rh * len(rows) + 6
+    for x0, lo, hi, X in ((x0a, dlo, dhi, XA), (x0b, vlo, vhi, XB)):
+        out.append(f'<line x1="{x0:.1f}" x2="{x0 + panel:.1f}" y1="{ya}" y2="{ya}" '
+                   'stroke="#999"/>')
+        for v in _ticks(lo, hi):
+            out.append(f'<line x1="{X(v):.1f}" x2="{X(v):.1f}" y1="{ya}" y2="{ya + 4}" '
+                       'stroke="#999"/>')
+            out.append(f'<text x="{X(v):.1f}" y="{ya + 15}" text-anchor="middle" '
+                       f'font-size="11">{v:.6g}</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -164,8 +210,9 @@ def render_html(r) -> str:
     notes = "".join(f"<p class=\"note\">{h.e(n)}</p>" for n in r.get("notes") or [])
     body = ("<h1>Ranking</h1>" + h.lead(headline(r))
             + h.tag(r["label"], "buy" if r["label"] == "fastest" else "undecided")
-            + "<h2>Forest plot</h2><p class=\"sub\">each config's HDI (bar), mean (dot) and "
-              "runs (ticks); green the best, blue those tied with it at the ROPE</p>"
+            + "<h2>Forest plot</h2><p class=\"sub\">left: each config's gap to the best "
+              "(HDI bar, mean dot; shaded: the ROPE); right: its runs (ticks) and posterior "
+              "mean; green the best, blue those tied with it at the ROPE</p>"
             + forest_svg(r)
             + "<h2>Configs</h2>"
             + h.table(["#", "config", "n", f"mean {unit}", "HDI", "vs best %", "P(fastest)",

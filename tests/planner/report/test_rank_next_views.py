@@ -46,7 +46,7 @@ def test_saved_result_renders_in_every_medium(kind, capsys, tmp_path, monkeypatc
     page = html.read_text()
     assert re.search(r'<p class="lead">', page)
     if kind == "rank":
-        assert "<svg" in page and page.count("<circle") == len(r["configs"])
+        assert "<svg" in page and page.count("<circle") == len(r["configs"]) and "ROPE" in page
 
 
 def test_rank_values_are_escaped(tmp_path, capsys):
