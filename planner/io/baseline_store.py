@@ -293,6 +293,8 @@ def load(store: Path, name: str) -> tuple[Baseline, list[Run]]:
 
         try:
             return _guard(store, get)
+        except InputError:
+            raise
         except (TypeError, ValueError) as exc:  # a run row edited by hand
             raise InputError(f"baseline {name!r} holds an unreadable run ({exc})",
                              file=str(store), field="baseline") from None

@@ -55,8 +55,20 @@ def test_round_trip_keeps_every_field(tmp_path):
 def test_unknown_name_lists_the_saved_ones(tmp_path):
     store = tmp_path / "b.sqlite"
     bs.save(store, "one", _runs(), config=K11, saved_at="t")
-    with pytest.raises(InputError, match=r"no baseline 'two' \(saved: one\)"):
+    with pytest.raises(InputError, match=r"no baseline 'two' \(saved: one\)") as e:
         bs.load(store, "two")
+    assert "unreadable" not in e.value.one_line()
+
+
+def test_a_run_edited_by_hand_is_one_error(tmp_path):
+    store = tmp_path / "b.sqlite"
+    bs.save(store, "one", _runs(), config=K11, saved_at="t")
+    con = sqlite3.connect(str(store))
+    con.execute("UPDATE runs SET run = '{\"nope\": 1}' WHERE k = 0")
+    con.commit()
+    con.close()
+    with pytest.raises(InputError, match="unreadable run"):
+        bs.load(store, "one")
 
 
 def test_interrupted_write_leaves_the_store_as_it_was(tmp_path):
