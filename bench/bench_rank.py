@@ -5,6 +5,7 @@ Usage::
 
     python bench/bench_rank.py [--runs 5]            # speed
     python bench/bench_rank.py --calibration [--sims 200] [--splits 3]
+    python bench/bench_rank.py --sweeps              # rank vs the pairwise verdicts
 
 Speed rows (each a separate process, next to its baseline in the same run, so a loaded
 machine slows both alike; medians of ``--runs`` runs after one warm-up):
@@ -121,14 +122,50 @@ def calibration(sims: int, splits: int) -> None:
               flush=True)
 
 
+def sweeps() -> None:
+    """Every shipped sweep (run group x metric x workload with >= 3 configs): is the ranking
+    decisive, and does it name the config every pairwise verdict prefers?"""
+    from planner.decide import comparison
+    from planner.decide.comparison import Selection
+    from planner.decide.rank import from_table, rank
+    from planner.decide.verdict import judge
+    from planner.io.runs import read_runs
+
+    tb = read_runs(ROOT / "examples" / "runs" / "tps_runs.csv")
+    groups: dict = {}
+    for r in tb.measured().runs:
+        groups.setdefault((r.run_group, r.metric, r.workload), set()).add(r.config)
+    n = dec = exists = agree = 0
+    for (g, m, w), cs in sorted(groups.items()):
+        if len(cs) < 3:
+            continue
+        sel = Selection(run_group=g, metric=m or None, workload=w or None)
+        r = rank(from_table(tb, None, selection=sel), draws=4000)
+        names = [x["config"] for x in r.configs]
+        best = next((c for c in names if all(
+            judge(comparison.from_table(tb, o, c, selection=sel)).rule_label == "B better"
+            for o in names if o != c)), None)
+        n += 1
+        dec += r.label == "fastest"
+        exists += best is not None
+        agree += best is not None and r.best == best and r.label == "fastest"
+        if (best is not None) != (r.label == "fastest"):
+            print(f"differs: {g} ({m}): rank {r.label} {r.best}; pairwise best {best}")
+    print(f"{n} sweeps, {dec} decisive; a pairwise best in {exists}, named by rank in {agree}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--calibration", action="store_true")
+    ap.add_argument("--sweeps", action="store_true", help="rank against the pairwise "
+                    "verdicts on every shipped sweep")
     ap.add_argument("--sims", type=int, default=200)
     ap.add_argument("--splits", type=int, default=3)
     a = ap.parse_args()
-    if a.calibration:
+    if a.sweeps:
+        sweeps()
+    elif a.calibration:
         calibration(a.sims, a.splits)
     else:
         speed(a.runs)
