@@ -43,6 +43,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
                          "is given."),
     "shift": ("shift", "P(private score more than X % below public): the public-to-private "
                        "risk."),
+    "rank": ("rank", "Rank N configs: P(fastest), each mean's HDI and its gap to the best."),
+    "next": ("next", "What to buy next: each action's cost to a decision and P(decided)."),
+    "baseline": ("baseline", "Save, list and show baselines: a config's runs kept to "
+                             "compare against."),
     "compile": ("compile", "Compile the numba kernels into the cache now (the first run "
                            "would otherwise)."),
 }

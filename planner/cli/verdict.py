@@ -113,6 +113,11 @@ def register(app: typer.Typer) -> None:
         idata: Optional[Path] = typer.Option(None, "--idata", help="With --engine mcmc: also "
                                              "write the fit as ArviZ InferenceData (NetCDF: "
                                              "posterior, sample_stats, observed_data)."),
+        baseline: Optional[str] = typer.Option(None, "--baseline", help="A saved baseline "
+                                               "(planner baseline save) as config A: compare "
+                                               "--b in RUNS against it."),
+        store: Optional[Path] = typer.Option(None, "--store", help="The baseline store "
+                                             "(default: under the user's data folder)."),
     ) -> None:
         """Posterior verdict on B vs A: P(B > A), HDI of Δ, ROPE, label."""
         from models.errors import ModelInputError
@@ -132,7 +137,7 @@ def register(app: typer.Typer) -> None:
 def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, engine, likelihood,
              prior, cv, cv_instance, aa_runs, platform, metric, workload, run_group, format,
              tps_column, config_column, instance, cold, lower_is_better, seed, as_json, md, html,
-             idata, params=None, **_) -> None:
+             idata, params=None, baseline=None, store=None, **_) -> None:
     from planner.decide.priors import prior_file_entry
     from planner.report.output import emit, input_record
     from planner.report.views.verdict import render_markdown, render_terminal
@@ -191,12 +196,20 @@ def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, eng
         comp = comparison.from_values(va, vb, paired=paired, platform=platform,
                                       **prior_settings)
     else:
+        if baseline is not None:  # a saved baseline's runs are config A (planner.cli.baseline)
+            from planner.cli.baseline import baseline_runs
+
+            a, base_runs = baseline_runs(store, baseline, run_group)
         if a is None or b is None:
             raise InputError("give --a CONFIG and --b CONFIG", field="--a")
         # only A's and B's runs are kept; every row is still validated, and the census of
         # the others words the filter and config errors as the whole table would
         table = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
                           instance=instance, configs=[a, b], config_column=config_column)
+        if baseline is not None:
+            from planner.cli.baseline import appended
+
+            table = appended(table, base_runs)
         comp = comparison.from_table(
             table, a, b, selection=comparison.Selection(platform, metric, workload, run_group),
             value_name=tps_column, **prior_settings)

@@ -46,6 +46,8 @@ VIEWS = {
     "draft-sweep": "planner.report.views.draft_sweep",
     "calibrate": "planner.report.views.calibrate",
     "shift": "planner.report.views.shift",
+    "rank": "planner.report.views.rank",
+    "next": "planner.report.views.next",
 }
 #: Schema names that are not their kind's name (``planner calibrate`` writes a noise prior).
 _SCHEMA_KIND = {"noise-prior": "calibrate"}

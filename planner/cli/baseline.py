@@ -1,0 +1,164 @@
+"""``planner baseline``: save, list and show baselines (a config's runs kept to compare
+against with ``verdict --baseline`` and ``rank --baseline``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
+                                  TABLE_OPTIONS, TPS_COLUMN_HELP)
+from planner.errors import InputError
+
+_OPTIONS = {"config": "--config", "store": "--store", "name": "NAME",
+            "baseline": "NAME", **TABLE_OPTIONS}
+_ACTIONS = ("save", "list", "show", "delete", "export")
+
+
+def register(app: typer.Typer) -> None:
+    """Register this module's command(s) on the ``planner`` typer app."""
+    @app.command()
+    def baseline(
+        action: str = typer.Argument(..., help="save NAME RUNS --config C | list | show NAME "
+                                     "| delete NAME | export NAME -o RUNS.csv"),
+        name: Optional[str] = typer.Argument(None, help="Baseline name."),
+        runs: Optional[Path] = typer.Argument(None, help="save: the runs table holding the "
+                                              "config."),
+        config: Optional[str] = typer.Option(None, "--config", help="save: the config whose "
+                                             "runs are kept."),
+        store: Optional[Path] = typer.Option(None, "--store", help="The store file (default "
+                                             "$XDG_DATA_HOME/spec-planner/baselines.sqlite, "
+                                             "else ~/.local/share/spec-planner/"
+                                             "baselines.sqlite)."),
+        output: Optional[Path] = typer.Option(None, "-o", "--output", help="export: the runs "
+                                              "CSV to write (feed it to planner calibrate)."),
+        platform: Optional[str] = typer.Option(None, "--platform", help="save: keep rows of "
+                                               "this platform."),
+        metric: Optional[str] = typer.Option(None, "--metric", help="save: keep rows of this "
+                                             "metric."),
+        workload: Optional[str] = typer.Option(None, "--workload", help="save: keep rows of "
+                                               "this workload."),
+        run_group: Optional[str] = typer.Option(None, "--run-group", help="save: keep rows "
+                                                "of this run_group."),
+        format: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
+        tps_column: Optional[str] = typer.Option(None, "--tps-column", help=TPS_COLUMN_HELP),
+        config_column: Optional[str] = typer.Option(None, "--config-column",
+                                                    help=CONFIG_COLUMN_HELP),
+        instance: Optional[str] = typer.Option(None, "--instance", help=INSTANCE_HELP),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Save, list and show baselines: a config's runs kept to compare against."""
+        from models.errors import ModelInputError
+        from planner.cli._options import as_option
+
+        try:
+            _baseline(**locals())
+        except ModelInputError as exc:
+            raise as_option(exc, _OPTIONS) from None
+
+
+def _baseline(action, name, runs, config, store, output, platform, metric, workload,
+              run_group, format, tps_column, config_column, instance, as_json, **_) -> None:
+    from datetime import datetime, timezone
+
+    from planner.io import baseline_store as bs
+
+    if action not in _ACTIONS:
+        raise InputError(f"unknown action {action!r} ({', '.join(_ACTIONS)})", field="ACTION")
+    path = store if store is not None else bs.default_path()
+    if action == "list":
+        items = [b.to_dict() for b in bs.list_baselines(path)]
+        if as_json:
+            print(json.dumps({"store": str(path), "baselines": items}, indent=2))
+            return
+        print(f"{len(items)} baseline(s) in {path}")
+        for b in items:
+            print(f"  {b['name']}: {b['config']} ({b['n_runs']} runs; {b['platform'] or '-'}"
+                  f", {b['metric'] or '-'}, {b['workload'] or '-'}; saved {b['saved_at']})")
+        return
+    if not name:
+        raise InputError(f"baseline {action} needs a NAME", field="NAME")
+    if action == "save":
+        if runs is None or config is None:
+            raise InputError("baseline save NAME RUNS --config C: give the runs table and "
+                             "the config", field="--config" if runs is not None else "RUNS")
+        from planner.io.runs import read_runs
+
+        table = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
+                          instance=instance, config_column=config_column)
+        rows = table.filter(platform=platform, metric=metric, workload=workload,
+                            run_group=run_group, blank_platform=True)
+        if config not in rows.configs:
+            from planner.io.hints import closest
+
+            near = closest(config, rows.configs)
+            raise InputError(f"no config {config!r} in the rows kept"
+                             + (f"; did you mean {near!r}?" if near else ""),
+                             file=str(runs), field="--config")
+        kept = rows.measured().select([config]).runs
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        b = bs.save(path, name, kept, config=config, source=runs, saved_at=stamp)
+        if as_json:
+            print(json.dumps({"store": str(path), **b.to_dict()}, indent=2))
+        else:
+            print(f"saved baseline {name!r}: {b.n_runs} runs of {config} ({b.platform or '-'}"
+                  f", {b.metric or '-'}, {b.workload or '-'}) in {path}")
+        return
+    if action == "delete":
+        gone = bs.delete(path, name)
+        if not gone:
+            raise InputError(f"no baseline {name!r}", file=str(path), field="NAME")
+        print(f"deleted baseline {name!r} from {path}")
+        return
+    b, kept = bs.load(path, name)
+    if action == "export":
+        if output is None:
+            raise InputError("baseline export NAME -o RUNS.csv: name the CSV to write",
+                             field="--output")
+        from planner.io.writer import write_runs_csv
+        from planner.report.output import guard_outputs
+
+        guard_outputs([("--output", output)], [path])
+        write_runs_csv(kept, output)
+        print(f"wrote {len(kept)} runs of baseline {name!r} to {output}")
+        return
+    out = {"store": str(path), **b.to_dict(),
+           "runs": [{"instance": r.instance or None, "session": r.session or None,
+                     "rep": r.rep, "cold": r.cold, "value": r.tps} for r in kept]}
+    if as_json:
+        print(json.dumps(out, indent=2))
+        return
+    print(f"baseline {b.name!r}: config {b.config}, {b.n_runs} runs, platform "
+          f"{b.platform or '-'}, metric {b.metric or '-'}, workload {b.workload or '-'}")
+    print(f"  from {b.source or '-'} (sha256 {(b.sha256 or '-')[:12]}), saved {b.saved_at}")
+    vals = [r.tps for r in kept]
+    print(f"  values: {', '.join(f'{v:g}' for v in vals[:12])}"
+          + (f" ... ({len(vals)} in all)" if len(vals) > 12 else ""))
+
+
+def baseline_runs(store: Path | None, name: str, run_group: str | None = None):
+    """(config label, runs) of saved baseline ``name``: its runs relabelled
+    ``baseline:NAME`` (:func:`planner.io.baseline_store.as_config`), ``run_group`` set when
+    the new runs are filtered by one; ``verdict --baseline`` makes them config A and ``rank
+    --baseline`` one more config.
+
+    Raises
+    ------
+    InputError
+        No store, no such baseline, a corrupted store (naming the file), no data folder.
+    """
+    from planner.io.baseline_store import as_config, baseline_config, default_path, load
+
+    path = store if store is not None else default_path()
+    _, runs = load(path, name)
+    return baseline_config(name), as_config(runs, name, run_group)
+
+
+def appended(table, runs):
+    """``table`` (a :class:`planner.io.table.RunsTable`) with ``runs`` appended."""
+    from planner.io.table import RunsTable
+
+    return RunsTable(list(table.runs) + list(runs), table.path)
