@@ -264,8 +264,7 @@ def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
 def render_markdown(r: dict) -> str:
     """Markdown report."""
     ev = evidence_line(r)
-    lines = ["# planner shift", ""] + [f"**{md(x)}**" if i == 0 else f"- {md(x)}"
-                                       for i, x in enumerate(headline(r))]
+    lines = ["# planner shift", ""] + [f"**{md(x)}**" for x in headline(r)]
     lines += [""] + ([md(_why(r)), ""] if _why(r) else [])
     lines += [md(_source(r)), ""]
     lines += [f"**{md(ev)}.**", ""] if ev else []
@@ -312,15 +311,12 @@ def render_html(r: dict) -> str:
     from planner.report import html as h
 
     rec = r.get("recommended")
-    body = ["<h1>planner shift</h1>", h.lead(headline(r)[:1])]
+    body = ["<h1>planner shift</h1>", h.lead(headline(r))]
     if rec:
         p = rec.get("p_drop")
         body.append("<p>" + h.tag(f"recommended: {rec['label']}",
                                   "over" if p is not None and p >= 0.5 else "buy")
                     + f" <span class=\"sub\">{h.e(rec['why'])}</span></p>")
-        if r.get("checks"):
-            body.append("<ul>" + "".join(f"<li>{h.e(x)}</li>" for x in check_lines(r))
-                        + "</ul>")
     body.append(f"<p class=\"sub\">{h.e(_source(r))}</p>")
     if evidence_line(r):
         body.append(f"<p class=\"tag over\">{h.e(evidence_line(r))}.</p>")
