@@ -284,7 +284,7 @@ def _modes_plot(r: dict) -> bytes | None:
     blocks = ([r["recommended"]] if r.get("recommended") else []) + list(r.get("checks") or [])
     if not blocks:
         return None
-    fig = plots._fig(7.0, max(2.2, 0.45 * len(blocks) + 1.3), left=0.3, bottom=0.25, top=0.9)
+    fig = plots._fig(7.0, max(2.0, 0.4 * len(blocks) + 1.2), left=0.4, bottom=0.25, top=0.92)
     ax = fig.add_subplot()
     for y, b in enumerate(blocks):
         t = b["private_tps"]
@@ -298,7 +298,7 @@ def _modes_plot(r: dict) -> bytes | None:
     ax.set_yticks(range(len(blocks)), [("recommended: " if i == 0 else "check: ")
                                        + b["label"][:38] for i, b in enumerate(blocks)],
                   fontsize=7)
-    ax.invert_yaxis()
+    ax.set_ylim(len(blocks) - 0.4, -0.6)
     ax.set_xlabel(f"private TPS ({100 * r['inputs']['level']:.4g} % interval); dotted: "
                   f"public {pub:.1f}, dashed: {r['inputs']['x_pct']:g} % below", fontsize=8)
     ax.grid(axis="x", alpha=0.3)
