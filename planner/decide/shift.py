@@ -498,7 +498,7 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
         cerr = (min(errs), max(errs)) if errs else None
     rests = shift_rests_on(dt, dt_src, thr, x_pct, level, modes,
                            capture_ratio_draws=ratio if cap_block is not None else None,
-                           content_errors=cerr)
+                           content_errors=cerr, recommended=rec["mode"])
     trust += (f". Recommended: {rec['label']} ({rec['why']})")
     notes = precision_notes(p_drop, mc_se, n_draws, level)
     if notes:

@@ -155,7 +155,8 @@ def _bisect(fn, lo: float, hi: float, it: int = 40) -> float | None:
 
 def shift_rests_on(drafter_tuned: bool, dt_source: str, threshold: float, x_pct: float,
                    level: float, modes: dict, capture_ratio_draws: np.ndarray | None = None,
-                   content_errors: tuple | None = None) -> list[RestsOn]:
+                   content_errors: tuple | None = None,
+                   recommended: str = "official") -> list[RestsOn]:
     """What the shift answer rests on (:class:`planner.results.rests_on.RestsOn` entries).
 
     Parameters
@@ -170,6 +171,8 @@ def shift_rests_on(drafter_tuned: bool, dt_source: str, threshold: float, x_pct:
         Capture mode's ratio draws (for the content-model error entry).
     content_errors : (float, float), optional
         Leave-one-group-out min and max set error of the content model, %.
+    recommended : str
+        The recommended mode (the value of the ``shift_mode`` entry).
 
     Returns
     -------
@@ -236,7 +239,7 @@ def shift_rests_on(drafter_tuned: bool, dt_source: str, threshold: float, x_pct:
     shown = {k: (None if v is None else round(v, 4)) for k, v in modes.items()}
     vals = [v for v in modes.values() if v is not None]
     out.append(RestsOn(
-        "shift_mode", "official" if "capture" not in modes else "see recommended", None,
+        "shift_mode", recommended, None,
         None, "", "official = verifier pairs; proxy = local private-proxy pairs "
         "(private_shift_evidence.json); capture = content model on your captures", None,
         concl, "the modes "

@@ -107,3 +107,23 @@ def test_cli_flags(cli):
                          "--submission", "x-drafterft", "--draws", "1000", "--json")
     assert code == 0, err
     assert json.loads(out)["inputs"]["drafter_tuned"] is False
+
+
+def test_capture_projection_is_recommended_when_it_agrees(tmp_path):
+    """The 57 GPQA prompts of P128 as the private capture (their measured counters: 0.952 of
+    the whole set) against the calibration set: inside the official fit's interval, so the
+    per-submission capture projection is recommended and the official fit is a check."""
+    import gzip
+
+    out = tmp_path / "gpqa.jsonl"
+    with gzip.open("examples/captures/mtp_spec_on_k7_int4_frontier.jsonl.gz", "rt") as fh:
+        recs = [json.loads(ln) for ln in fh if ln.strip()]
+    out.write_text("".join(json.dumps(r) + "\n" for r in recs
+                           if r["id"].startswith("gpqa_diamond")))
+    d = run_shift(400.0, private_capture=str(out), n_draws=2000).to_dict()
+    assert d["ratio"]["point"] == pytest.approx(0.952, abs=0.005)
+    assert d["recommended"]["mode"] == "capture" and "inside" in d["recommended"]["why"]
+    assert [c["mode"] for c in d["checks"]] == ["official", "proxy"]
+    assert d["recommended"]["p_drop"] == d["p_drop"]
+    ro = {x["name"]: x for x in d["rests_on"]}
+    assert ro["shift_mode"]["value"] == "capture"
