@@ -1,9 +1,12 @@
 """``planner shift``: what will a submission score when re-run on the private prompt set?
 
-Projects the private TPS distribution from a public score through the content acceptance
-model (:mod:`models.drafting.acceptance_model`) and the forward cost model, or, without a
-private capture, through the shipped public/private evidence (:mod:`models.drafting.shift`),
-and reports ``P(private < public x (1 - X/100))``.
+Projects the private TPS distribution from a public score three ways -- the fit on the
+official verifier pairs (:mod:`models.drafting.official_shift`), the local proxy pairs
+(:mod:`models.drafting.shift`) and, with captures, the content acceptance model
+(:mod:`models.drafting.acceptance_model`) through the forward cost model -- and reports
+``P(private < public x (1 - X/100))`` for each, one of them recommended
+(:func:`planner.decide.shift_official.recommend`) and what the answer rests on
+(:func:`planner.decide.shift_official.shift_rests_on`).
 """
 
 from __future__ import annotations

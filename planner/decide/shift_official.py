@@ -27,7 +27,7 @@ OFFICIAL_SOURCE = ("models/data/official_private_pairs.csv (8 verifier re-runs, 
                    "models/data/private_shift_evidence.json")
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=64)  # the main fit and the sensitivity refits of rests_on
 def _fit(covariate: bool = True, fixed_cv: float | None = None, tau_scale: float | None = None):
     from models.drafting.official_shift import TAU_SCALE, fit_official
     return fit_official(covariate=covariate, fixed_allocation_cv=fixed_cv,
