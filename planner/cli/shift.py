@@ -11,7 +11,8 @@ import typer
 #: Plain field of :func:`planner.decide.shift.run_shift` -> option of ``planner shift``.
 _OPTIONS = {"public_tps": "--public-tps", "public-tps": "--public-tps", "runs": "--run",
             "x": "--x", "x_pct": "--x", "k": "--k", "level": "--level", "draws": "--draws",
-            "n_draws": "--draws", "seed": "--seed", "evidence": "--evidence"}
+            "n_draws": "--draws", "seed": "--seed", "evidence": "--evidence",
+            "submission": "--submission", "drafter_tuned": "--drafter-tuned"}
 
 
 def register(app: typer.Typer) -> None:
@@ -33,6 +34,15 @@ def register(app: typer.Typer) -> None:
         evidence: Optional[str] = typer.Option(None, "--evidence", help="Without a private "
                                                "capture: official | proxy shipped pairs "
                                                "[default: official]."),
+        submission: Optional[str] = typer.Option(None, "--submission", help="The "
+                                                 "submission's label; 'drafterft' in it "
+                                                 "marks a drafter fine-tuned on public-like "
+                                                 "prompts (the official fit's covariate)."),
+        drafter_tuned: Optional[bool] = typer.Option(None, "--drafter-tuned/--no-drafter-tuned",
+                                                     help="Whether the drafter was fine-tuned "
+                                                     "on public-like prompts (overrides the "
+                                                     "label) [default: from --submission, "
+                                                     "else not tuned]."),
         x: float = typer.Option(5.0, "--x", help="Drop threshold X in %."),
         k: Optional[int] = typer.Option(None, "--k", help="With a private capture: MTP "
                                         "chain depth (1..7) [default: 7]."),
@@ -46,8 +56,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """P(private score more than X % below public): the public-to-private risk.
 
-        Projects the private TPS through the content acceptance model and the cost model
-        (or the shipped public/private pairs)."""
+        One recommended answer (without captures: the fit on the official verifier pairs;
+        with captures: your captures' projection when it agrees with that fit), the other
+        modes as checks, and what the answer rests on (where P crosses 0.5)."""
         from models.errors import ModelInputError
         from planner.cli._options import as_option, command_params
         from planner.errors import InputError
@@ -86,7 +97,8 @@ def register(app: typer.Typer) -> None:
         try:
             res = run_shift(public_tps, runs=runs or None, public_capture=public_capture,
                             private_capture=private_capture, evidence=evidence, x_pct=x, k=k,
-                            level=level, n_draws=draws, seed=seed)
+                            level=level, n_draws=draws, seed=seed, submission=submission,
+                            drafter_tuned=drafter_tuned)
         except ModelInputError as exc:
             raise as_option(exc, _OPTIONS) from None
         emit(res.to_dict(), as_json=as_json, terminal=render_terminal, md=md, html=html,

@@ -1,14 +1,16 @@
 """``planner shift``: what will a submission score when re-run on the private prompt set?
 
-Projects the private TPS distribution from a public score through the content acceptance
-model (:mod:`models.drafting.acceptance_model`) and the forward cost model, or, without a
-private capture, through the shipped public/private evidence (:mod:`models.drafting.shift`),
-and reports ``P(private < public x (1 - X/100))``.
+Projects the private TPS distribution from a public score three ways -- the fit on the
+official verifier pairs (:mod:`models.drafting.official_shift`), the local proxy pairs
+(:mod:`models.drafting.shift`) and, with captures, the content acceptance model
+(:mod:`models.drafting.acceptance_model`) through the forward cost model -- and reports
+``P(private < public x (1 - X/100))`` for each, one of them recommended
+(:func:`planner.decide.shift_official.recommend`) and what the answer rests on
+(:func:`planner.decide.shift_official.shift_rests_on`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Sequence
@@ -16,76 +18,12 @@ from typing import Sequence
 import numpy as np
 
 from planner.errors import InputError
+from planner.decide.shift_official import (fit_summary, official_answer, official_lopo,
+                                           recommend, resolve_drafter_tuned, shift_rests_on)
+from planner.results.shift import SCHEMA, ShiftResult
 
 __all__ = ["ShiftResult", "run_shift", "captures_evidence", "precision_notes", "SCHEMA"]
-
-SCHEMA = "spec-planner/shift/1"
 CALIBRATION_HASH = "43df0c18b56abde3"
-
-
-@dataclass
-class ShiftResult:
-    """Typed result of ``planner shift``.
-
-    Attributes
-    ----------
-    inputs : dict
-        Public score / runs, captures, mode, X, K, level, seed, draws.
-    public : dict
-        Public tokens/forward (``value``, ``source``) and TPS anchor.
-    private : dict
-        Private tokens/forward summary (capture mode) or the evidence used.
-    ratio : dict
-        Private/public TPS ratio: ``point``, ``pi_low``, ``pi_high``.
-    private_tps : dict
-        ``point``, ``pi_low``, ``pi_high`` (TPS).
-    p_drop : float or None
-        ``P(private TPS < public x (1 - X/100))``; None (withheld) when a capture is below
-        the limited evidence floor (``evidence.level == "limited"``).
-    validation : list of dict
-        Held-out checks behind the trust statement.
-    trust : str
-        How far to trust the figure.
-    evidence : dict or None
-        Capture mode: how far the captures support the projection (:func:`captures_evidence`);
-        None in evidence mode (no capture) and in results saved before it existed.
-    p_drop_mc_se : float or None
-        Monte Carlo standard error of ``p_drop``, ``sqrt(p (1 - p) / draws)`` (the draws are
-        independent); 0 when no draw or every draw is below the threshold (the 95 % bound on
-        P is then ``3 / draws``); None when ``p_drop`` is withheld and in results saved
-        before it existed.
-    """
-
-    inputs: dict
-    public: dict
-    private: dict
-    ratio: dict
-    private_tps: dict
-    p_drop: float
-    validation: list
-    trust: str
-    evidence: dict | None = None
-    p_drop_mc_se: float | None = None
-
-    def to_dict(self) -> dict:
-        return {"schema": SCHEMA, "command": "shift", "inputs": self.inputs,
-                "public": self.public, "private": self.private, "ratio": self.ratio,
-                "private_tps": self.private_tps, "p_drop": self.p_drop,
-                "validation": self.validation, "trust": self.trust, "evidence": self.evidence,
-                "p_drop_mc_se": self.p_drop_mc_se}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "ShiftResult":
-        if d.get("schema") != SCHEMA:
-            raise InputError(f"not a saved shift result (schema {d.get('schema')!r})",
-                             field="schema")
-        try:
-            return cls(d["inputs"], d["public"], d["private"], d["ratio"], d["private_tps"],
-                       d["p_drop"], d["validation"], d["trust"], d.get("evidence"),
-                       d.get("p_drop_mc_se"))
-        except KeyError as exc:
-            raise InputError(f"saved shift result lacks {exc.args[0]!r}",
-                             field=str(exc.args[0])) from None
 
 
 def shipped_validation() -> list[dict]:
@@ -203,7 +141,8 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
               public_capture: str | Path | None = None,
               private_capture: str | Path | None = None, evidence: str = "official",
               x_pct: float = 5.0, k: int = 7, level: float = 0.90, n_draws: int = 20000,
-              seed: int = 0, cost_profile: str = "F") -> ShiftResult:
+              seed: int = 0, cost_profile: str = "F", submission: str | None = None,
+              drafter_tuned: bool | None = None) -> ShiftResult:
     """Project a public score onto the private prompt set.
 
     Parameters
@@ -227,10 +166,17 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
         Interval level (default 0.90).
     n_draws : int
     seed : int
+    submission : str, optional
+        The submission's label; ``drafterft`` in it sets the drafter-tuned covariate.
+    drafter_tuned : bool, optional
+        The covariate itself (overrides the label); default not tuned.
 
     Returns
     -------
     ShiftResult
+        Top-level ``ratio`` / ``private_tps`` / ``p_drop`` are the mode run
+        (``private.mode``); ``recommended`` is the one to act on, ``checks`` the others,
+        ``rests_on`` the deciding constants.
 
     Raises
     ------
@@ -271,12 +217,17 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
     step = float(cost.step_ms(k + 1, k))
     base = default_model().curve
     ev = sh.load_evidence()
+    dt, dt_src = resolve_drafter_tuned(submission, drafter_tuned)
+    off_fit = fit_summary(dt, dt_src, level)
+    from models.drafting.official_shift import load_official_pairs
+    off_fit_pairs = load_official_pairs()
     inputs = {"public_tps": public_tps, "runs": list(vals) if runs else None,
               "public_capture": str(public_capture) if public_capture else None,
               "private_capture": str(private_capture) if private_capture else None,
               "evidence": evidence if private_capture is None else None, "x_pct": x_pct,
               "k": k, "level": level, "draws": n_draws, "seed": seed,
-              "cost_profile": cost_profile}
+              "cost_profile": cost_profile, "submission": submission,
+              "drafter_tuned": dt}
     validation: list = []
     ev_caps = None
     if private_capture is not None:
@@ -466,29 +417,108 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
                  "checked against the official public/private pair; prefill and client "
                  "overheads are not modelled")
     else:
-        ratio = sh.evidence_draws(evidence, n_draws, rng, ev=ev)
+        ratio = None  # the mode run is one of the evidence blocks below
+    thr = 1 - x_pct / 100
+    # the evidence modes, always computed: the official fit (recommended without a capture)
+    # and the local proxy pairs (a check)
+    off = official_answer(dt, thr, level, seed=seed)
+    rng_o = np.random.default_rng([seed, 1])
+    off_draws = pub_tps * sh.evidence_draws("official", n_draws, rng_o, ev=ev,
+                                            drafter_tuned=dt)
+    blocks = {"official": {
+        "mode": "official", "label": f"official fit ({off_fit['pairs']} verifier pairs)",
+        "ratio": off["ratio"], "private_tps": _summ(off_draws, level), "p_drop": off["p_drop"],
+        "p_drop_interval": off["p_drop_interval"],
+        "note": (f"ratio of a new submission {'with' if dt else 'without'} a drafter tuned on "
+                 "public-like prompts; leave-one-pair-out: "
+                 f"{off_fit['lopo']['covered']}/{off_fit['lopo']['n']} inside the "
+                 f"{100 * level:.4g} % interval, Brier {off_fit['lopo']['brier']:.3f}")}}
+    rng_p = np.random.default_rng([seed, 2])
+    prox_r = sh.evidence_draws("proxy", n_draws, rng_p, ev=ev)
+    prox_priv = pub_tps * prox_r
+    blocks["proxy"] = {
+        "mode": "proxy", "label": "local private-proxy pairs",
+        "ratio": _summ(prox_r, level), "private_tps": _summ(prox_priv, level),
+        "p_drop": float(np.mean(prox_r < thr)), "p_drop_interval": None,
+        "note": "local proxy prompt sets, harsher than the official private set (the official "
+                "pairs fell 2.7-6.4 %, at or below the low end of the proxy interval)"}
+    if ratio is None:
+        if evidence == "official":
+            ratio, priv = off_draws / pub_tps, off_draws
+        else:
+            ratio, priv = prox_r, prox_priv
         private = {"mode": "evidence", "evidence": evidence,
                    "pairs": [p for p in ev["pairs"] if evidence == "proxy" and
-                             p["kind"] == "proxy" or evidence == "official"]}
+                             p["kind"] == "proxy"] if evidence == "proxy" else
+                   [{"submission": q.submission, "public": q.public, "private": q.private,
+                     "verdict": q.verdict, "drafter_tuned": q.drafter_tuned}
+                    for q in off_fit_pairs]}
         public = {"tokens_per_forward": None, "source": "not needed (TPS ratio evidence)",
                   "tps": anchor, "tps_se": se, "step_ms": step}
-        validation = [{"check": "leave-one-pair-out", **r} for r in sh.validate_pairs(
-            level=level, seed=seed)]
-        trust = ("evidence mode: 'official' rests on ONE official public/private pair "
-                 "(-4.3 %) with the spread borrowed from local proxy pairs; it cannot be "
-                 "checked out of sample. 'proxy' covered 6 of 7 held-out proxy pairs; the "
-                 "proxies are harsher than the real private set (the official pair is "
-                 "outside the proxy interval)")
-    priv = pub_tps * ratio
-    thr = 1 - x_pct / 100
-    p_drop = float(np.mean(priv < pub_tps * thr))
-    mc_se = float(np.sqrt(p_drop * (1 - p_drop) / n_draws))  # binomial, independent draws
+        validation = ([{"check": "official pair, leave-one-pair-out (official mode)",
+                        **_official_row(r)} for r in official_lopo(level)["rows"]]
+                      + [{"check": ("local proxy pair, leave-one-pair-out (proxy mode)"
+                                    if r["kind"] == "proxy" else
+                                    "official pair predicted by the proxy mode"), **r}
+                         for r in sh.validate_pairs(level=level, seed=seed)])
+        lo1, lo0 = off_fit["lopo"], off_fit["lopo_without_covariate"]
+        a_cv, t_sd = off_fit["allocation_cv"], off_fit["shift_sd"]
+        trust = (f"evidence mode: 'official' is fitted on {off_fit['pairs']} official "
+                 "verifier pairs (ratio, allocation noise "
+                 f"{100 * a_cv['mean']:.2f} % per run [{100 * a_cv['low']:.2f}, "
+                 f"{100 * a_cv['high']:.2f}] and submission-to-submission prompt-set shift "
+                 f"{100 * t_sd['mean']:.2f} % separated, drafter-tuned covariate); held out "
+                 f"one pair at a time it covered {lo1['covered']}/{lo1['n']} ratios in its "
+                 f"{100 * level:.4g} % interval, Brier {lo1['brier']:.3f} and log score "
+                 f"{lo1['log_score']:.3f} for P(invalid) against the verdicts (without the "
+                 f"covariate {lo0['brier']:.3f} / {lo0['log_score']:.3f}; a coin 0.250 / "
+                 "-0.693). Nine pairs: the interval of P(invalid) is wide. 'proxy' (local "
+                 "private-proxy pairs) is harsher than the official private set")
+    else:
+        priv = pub_tps * ratio
+    if private["mode"] == "evidence" and evidence == "official":
+        p_drop, mc_se = off["p_drop"], 0.0  # exact: mixture of normals, no Monte Carlo
+    else:
+        p_drop = float(np.mean(priv < pub_tps * thr))
+        mc_se = float(np.sqrt(p_drop * (1 - p_drop) / n_draws))  # binomial, independent
     if ev_caps is not None and ev_caps["level"] != "ok":
         p_drop = mc_se = None  # withheld: too little capture (see ev_caps["note"])
+    cap_block = None
+    if private["mode"] == "capture":
+        cap_block = {"mode": "capture", "label": "your captures (content model)",
+                     "ratio": _summ(ratio, level), "private_tps": _summ(priv, level),
+                     "p_drop": p_drop, "p_drop_interval": None,
+                     "note": "per-submission projection: the content model on your public and "
+                             "private-proxy captures, plus the noise of two allocations"}
+    if private["mode"] == "evidence" and evidence == "proxy":
+        blocks["proxy"]["p_drop"] = p_drop
+    rec, checks = recommend(blocks["official"], blocks["proxy"], cap_block, level)
+    modes = {b["mode"]: b["p_drop"] for b in [blocks["official"], blocks["proxy"]]
+             + ([cap_block] if cap_block else [])}
+    cerr = None
+    if cap_block is not None:
+        errs = [r["error_pct"] for r in validation if "error_pct" in r]
+        cerr = (min(errs), max(errs)) if errs else None
+    rests = shift_rests_on(dt, dt_src, thr, x_pct, level, modes,
+                           capture_ratio_draws=ratio if cap_block is not None else None,
+                           content_errors=cerr, recommended=rec["mode"])
+    trust += (f". Recommended: {rec['label']} ({rec['why']})")
     notes = precision_notes(p_drop, mc_se, n_draws, level)
     if notes:
         trust += ". Precision: " + "; ".join(notes)
     return ShiftResult(inputs=inputs, public=public, private=private,
                        ratio=_summ(ratio, level), private_tps=_summ(priv, level),
                        p_drop=p_drop, validation=validation, trust=trust, evidence=ev_caps,
-                       p_drop_mc_se=mc_se)
+                       p_drop_mc_se=mc_se, recommended=rec, checks=checks,
+                       official_fit=off_fit, rests_on=[x.to_dict() for x in rests])
+
+
+def _official_row(r: dict) -> dict:
+    """A leave-one-pair-out row of the official mode in the validation table's terms
+    (drops in %, positive = private below public)."""
+    return {"config": r["submission"], "kind": "official", "mode": "official",
+            "drafter_tuned": r["drafter_tuned"], "verdict": r["verdict"],
+            "observed_drop_pct": 100 * (1 - r["observed_ratio"]),
+            "predicted_drop_pct": 100 * (1 - r["predicted_ratio"]),
+            "pi_low_pct": 100 * (1 - r["pi_high"]), "pi_high_pct": 100 * (1 - r["pi_low"]),
+            "covered": r["covered"], "p_invalid": r["p_invalid"], "in_sample": False}

@@ -15,13 +15,19 @@ def test_proxy_pairs_leave_one_out_coverage():
     assert len(v) == 7
     assert sum(r["covered"] for r in v) == 6  # the 8-prompt smoke pair (-25 %) misses
     off = [r for r in validate_pairs(seed=0) if r["kind"] == "official"]
-    assert {r["mode"]: r["covered"] for r in off} == {"proxy": False, "official": True}
+    # the proxies miss the official pair (too harsh); the official mode has its own check
+    assert {r["mode"]: r["covered"] for r in off} == {"proxy": False}
+    assert all(r["predicted_drop_pct"] > 10 for r in validate_pairs(seed=0))
 
 
-def test_official_evidence_centres_on_official_drop():
+def test_official_evidence_is_the_fit_on_the_verifier_pairs():
     r = run_shift(481.53, seed=0, n_draws=20000)
-    assert r.ratio["point"] == pytest.approx(460.85 / 481.53, abs=0.005)
-    assert 0.3 < r.p_drop < 0.6
+    # nine official pairs, mean drop about 4 % for a submission without a tuned drafter
+    assert r.ratio["point"] == pytest.approx(0.960, abs=0.003)
+    assert r.p_drop == pytest.approx(0.256, abs=0.01) and r.p_drop_mc_se == 0.0
+    assert r.recommended["mode"] == "official" and r.checks[0]["mode"] == "proxy"
+    lo, hi = r.recommended["p_drop_interval"]
+    assert lo < r.p_drop < hi
     d = r.to_dict()
     assert d["schema"] == "spec-planner/shift/1"
     assert ShiftResult.from_dict(json.loads(json.dumps(d))).to_dict() == d

@@ -104,7 +104,10 @@ def test_cli_small_capture_says_withheld_in_every_format(tmp_path):
     t = _shift("--private-capture", small, "--draws", "2000")
     assert t.returncode == 0, t.stderr
     flat = " ".join(t.stdout.split())
-    assert want in flat and "below public) =" not in flat
+    # the capture's P is withheld (said on its check line); the recommended answer is the
+    # official fit, which does not rest on the capture
+    assert want in flat and "check, your captures (content model): " in flat
+    assert d["recommended"]["mode"] == "official" and "withheld" in d["recommended"]["why"]
     saved = tmp_path / "s.json"
     saved.write_text(p.stdout)
     rep = subprocess.run([sys.executable, "-m", "planner", "report", str(saved)],

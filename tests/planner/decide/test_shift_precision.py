@@ -13,13 +13,22 @@ import pytest
 from planner.decide.shift import ShiftResult, run_shift
 
 
+def test_official_p_is_exact_at_any_draws():
+    """The official fit's P is a mixture-of-normals CDF: no Monte Carlo error, the same at
+    100 and 20,000 draws."""
+    a = run_shift(481.53, n_draws=100, seed=0).to_dict()
+    b = run_shift(481.53, n_draws=20000, seed=3).to_dict()
+    assert a["p_drop"] == b["p_drop"] and a["p_drop_mc_se"] == 0.0
+    assert "second decimal is not supported" not in a["trust"]
+
+
 def test_mc_standard_error_is_binomial_and_said_when_it_hides_the_second_decimal():
-    small = run_shift(481.53, n_draws=100, seed=0).to_dict()
+    small = run_shift(481.53, n_draws=100, seed=0, evidence="proxy", x_pct=15).to_dict()
     p = small["p_drop"]
     assert small["p_drop_mc_se"] == pytest.approx(np.sqrt(p * (1 - p) / 100))
     assert small["p_drop_mc_se"] > 0.04
     assert "second decimal is not supported" in small["trust"]
-    big = run_shift(481.53, n_draws=20000, seed=0).to_dict()
+    big = run_shift(481.53, n_draws=20000, seed=0, evidence="proxy", x_pct=15).to_dict()
     assert big["p_drop_mc_se"] < 0.005
     assert "Precision:" not in big["trust"]  # nothing rounded away at the defaults
     # the two answers of the report differ by about two standard errors, not by a bug
@@ -42,7 +51,7 @@ def test_saved_results_round_trip_and_old_ones_load():
 
 def test_cli_terminal_shows_the_standard_error():
     p = subprocess.run([sys.executable, "-m", "planner", "shift", "--public-tps", "481.53",
-                        "--draws", "100"], capture_output=True, text=True,
+                        "--draws", "100", "--evidence", "proxy", "--x", "15"], capture_output=True, text=True,
                        env={**os.environ, "COLUMNS": "300"})
     assert p.returncode == 0, p.stderr
-    assert "Monte Carlo standard error of 0.0496 at 100 draws" in " ".join(p.stdout.split())
+    assert "Monte Carlo standard error of 0.0466 at 100 draws" in " ".join(p.stdout.split())

@@ -37,7 +37,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 
 #: Golden saved result -> plot images its page holds.
 PAGES = {"budget": 1 + 3 * 10, "verdict_readme": 1, "verdict_quick": 1, "repeats_delta": 2,
-         "repeats_runs": 2, "draft_mtp": 2, "draft_sweep": 1, "calibrate": 0, "shift": 0}
+         "repeats_runs": 2, "draft_mtp": 2, "draft_sweep": 1, "calibrate": 0, "shift": 0,
+         "shift_capture": 1}
 
 
 @pytest.fixture(scope="module")
