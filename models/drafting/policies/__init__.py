@@ -147,6 +147,10 @@ class Policy:
         Cross-parameter check; returns ``(field, message)`` of a violation or None.
     vllm : str
         How vLLM / Hugging Face name it (docs table).
+    synchronous : bool
+        Every step consults a host-side lookup, so the step is charged the cost model's
+        ``sync_factor`` (the walk's synchronous modes: the lookup policies, ``suffix-first``,
+        ``tree``); what re-pricing a result under another sync factor reads.
     """
 
     name: str
@@ -160,6 +164,7 @@ class Policy:
     fill: Callable | None = None
     check: Callable | None = None
     vllm: str = ""
+    synchronous: bool = False
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
