@@ -50,6 +50,10 @@ class DraftResult:
     samples : dict of str to ndarray, shape (B,)
         Bootstrap draws of tokens/forward per policy label (for the plot); not serialised,
         empty after :meth:`from_dict`.
+    rests_on : list of dict
+        What the conclusion rests on: one :class:`planner.results.rests_on.RestsOn` object
+        per deciding constant (JSON key ``rests_on``); empty in results saved before it
+        existed.
     """
 
     capture: dict
@@ -61,6 +65,7 @@ class DraftResult:
     evidence: dict | None = None
     inputs: dict | None = None
     samples: dict = field(default_factory=dict, repr=False, compare=False)
+    rests_on: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """The JSON object (``samples`` left out; ``inputs`` only when recorded)."""
@@ -70,7 +75,7 @@ class DraftResult:
         return {**head, "capture": self.capture, "evidence": self.evidence,
                 "settings": self.settings, "acceptance": self.acceptance,
                 "correlation": self.correlation, "policies": self.policies,
-                "worth_a_run": self.worth_a_run}
+                "worth_a_run": self.worth_a_run, "rests_on": self.rests_on}
 
     @classmethod
     def from_dict(cls, d: dict) -> "DraftResult":
@@ -83,9 +88,12 @@ class DraftResult:
         """
         _check_saved(d, "draft", ("capture", "settings", "acceptance", "correlation",
                                   "policies", "worth_a_run"))
+        from planner.results.rests_on import rests_on_from_list
+
+        rests_on_from_list(d.get("rests_on"))  # validated (one-line error naming the key)
         return cls(d["capture"], d["settings"], d["acceptance"], d["correlation"],
                    d["policies"], d["worth_a_run"], evidence=d.get("evidence"),
-                   inputs=d.get("inputs"))
+                   inputs=d.get("inputs"), rests_on=list(d.get("rests_on") or []))
 
 
 @dataclass(frozen=True)
