@@ -108,7 +108,8 @@ def stack_spread(k: int, reference_tpf: float) -> dict:
 
     Every embedded record measured on P128 with a per-position curve (or histogram) at
     least ``k`` deep, secondary notes left out, gives ``1 + sum(s[:k])`` (a deeper curve cut
-    to ``k``); records of one stack (same ``config``) count once (their mean).
+    to ``k``); records of one stack (same ``config``) count once (their mean), under the id
+    of the stack's deepest record.
 
     Parameters
     ----------
@@ -134,12 +135,15 @@ def stack_spread(k: int, reference_tpf: float) -> dict:
             continue
         if not (rec.get("per_position_acceptance") or rec.get("accept_len_histogram")):
             continue
-        cv = _record_curve(rec)
-        if cv.size < k:
-            continue
         by_cfg.setdefault(rec.get("config", rec["id"]), []).append(
-            (rec["id"], 1.0 + float(cv[:k].sum())))
-    stacks = {v[0][0]: float(np.mean([t for _, t in v])) for v in by_cfg.values()}
+            (rec["id"], _record_curve(rec)))
+    stacks = {}
+    for recs in by_cfg.values():
+        # a stack is named by its deepest record (the same name at every depth)
+        name = max(recs, key=lambda r: r[1].size)[0]
+        tpf = [1.0 + float(cv[:k].sum()) for _, cv in recs if cv.size >= k]
+        if tpf:
+            stacks[name] = float(np.mean(tpf))
     vals = list(stacks.values())
     lo = min(min(vals) / reference_tpf, 1.0) if vals else 1.0
     hi = max(max(vals) / reference_tpf, 1.0) if vals else 1.0

@@ -107,6 +107,9 @@ class WalkContext:
         Cached lookup profile of a lookup policy on the capture.
     gamma_for : callable(lookup, lookup_params, easy_threshold) -> (gamma, note or None)
         Easiness correlation of the hybrids.
+    cache : dict, optional
+        Shared by the walks of one run (the hybrids' fitted easiness curves, which depend on
+        the lookup, not on a hybrid's threshold or tree depth); None: nothing kept.
     """
 
     lengths: Any
@@ -117,6 +120,7 @@ class WalkContext:
     curves: Any
     profile: Callable
     gamma_for: Callable
+    cache: dict | None = None
 
 
 @dataclass(frozen=True)

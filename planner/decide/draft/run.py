@@ -236,12 +236,14 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     all_specs = [baseline] + [p for p in policies if p.label != baseline.label]
     child = rng_root.spawn(len(all_specs) + 1)
     ctx = progress("simulating policies", len(all_specs)) if progress else None
+    walk_cache: dict = {}
     try:
         for sp, ss in zip(all_specs, child):
             # the policy's own walk (its declaration in models.drafting.policies)
             wctx = WalkContext(lengths=lengths, step_ms=cost.step_ms, start=start,
                                mc_reps=mc_reps, rng=np.random.default_rng(ss),
-                               curves=curves_all, profile=profile, gamma_for=gamma_for)
+                               curves=curves_all, profile=profile, gamma_for=gamma_for,
+                               cache=walk_cache)
             res, extra = registry()[sp.name].walk(wctx, dict(sp.params))
             runs.append(_Run(sp, res, extra))
             if ctx:
@@ -434,7 +436,7 @@ def _rests_on(runs, out_pols, cost, stat_shapes, n_boot, boot_seed, boot_groups,
     """The result's ``rests_on`` entries (:func:`planner.decide.draft.sensitivity.rests_on`):
     the run re-priced at the ends of each constant's range on the same bootstrap draws."""
     from planner.decide.draft.reprice import Repricer, policy_sums
-    from planner.decide.draft.sensitivity import _SIZED, Projection, rests_on
+    from planner.decide.draft.sensitivity import SIZED, Projection, rests_on
 
     sums = [policy_sums(r.res, cost, registry()[r.spec.name].synchronous,
                         is_stochastic(r.spec.name)) for r in runs]
@@ -453,7 +455,7 @@ def _rests_on(runs, out_pols, cost, stat_shapes, n_boot, boot_seed, boot_groups,
         return out_pols[i]["worth_a_run"]["gain_tps"]["point"]
 
     proj.at_value = {i: (bool(out_pols[i]["worth_a_run"]["worth"]), gain(i)) for i in cands}
-    pos = sorted((i for i in cands if gain(i) > 0), key=lambda i: -gain(i))[:_SIZED]
+    pos = sorted((i for i in cands if gain(i) > 0), key=lambda i: -gain(i))[:SIZED]
     worth_i = next((i for i in pos if out_pols[i]["worth_a_run"]["worth"]), None)
     at_v = (worth_i is not None, None if worth_i is None else out_pols[worth_i]["label"])
     anchor_source = ("--baseline-tps, the measured TPS of the baseline" if baseline_tps

@@ -40,15 +40,16 @@ import numpy as np
 
 from planner.results.rests_on import RestsOn
 
-__all__ = ["Projection", "rests_on", "NUMERIC", "FLIP_ITERS"]
+__all__ = ["Projection", "rests_on", "NUMERIC", "FLIP_ITERS", "SIZED"]
 
-#: Halvings of the verdict bracket (after the gain-sign bracket): each is one assurance
-#: planner call; 3 gives the flip to 1/8 of the bracket (0.01 of a sync factor).
-FLIP_ITERS = 3
+#: Halvings of a policy's worth-a-run gain threshold (:meth:`Projection.threshold`), each one
+#: assurance-planner call (about 0.1-0.4 s on the shared 2-core VM): 2 give it to 1/8 of the
+#: bracket (+-0.7 TPS on the K=7 example, +-0.003 of a sync factor).
+FLIP_ITERS = 2
+#: Positive-gain policies whose verdict an evaluation checks (the largest gains first).
+SIZED = 2
 #: A list to append (label, gain) of every sizing call to (tests, timing); None: off.
 _TRACE: list | None = None
-#: Positive-gain policies sized per evaluation (the best ones first).
-_SIZED = 2
 
 #: Numeric cost constants: field, label, (low, high), unit, source.
 NUMERIC = (
@@ -137,7 +138,8 @@ class Projection:
     def threshold(self, i: int, g_need: float) -> float:
         """The smallest point gain of candidate ``i`` that is worth a run (the gain the
         assurance planner confirms within the run cap, given this projection's spread),
-        bracketed by :data:`FLIP_ITERS` + 1 sizing calls; +inf when even ``g_need`` is not.
+        bracketed by :data:`FLIP_ITERS` halvings (one sizing call each, plus one at ``g_need``
+        when the run's own verdict does not bound it); +inf when even ``g_need`` is not.
         Found once per policy: every constant moves the verdict through the gain."""
         if i in self._thr and (self._thr[i] < float("inf") or g_need <= self._thr_hi[i]):
             return self._thr[i]
@@ -152,7 +154,7 @@ class Projection:
                 self._thr[i], self._thr_hi[i] = float("inf"), max(g_need, lo)
                 return self._thr[i]
             hi = g_need
-        for _ in range(FLIP_ITERS + 1):
+        for _ in range(FLIP_ITERS):
             m = 0.5 * (lo + hi)
             if self._sized(i, m):
                 hi = m
@@ -163,8 +165,18 @@ class Projection:
 
     def decide(self, g: dict) -> tuple:
         """(worth, label) from the candidates' point gains: the best one whose gain reaches
-        its :meth:`threshold`."""
-        for i in sorted((i for i in g if g[i] > 0), key=lambda i: -g[i]):
+        its :meth:`threshold`, among the :data:`SIZED` largest positive gains (a policy with
+        a smaller gain than two that are not worth a run is taken not to be either: the
+        thresholds of similar projections are alike)."""
+        ref = self.at_value or {}
+        for i in sorted((i for i in g if g[i] > 0), key=lambda i: -g[i])[:SIZED]:
+            if i in ref:  # the run's own verdict bounds it: no sizing needed
+                worth_v, g_v = ref[i]
+                tol = 1e-9 * max(1.0, abs(g_v))  # re-priced gains at the run's constants
+                if worth_v and g[i] >= g_v - tol:
+                    return True, self.labels[i]
+                if not worth_v and g[i] <= g_v + tol:
+                    continue
             if g[i] >= self.threshold(i, g[i]):
                 return True, self.labels[i]
         return False, None
