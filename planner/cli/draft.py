@@ -210,14 +210,18 @@ def register(app: typer.Typer) -> None:
                                          "(int4 stack F) or bf16head"),
         cost_file: Optional[Path] = typer.Option(None, "--cost-file", help=_COST_FILE_HELP),
         sync_factor: Optional[float] = typer.Option(None, "--sync-factor", help="multiplier "
-                                                    "of the whole step time of a "
-                                                    "synchronous step (a host-side lookup "
-                                                    "in the loop: the lookup policies, "
-                                                    "suffix-first, tree) "
+                                                    "of the whole step time (verify + "
+                                                    "drafter + host) of a synchronous step "
+                                                    "(a host-side lookup in the loop: the "
+                                                    "lookup policies, suffix-first, tree) "
                                                     "over the asynchronous one, "
                                                     f"{_sync_range()}; 1 = a sync costs "
-                                                    "nothing (cost model default 1.20, "
-                                                    "measured)"),
+                                                    "nothing. Plausible 1.00-1.26 "
+                                                    "(forward_cost.md s1: serialized vs "
+                                                    "pipelined steps 1.15-1.26x); default "
+                                                    "1.20, their midpoint. The result's "
+                                                    "rests_on says where in that range "
+                                                    "the verdict flips"),
         drafter_ms: Optional[float] = typer.Option(None, "--drafter-ms",
                                                    help="drafter time per draft token, "
                                                    f"{L.STEP_MS.describe()}"),

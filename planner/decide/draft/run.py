@@ -458,7 +458,7 @@ def _rests_on(runs, out_pols, cost, stat_shapes, n_boot, boot_seed, boot_groups,
     pos = sorted((i for i in cands if gain(i) > 0), key=lambda i: -gain(i))[:SIZED]
     worth_i = next((i for i in pos if out_pols[i]["worth_a_run"]["worth"]), None)
     at_v = (worth_i is not None, None if worth_i is None else out_pols[worth_i]["label"])
-    anchor_source = ("--baseline-tps, the measured TPS of the baseline" if baseline_tps
+    anchor_source = ("the measured TPS of the baseline (baseline_tps)" if baseline_tps
                      is not None else "the cost model's absolute TPS (harness efficiency "
                      f"{cost.harness_efficiency} = 455.3 / 480, forward_cost.md s3/s6)")
     acc = {"stack": model.meta.get("stack"), "source": model.source,
