@@ -64,6 +64,7 @@ def draft_overview_plot(policies: Sequence[dict]) -> bytes:
                         else "white", zorder=2)
     ax_t.set_yticks(range(n), [_short(p["label"]) for p in policies], fontsize=7)
     ax_t.invert_yaxis()
+    ax_t.margins(x=0.08)
     ax_t.set_xlabel("projected TPS (95 % bootstrap interval)", fontsize=8)
     ax_f.set_xlabel("tokens / forward", fontsize=8)
     ax_f.tick_params(labelleft=False)

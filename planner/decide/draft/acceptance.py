@@ -58,7 +58,7 @@ def _stack_entry(capture, model, k: int, match, *, own: bool, given: bool = Fals
     if entry["borrowed"]:
         ref = 1.0 + float(np.asarray(model.curve)[:k].sum())
         entry["spread"] = stack_spread(k, ref)
-        entry["note"] = (f"MTP curve borrowed from {rec or model.source} (stack F): the "
+        entry["note"] = (f"borrowed from {rec or model.source} (stack F): the "
                          "capture's stack has no measured MTP record" + why + "; intervals "
                          "widened by the spread between the shipped stacks' curves at K="
                          f"{k} (x{entry['spread']['ratio_low']:.3f} to "

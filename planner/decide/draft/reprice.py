@@ -110,6 +110,7 @@ class Repricer:
         for name, R in stat_shapes:
             self.rep[name] = rng.integers(0, R, size=n_boot) if R > 1 else None
         self._lin: dict = {}
+        self._tot: dict = {}  # point totals per (policy, lam)
 
     def _boot_sum(self, X: np.ndarray, i: int) -> np.ndarray:
         """Sum over each bootstrap replicate's prompts of ``X`` (shape (R, C)) at the
@@ -155,12 +156,15 @@ class Repricer:
         (bootstrap draws shape (B,) or None with ``point_only``, point over all
         replicates)."""
         p = self.sums[i]
-        if point_only and (i, float(lam)) not in self._lin:
-            feats = [p.tokens, p.forwards, p.rows_extra, p.drafter, p.base_units]
-            if lam != 1.0 and p.stochastic:
-                q = p.tokens / np.maximum(p.tokens + (lam - 1.0) * p.mtp_accepted, 1e-12)
-                feats = [feats[0]] + [f * q for f in feats[1:]]
-            tot = [float(f.sum()) for f in feats]
+        key = (i, float(lam))
+        if point_only and key not in self._lin:
+            if key not in self._tot:
+                feats = [p.tokens, p.forwards, p.rows_extra, p.drafter, p.base_units]
+                if lam != 1.0 and p.stochastic:
+                    q = p.tokens / np.maximum(p.tokens + (lam - 1.0) * p.mtp_accepted, 1e-12)
+                    feats = [feats[0]] + [f * q for f in feats[1:]]
+                self._tot[key] = [float(f.sum()) for f in feats]
+            tot = self._tot[key]
             return None, tot[0] / float(self._time(tot, cost, p.sync))
         boot, tot = self._features(i, lam)
         pt = tot[0] / float(self._time(tot, cost, p.sync))

@@ -1,8 +1,8 @@
 """What a draft projection rests on: the deciding constants, their plausible ranges and
 sources, and where in each range the worth-a-run conclusion flips.
 
-The conclusion is the headline's: *worth a run* when some runnable policy (not the
-baseline, not the ``hybrid-max`` upper bound) is worth a run
+The conclusion is the headline's: *worth a run* when the runnable policy (not the baseline,
+not the ``hybrid-max`` upper bound) with the largest projected gain is worth a run
 (:func:`planner.decide.draft.worth.worth_a_run`), else *not worth a run*. For each
 constant the projection is re-priced (:class:`planner.decide.draft.reprice.Repricer`: no
 walk, the same bootstrap draws) at the ends of its range; when the conclusion there differs
@@ -46,8 +46,10 @@ __all__ = ["Projection", "rests_on", "NUMERIC", "FLIP_ITERS", "SIZED"]
 #: assurance-planner call (about 0.1-0.4 s on the shared 2-core VM): 2 give it to 1/8 of the
 #: bracket (+-0.7 TPS on the K=7 example, +-0.003 of a sync factor).
 FLIP_ITERS = 2
-#: Positive-gain policies whose verdict an evaluation checks (the largest gains first).
-SIZED = 2
+#: Positive-gain policies whose verdict an evaluation checks (the largest gains first): 1,
+#: the headline's rule (``worth_a_run.worth`` is the verdict of the runnable policy with the
+#: largest projected gain).
+SIZED = 1
 #: A list to append (label, gain) of every sizing call to (tests, timing); None: off.
 _TRACE: list | None = None
 
@@ -165,9 +167,8 @@ class Projection:
 
     def decide(self, g: dict) -> tuple:
         """(worth, label) from the candidates' point gains: the best one whose gain reaches
-        its :meth:`threshold`, among the :data:`SIZED` largest positive gains (a policy with
-        a smaller gain than two that are not worth a run is taken not to be either: the
-        thresholds of similar projections are alike)."""
+        its :meth:`threshold`, among the :data:`SIZED` largest positive gains (the
+        headline's rule: the verdict of the policy with the largest gain)."""
         ref = self.at_value or {}
         for i in sorted((i for i in g if g[i] > 0), key=lambda i: -g[i])[:SIZED]:
             if i in ref:  # the run's own verdict bounds it: no sizing needed
@@ -237,7 +238,7 @@ def rests_on(proj: Projection, *, at_v: tuple, acceptance: dict, cost_name: str,
     out: list[RestsOn] = []
     concl = _words(*at_v[:2])
     if proj.withheld:
-        concl = "too little evidence (verdict withheld)"
+        return _withheld(proj, acceptance, cost_name, anchor_source)
     syncs = any(proj.rep.sums[i].sync for i in range(len(proj.labels)))
     stoch = bool(proj.ks)
     for fld, label, (lo, hi), unit, src in NUMERIC:
@@ -297,6 +298,30 @@ def rests_on(proj: Projection, *, at_v: tuple, acceptance: dict, cost_name: str,
         None if anchor is None else float(anchor) * 1.05, "TPS", anchor_source, None, concl,
         f"{concl} at any anchor: it scales every TPS figure, and the verdict reads the gain "
         "relative to it (the sizing works on the log scale)"))
+    return out
+
+
+def _withheld(proj: Projection, acceptance: dict, cost_name: str,
+              anchor_source: str) -> list[RestsOn]:
+    """The entries of a result whose verdict is withheld (too little evidence): each
+    constant with its value, range and source, not evaluated."""
+    concl, note = ("too little evidence", "not evaluated: the verdict is withheld (too little "
+                   "evidence)")
+    out = [RestsOn(f, float(getattr(proj.cost, f)), min(lo, float(getattr(proj.cost, f))),
+                   max(hi, float(getattr(proj.cost, f))), unit, src, None, concl, note)
+           for f, _, (lo, hi), unit, src in NUMERIC]
+    st = acceptance.get("stack") or {}
+    out += [RestsOn("cost_profile", str(cost_name), None, None, "",
+                    "models/data/forward_cost.json", None, concl, note),
+            RestsOn("acceptance_curve", st.get("record") or str(acceptance.get("source")),
+                    None, None, "", "models/data/mtp_acceptance.json; " + str(st.get("note", "")),
+                    None, concl, note),
+            RestsOn("prompt_set_model", str(acceptance.get("model")), None, None, "",
+                    "the content model, or the measured per-prompt counters", None, concl,
+                    note),
+            RestsOn("tps_anchor", "model" if proj.baseline_tps is None
+                    else float(proj.baseline_tps), None, None, "TPS", anchor_source, None,
+                    concl, note)]
     return out
 
 

@@ -115,7 +115,8 @@ def rests_on_summary(r: dict) -> str | None:
             e.get("low") is None and e.get("alternatives") and any(
                 str(v).split(" (")[0] != str(e["conclusion"]).split(" (")[0]
                 for v in e["alternatives"].values())]
-    if not r.get("rests_on"):
+    if not r.get("rests_on") or any(str(e.get("note", "")).startswith("not evaluated")
+                                    for e in r["rests_on"]):
         return None
     if not flips and not cats:
         return ("rests on: the conclusion holds over every constant's plausible range "
@@ -218,6 +219,9 @@ def footnotes(r: dict) -> list[str]:
                 seen.add(src)
                 out.append(f"{NOT_FROM_CAPTURE} {p['label']}: not from this capture's own "
                            f"tokens; numbers from {src}.")
+    st = (r.get("acceptance") or {}).get("stack") or {}
+    if st.get("note") and any(_not_from_capture(p) for p in r["policies"]):
+        out.append(f"MTP curve: {st['note']}.")
     if any(p["tokens_per_forward"].get("pi_low") is not None for p in r["policies"]):
         out.append("new prompt set [90 % PI]: prediction interval of tokens/forward on another "
                    "prompt set of this kind (content model; the bootstrap interval when no "
