@@ -398,8 +398,10 @@ def register(app: typer.Typer) -> None:
         html: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML "
                                             "report"),
     ) -> None:
-        """Grid over every drafting family, ranked by projected TPS, with intervals and
-        worth-a-run per row."""
+        """Grid over every drafting family, ranked by projected TPS, with worth-a-run per row.
+
+        Families: pld, vLLM's ngram, suffix, MTP K, suffix-first thresholds, tree depth
+        (docs/drafting.md 'Sweeps over every family')."""
         from models.errors import ModelInputError
         from planner.cli._options import as_option
 

@@ -22,7 +22,8 @@ Constants and plausible ranges (sources: ``../shared/data/forward_cost.md``, cop
   0.44-0.45).
 * ``verify_per_row_ms`` [0.0127, 0.0846] ms: the bf16-head body's flat M=1..16 (s1), stack
   F's 0.038 (s3), the served synchronous verify's linear fit C(M) (s2).
-* ``cost_profile``: each shipped profile's verify/drafter/host/sync numbers.
+* ``cost_profile``: each shipped profile's verify/drafter/host numbers (the sync factor
+  stays the run's: it is its own entry).
 * ``acceptance_curve``: each shipped stack's P128 curve at the policy's K
   (:func:`models.drafting.acceptance_stacks.stack_spread`), applied to first order.
 * ``prompt_set_model``: the content model's 90 % interval of the set's tokens/forward, when
@@ -278,14 +279,13 @@ def rests_on(proj: Projection, *, at_v: tuple, acceptance: dict, cost_name: str,
             continue
         c2 = proj.cost.__class__(**{**_fields(proj.cost), **{
             k: getattr(other, k) for k in ("verify_base_ms", "verify_per_row_ms",
-                                           "drafter_per_token_ms", "host_ms", "sync_factor",
-                                           "sync_add_ms")}})
+                                           "drafter_per_token_ms", "host_ms")}})
         alts[prof] = _words(*proj.conclude(c2, {})[:2])
     flips = [p for p, c in alts.items() if c.split(" (")[0] != concl.split(" (")[0]]
     out.append(RestsOn(
         "cost_profile", str(cost_name), None, None, "",
         "models/data/forward_cost.json (forward_cost.md s1-s3): each profile's verify, "
-        "drafter, host and sync constants", None, concl,
+        "drafter and host constants (the sync factor is its own entry)", None, concl,
         (f"{concl}; under profile {', '.join(flips)}: {alts[flips[0]]}" if flips else
          f"{concl} under every shipped cost profile") if alts else
         f"{concl} (no other profile compared)", alts or None))

@@ -190,6 +190,11 @@ def test_sweep_covers_every_family_with_intervals_and_verdicts():
     assert all(r["params"]["k"] == 3 for r in hybrids)  # the largest MTP K
     assert {e["name"] for e in d["rests_on"]} >= {"sync_factor", "acceptance_curve",
                                                   "cost_profile", "tps_anchor"}
+    p2 = run("draft-sweep", str(SMALL), "--n-values", "2", "--d-values", "8", "--k-values",
+             "2,3", "--ngram-windows", "2-4", "--ngram-k", "3,5", "--suffix-factors", "1",
+             "--thresholds", "2,4", "--tree-depths", "4", "--mc-reps", "5", "--bootstrap",
+             "200", "--json")
+    assert p2.stdout == p.stdout  # seeded: byte-identical
 
 
 def test_draft_sweep_spelled_as_in_the_docs(cli):
