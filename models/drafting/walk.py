@@ -64,11 +64,13 @@ import numpy as np
 from models.errors import ModelInputError
 
 
-__all__ = ["MODES", "WalkResult", "ReplaySummary", "walk", "summarize"]
+__all__ = ["MODES", "SYNC_MODES", "WalkResult", "ReplaySummary", "walk", "summarize"]
 
 MODES = ("mtp", "lookup", "max", "suffix-first", "tree", "ar")
 _STOCHASTIC = ("mtp", "max", "suffix-first", "tree")
 _SYNC = ("lookup", "suffix-first", "tree")  # steps that need the host lookup each step
+#: Modes whose every step is priced synchronous (``sync=True``): what re-pricing reads.
+SYNC_MODES = _SYNC
 
 
 @dataclass

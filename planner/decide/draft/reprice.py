@@ -60,10 +60,17 @@ def policy_sums(res, cost, sync: bool, stochastic: bool) -> PolicySums:
         A walk priced with ``cost`` (``time_ms`` set).
     cost : models.drafting.cost.ForwardCostModel
     sync : bool
-        The policy's steps are synchronous (:attr:`models.drafting.policies.Policy.synchronous`).
+        The policy's steps are synchronous (:attr:`models.drafting.policies.Policy.synchronous`);
+        the walk's own mode (``res.meta["mode"]`` in
+        :data:`models.drafting.walk.SYNC_MODES`) decides when it has one, so a declaration
+        that forgot the flag is still re-priced right.
     stochastic : bool
         MTP-based (its accepted tokens beyond the lookup's come from the MTP chain).
     """
+    from models.drafting.walk import SYNC_MODES
+
+    if "mode" in res.meta:
+        sync = res.meta["mode"] in SYNC_MODES
     F = np.asarray(res.forwards, float)
     R = F.shape[0]
     extra = np.asarray(res.rows, float) - F
