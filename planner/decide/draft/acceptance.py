@@ -32,7 +32,8 @@ def _acceptance_for(capture, k: int, curve: Sequence[float] | None, acceptance: 
                     "not stack F's")
             return own, own.curves_for(capture.ids)[:, :k], note
         match = None  # own stack measured less deep than K: borrow, and say why
-        why = f"; its own stack's record {own.meta['record']} is measured to K={own.k} only"
+        why = (f"; the capture's own stack's record {own.meta['record']} is measured to "
+               f"K={own.k} only")
     else:
         why = ""
     model, cur, note = _acceptance_default(capture, k, curve, acceptance, per_prompt)
@@ -58,8 +59,8 @@ def _stack_entry(capture, model, k: int, match, *, own: bool, given: bool = Fals
     if entry["borrowed"]:
         ref = 1.0 + float(np.asarray(model.curve)[:k].sum())
         entry["spread"] = stack_spread(k, ref)
-        entry["note"] = (f"borrowed from {rec or model.source} (stack F): the "
-                         "capture's stack has no measured MTP record" + why + "; intervals "
+        reason = why[2:] if why else "the capture's stack has no measured MTP record"
+        entry["note"] = (f"borrowed from {rec or model.source} (stack F): {reason}; intervals "
                          "widened by the spread between the shipped stacks' curves at K="
                          f"{k} (x{entry['spread']['ratio_low']:.3f} to "
                          f"x{entry['spread']['ratio_high']:.3f}, "
