@@ -64,11 +64,13 @@ import numpy as np
 from models.errors import ModelInputError
 
 
-__all__ = ["MODES", "WalkResult", "ReplaySummary", "walk", "summarize"]
+__all__ = ["MODES", "SYNC_MODES", "WalkResult", "ReplaySummary", "walk", "summarize"]
 
 MODES = ("mtp", "lookup", "max", "suffix-first", "tree", "ar")
 _STOCHASTIC = ("mtp", "max", "suffix-first", "tree")
 _SYNC = ("lookup", "suffix-first", "tree")  # steps that need the host lookup each step
+#: Modes whose every step is priced synchronous (``sync=True``): what re-pricing reads.
+SYNC_MODES = _SYNC
 
 
 @dataclass
@@ -104,7 +106,11 @@ class WalkResult:
     meta : dict
         ``mode``, ``k``, ``start``, ``n_rep``, ``total_tokens`` (sum L), ``run_cap``,
         ``runs_over_cap`` (steps with ``c - 1 > run_cap``, mean over replicates),
-        ``state_step_frac`` (shape (P,): fraction of steps starting in an easy state).
+        ``state_step_frac`` (shape (P,): fraction of steps starting in an easy state),
+        ``draft_tokens`` (stochastic modes, shape (R, P): GPU drafter tokens summed per
+        lane; 0 for the deterministic modes, whose drafter is a host lookup), which with
+        ``forwards`` and ``rows`` lets a result be re-priced under other cost constants
+        without walking again (:mod:`planner.decide.draft.reprice`).
     step_positions, step_accepted, step_committed, step_proposed, step_match_len : \
 numpy.ndarray or None
         Step trace of a deterministic walk, int32[n_steps] each: start position ``t``, the
@@ -398,6 +404,7 @@ def _walk_stochastic(mode, L, rng, curves, state, lookup, threshold, tree_depth,
     rows = np.zeros(shape)
     over = np.zeros(shape)
     state_steps = np.zeros(shape)
+    draft_tokens = np.zeros(shape)  # GPU drafter tokens d summed per lane (re-costing)
     hist = np.zeros(1, np.int64)
     time_ms = np.zeros(shape) if cost is not None else None
     pidx = np.broadcast_to(np.arange(P), shape)
@@ -460,6 +467,7 @@ def _walk_stochastic(mode, L, rng, curves, state, lookup, threshold, tree_depth,
         over += acc_step > run_cap
         from_l += acc_step * use_l
         rows += M * af
+        draft_tokens += d * af
         h = np.bincount(np.minimum(a, Lb - t)[active])
         if h.size > hist.size:
             hist = np.concatenate([hist, np.zeros(h.size - hist.size, np.int64)])
@@ -473,7 +481,7 @@ def _walk_stochastic(mode, L, rng, curves, state, lookup, threshold, tree_depth,
                             "total_tokens": int(L.sum()), "run_cap": run_cap,
                             "runs_over_cap": float(over.sum() / R),
                             "state_step_frac": state_steps.sum(0)
-                            / np.maximum(forwards.sum(0), 1)})
+                            / np.maximum(forwards.sum(0), 1), "draft_tokens": draft_tokens})
 
 
 def _mtp_chain(L, rng, cv0, K, start, R, run_cap, step_fix) -> WalkResult:
@@ -530,7 +538,8 @@ def _mtp_chain(L, rng, cv0, K, start, R, run_cap, step_fix) -> WalkResult:
                       meta={"mode": "mtp", "k": K, "start": start, "n_rep": R,
                             "total_tokens": int(L.sum()), "run_cap": run_cap,
                             "runs_over_cap": float(over.sum() / R),
-                            "state_step_frac": np.zeros(P) / np.maximum(forwards.sum(0), 1)})
+                            "state_step_frac": np.zeros(P) / np.maximum(forwards.sum(0), 1),
+                            "draft_tokens": K * forwards})
 
 
 def walk(lengths: Sequence[int] | np.ndarray, *, mode: str = "mtp", n_rep: int = 1,

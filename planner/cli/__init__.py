@@ -38,7 +38,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                          "set to buy."),
     "draft": ("draft", "Simulate drafting policies on a capture; project TPS; is it worth a "
                        "run?"),
-    "draft-sweep": ("draft", "Grid over pld n x depth and MTP K, ranked by projected TPS."),
+    "draft-sweep": ("draft", "Grid over every drafting family, ranked by projected TPS, with "
+                             "worth-a-run per row."),
     "report": ("report", "Re-render a saved result; the terminal view when no file option "
                          "is given."),
     "shift": ("shift", "P(private score more than X % below public): the public-to-private "

@@ -210,14 +210,18 @@ def register(app: typer.Typer) -> None:
                                          "(int4 stack F) or bf16head"),
         cost_file: Optional[Path] = typer.Option(None, "--cost-file", help=_COST_FILE_HELP),
         sync_factor: Optional[float] = typer.Option(None, "--sync-factor", help="multiplier "
-                                                    "of the whole step time of a "
-                                                    "synchronous step (a host-side lookup "
-                                                    "in the loop: the lookup policies, "
-                                                    "suffix-first, tree) "
+                                                    "of the whole step time (verify + "
+                                                    "drafter + host) of a synchronous step "
+                                                    "(a host-side lookup in the loop: the "
+                                                    "lookup policies, suffix-first, tree) "
                                                     "over the asynchronous one, "
                                                     f"{_sync_range()}; 1 = a sync costs "
-                                                    "nothing (cost model default 1.20, "
-                                                    "measured)"),
+                                                    "nothing. Plausible 1.00-1.26 "
+                                                    "(forward_cost.md s1: serialized vs "
+                                                    "pipelined steps 1.15-1.26x); default "
+                                                    "1.20, their midpoint. The result's "
+                                                    "rests_on says where in that range "
+                                                    "the verdict flips"),
         drafter_ms: Optional[float] = typer.Option(None, "--drafter-ms",
                                                    help="drafter time per draft token, "
                                                    f"{L.STEP_MS.describe()}"),
@@ -329,19 +333,48 @@ def register(app: typer.Typer) -> None:
         capture: Optional[Path] = typer.Argument(None, help="capture .jsonl(.gz) (as for "
                                                  "planner draft; default the shipped AR "
                                                  "example)"),
+        families: str = typer.Option("pld,ngram,suffix,mtp,suffix-first,tree", "--families",
+                                     help="policy families to sweep, comma list (no spaces) "
+                                     "of pld, ngram, suffix, mtp, suffix-first, tree; the "
+                                     "default grid has 68 rows with plain decoding "
+                                     "(docs/drafting.md 'Sweeps')"),
         n_values: str = typer.Option("1,2,3,4,5", "--n-values", help="pld match windows n, "
                                      f"comma list (no spaces), each {_N_RANGE}"),
         depth_values: str = typer.Option("4,8,12,16,20,24,28,32", "--depth-values",
                                          "--d-values", help="pld draft depths, comma list (no "
                                          f"spaces), each {_DEPTH_RANGE}; --d-values is the "
                                          "old spelling"),
+        ngram_windows: str = typer.Option("1-3,2-4,2-6,3-6", "--ngram-windows", help="ngram "
+                                          "(vLLM's) windows min_n-max_n, comma list, each "
+                                          f"n {_N_RANGE}"),
+        ngram_k: str = typer.Option("3,5,8", "--ngram-k", help="ngram draft tokens k, comma "
+                                    f"list, each {_K_RANGE}"),
+        suffix_depths: str = typer.Option("24", "--suffix-depths", help="suffix draft "
+                                          f"depths (max_spec_tokens), comma list, each "
+                                          f"{_DEPTH_RANGE}; each is its own suffix-tree "
+                                          "replay"),
+        suffix_factors: str = typer.Option("1,2", "--suffix-factors", help="suffix "
+                                           "max_spec_factor values (a draft is at most "
+                                           "factor x the match length), comma list, each in "
+                                           "(0, 16]"),
         k_values: str = typer.Option("1,2,3,4,5,6,7", "--k-values", help="MTP chain depths K, "
                                      f"comma list (no spaces), each {_K_RANGE} (the embedded "
-                                     "stack-F curve, the sweep's only one, is measured to "
-                                     "K=7)"),
+                                     "stack-F curve is measured to K=7); the hybrids use "
+                                     "the largest"),
+        thresholds: str = typer.Option("2,4,8", "--thresholds", help="suffix-first "
+                                       "thresholds (lookup when match_len >= threshold), "
+                                       f"comma list, each {_THRESHOLD_RANGE}"),
+        tree_depths: str = typer.Option("4,8,24", "--tree-depths", help="tree lookup-branch "
+                                        f"depths, comma list, each {_DEPTH_RANGE}"),
+        baseline: str = typer.Option("ar", "--baseline", help="baseline policy every row's "
+                                     "gain and worth-a-run verdict is against (grammar of "
+                                     "planner draft --policy)"),
         baseline_tps: Optional[float] = typer.Option(None, "--baseline-tps", help="measured "
-                                                     f"TPS of AR, {L.TPS.describe()}; "
-                                                     "projections scale it"),
+                                                     f"TPS of the baseline, "
+                                                     f"{L.TPS.describe()}; projections scale "
+                                                     "it"),
+        bootstrap: int = typer.Option(1000, "--bootstrap", help="bootstrap replicates over "
+                                      f"prompts, {L.BOOTSTRAP.describe()}"),
         mc_reps: int = typer.Option(50, "--mc-reps", help="Monte-Carlo replicates of MTP rows, "
                                     f"{L.MC_REPS.describe()}"),
         seed: int = typer.Option(0, "--seed", help=f"random seed, {L.SEED.describe()}"),
@@ -353,6 +386,11 @@ def register(app: typer.Typer) -> None:
                                          "at its first EOS token (ids 1, 106)"),
         cost_profile: str = typer.Option("F", "--cost-profile", help="step-time model: F or "
                                          "bf16head"),
+        sync_factor: Optional[float] = typer.Option(None, "--sync-factor", help="multiplier "
+                                                    "of the whole step time of a "
+                                                    "synchronous step over the asynchronous "
+                                                    f"one, {_sync_range()} (as planner "
+                                                    "draft)"),
         top: int = typer.Option(20, "--top", help="rows shown on the terminal, "
                                 f"{TOP_ROWS.describe()}"),
         as_json: bool = typer.Option(False, "--json", help="print the JSON result"),
@@ -360,7 +398,10 @@ def register(app: typer.Typer) -> None:
         html: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML "
                                             "report"),
     ) -> None:
-        """Grid over pld n x depth and MTP K, ranked by projected TPS."""
+        """Grid over every drafting family, ranked by projected TPS, with worth-a-run per row.
+
+        Families: pld, vLLM's ngram, suffix, MTP K, suffix-first thresholds, tree depth
+        (docs/drafting.md 'Sweeps over every family')."""
         from models.errors import ModelInputError
         from planner.cli._options import as_option
 
@@ -371,34 +412,87 @@ def register(app: typer.Typer) -> None:
         except ModelInputError as exc:  # the sweep's K is --k-values (draft's is --k)
             raise as_option(exc, {**_OPTIONS, "k": "--k-values"}) from None
 
-    def _sweep(capture, n_values, depth_values, k_values, baseline_tps, mc_reps, seed,
-               convention, stop_at_eos, cost_profile, top, as_json, md, html, params=None,
-               **_) -> None:
-        from planner.decide.draft import DRAFT_DEPTH, MTP_K, N_WINDOW, run_sweep, split_items
+    def _sweep(capture, families, n_values, depth_values, ngram_windows, ngram_k,
+               suffix_depths, suffix_factors, k_values, thresholds, tree_depths, baseline, baseline_tps,
+               bootstrap, mc_reps, seed, convention, stop_at_eos, cost_profile, sync_factor,
+               top, as_json, md, html, params=None, **_) -> None:
+        from planner.decide.draft import (DRAFT_DEPTH, LOOKUP_THRESHOLD, MTP_K, N_WINDOW,
+                                          run_sweep, split_items)
+        from planner.decide.draft.sweep import FAMILIES
         from planner.io.limits import check_all
         from planner.report.views.draft_sweep import render_terminal as render_sweep_terminal
         from planner.report.output import emit, guard_outputs, input_record
 
         guard_outputs([("--md", md), ("--html", html)], [capture])
         check_all([("mc_reps", mc_reps, "--mc-reps"), ("seed", seed, "--seed"),
-                   ("baseline_tps", baseline_tps, "--baseline-tps")])
+                   ("baseline_tps", baseline_tps, "--baseline-tps"),
+                   ("bootstrap", bootstrap, "--bootstrap")])
         TOP_ROWS.check(top, field="--top")
+        if sync_factor is not None:
+            from planner.decide.draft.cost_fields import SYNC_FACTOR
 
-        def ints(s: str, fld: str, lim) -> list[int]:
-            vals = [lim.check(x, field=fld) for x in split_items(s, field=fld, what="list")]
+            SYNC_FACTOR.check(sync_factor, field="--sync-factor")
+
+        def once(vals, fld):
             dup = next((v for i, v in enumerate(vals) if v in vals[:i]), None)
             if dup is not None:  # each value is one grid row: twice, it was ranked twice
                 raise InputError(f"{dup} is listed twice; give each value once", field=fld)
             return vals
 
+        def ints(s: str, fld: str, lim) -> list[int]:
+            return once([lim.check(x, field=fld)
+                         for x in split_items(s, field=fld, what="list")], fld)
+
+        def windows(s: str) -> list[tuple]:
+            out = []
+            for item in split_items(s, field="--ngram-windows", what="list"):
+                lo, sep, hi = item.partition("-")
+                if not sep:
+                    raise InputError(f"window {item!r} is not min_n-max_n (e.g. 2-4)",
+                                     field="--ngram-windows")
+                a = N_WINDOW.check(lo, field="--ngram-windows")
+                b = N_WINDOW.check(hi, field="--ngram-windows")
+                if a > b:
+                    raise InputError(f"window {item!r}: min_n > max_n", field="--ngram-windows")
+                out.append((a, b))
+            return once(out, "--ngram-windows")
+
+        def factors(s: str) -> list[float]:
+            out = []
+            for item in split_items(s, field="--suffix-factors", what="list"):
+                f = _number(item, "--suffix-factors", s)
+                if not 0 < f <= 16:
+                    raise InputError(f"max_spec_factor {item!r} outside (0, 16]",
+                                     field="--suffix-factors")
+                out.append(f)
+            return once(out, "--suffix-factors")
+
+        fams = once(split_items(families, field="--families", what="list"), "--families")
+        bad = next((f for f in fams if f not in FAMILIES), None)
+        if bad is not None:
+            raise InputError(f"unknown family {bad!r} (one of {', '.join(FAMILIES)})",
+                             field="--families")
         if convention not in ("reference", "vllm"):
             raise InputError(f"unknown convention {convention!r} (reference or vllm)",
                              field="--convention")
-        result = run_sweep(capture, start=0 if convention == "reference" else 1,
+        if baseline.startswith("="):
+            raise InputError(f"baseline {baseline!r} starts with '='", field="--baseline")
+        base = _policy_specs([baseline], None, None, None, None, None, None, None, None,
+                             "suffix")[0]
+        result = run_sweep(capture, families=fams, baseline=base,
+                           start=0 if convention == "reference" else 1,
                            n_values=ints(n_values, "--n-values", N_WINDOW),
                            depth_values=ints(depth_values, "--depth-values", DRAFT_DEPTH),
-                           k_values=ints(k_values, "--k-values", MTP_K), stop_at_eos=stop_at_eos,
-                           seed=seed, mc_reps=mc_reps, cost_profile=cost_profile,
+                           ngram_windows=windows(ngram_windows),
+                           ngram_k=ints(ngram_k, "--ngram-k", MTP_K),
+                           suffix_depths=ints(suffix_depths, "--suffix-depths", DRAFT_DEPTH),
+                           suffix_factors=factors(suffix_factors),
+                           k_values=ints(k_values, "--k-values", MTP_K),
+                           thresholds=ints(thresholds, "--thresholds", LOOKUP_THRESHOLD),
+                           tree_depths=ints(tree_depths, "--tree-depths", DRAFT_DEPTH),
+                           stop_at_eos=stop_at_eos, seed=seed, mc_reps=mc_reps,
+                           n_boot=bootstrap, cost_profile=cost_profile,
+                           cost_overrides={"sync_factor": sync_factor},
                            baseline_tps=baseline_tps, progress=_progress(not as_json))
 
         emit(result.to_dict(), as_json=as_json, md=md, html=html, inputs=[capture],

@@ -50,6 +50,10 @@ class DraftResult:
     samples : dict of str to ndarray, shape (B,)
         Bootstrap draws of tokens/forward per policy label (for the plot); not serialised,
         empty after :meth:`from_dict`.
+    rests_on : list of dict
+        What the conclusion rests on: one :class:`planner.results.rests_on.RestsOn` object
+        per deciding constant (JSON key ``rests_on``); empty in results saved before it
+        existed.
     """
 
     capture: dict
@@ -61,6 +65,7 @@ class DraftResult:
     evidence: dict | None = None
     inputs: dict | None = None
     samples: dict = field(default_factory=dict, repr=False, compare=False)
+    rests_on: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """The JSON object (``samples`` left out; ``inputs`` only when recorded)."""
@@ -70,7 +75,7 @@ class DraftResult:
         return {**head, "capture": self.capture, "evidence": self.evidence,
                 "settings": self.settings, "acceptance": self.acceptance,
                 "correlation": self.correlation, "policies": self.policies,
-                "worth_a_run": self.worth_a_run}
+                "worth_a_run": self.worth_a_run, "rests_on": self.rests_on}
 
     @classmethod
     def from_dict(cls, d: dict) -> "DraftResult":
@@ -83,9 +88,12 @@ class DraftResult:
         """
         _check_saved(d, "draft", ("capture", "settings", "acceptance", "correlation",
                                   "policies", "worth_a_run"))
+        from planner.results.rests_on import rests_on_from_list
+
+        rests_on_from_list(d.get("rests_on"))  # validated (one-line error naming the key)
         return cls(d["capture"], d["settings"], d["acceptance"], d["correlation"],
                    d["policies"], d["worth_a_run"], evidence=d.get("evidence"),
-                   inputs=d.get("inputs"))
+                   inputs=d.get("inputs"), rests_on=list(d.get("rests_on") or []))
 
 
 @dataclass(frozen=True)
@@ -113,6 +121,23 @@ class SweepResult:
         :func:`capture_evidence` of the capture.
     inputs : dict or None
         Files, options and version, as recorded by the command layer.
+    baseline : str
+        Label of the policy every row's gain and worth-a-run verdict is against.
+    bootstrap : int or None
+        Bootstrap replicates of the intervals (None in results saved before intervals).
+    grid : dict or None
+        ``sizes`` (rows per family) and ``rows`` (all, with plain decoding).
+    rests_on : list of dict
+        What the conclusion rests on (:class:`planner.results.rests_on.RestsOn` objects).
+    worth_a_run : dict or None
+        The sweep's headline verdict (as ``planner draft``'s).
+    acceptance_stack : dict or None
+        Whose stack the MTP curve is (the draft result's ``acceptance.stack``).
+
+    Rows also carry (from this version on) ``label``, ``is_baseline``,
+    ``tokens_per_forward_ci`` and ``projected_tps_ci`` (95 % bootstrap ``[low, high]``),
+    ``gain_tps`` and ``gain_ci`` against the baseline, ``worth``, ``verdict_code``,
+    ``runs_per_arm`` and ``cost_usd`` (None for the baseline row).
     """
 
     capture: str
@@ -125,6 +150,12 @@ class SweepResult:
     rows: list
     evidence: dict | None = None
     inputs: dict | None = None
+    baseline: str = "ar"
+    bootstrap: int | None = None
+    grid: dict | None = None
+    rests_on: list = field(default_factory=list)
+    worth_a_run: dict | None = None
+    acceptance_stack: dict | None = None
 
     def to_dict(self) -> dict:
         """The JSON object (``inputs`` only when recorded)."""
@@ -135,7 +166,10 @@ class SweepResult:
                 "evidence": self.evidence,
                 "baseline_tps": self.baseline_tps, "cost_model": self.cost_model,
                 "seed": self.seed, "mc_replicates": self.mc_replicates,
-                "acceptance": self.acceptance, "rows": self.rows}
+                "acceptance": self.acceptance, "acceptance_stack": self.acceptance_stack,
+                "baseline": self.baseline, "bootstrap": self.bootstrap, "grid": self.grid,
+                "worth_a_run": self.worth_a_run, "rows": self.rows,
+                "rests_on": self.rests_on}
 
     @classmethod
     def from_dict(cls, d: dict) -> "SweepResult":
@@ -149,8 +183,14 @@ class SweepResult:
         keys = ("capture", "n_prompts", "baseline_tps", "cost_model", "seed", "mc_replicates",
                 "acceptance", "rows")
         _check_saved(d, "draft-sweep", keys)
+        from planner.results.rests_on import rests_on_from_list
+
+        rests_on_from_list(d.get("rests_on"))
         return cls(**{k: d[k] for k in keys}, evidence=d.get("evidence"),
-                   inputs=d.get("inputs"))
+                   inputs=d.get("inputs"), baseline=d.get("baseline", "ar"),
+                   bootstrap=d.get("bootstrap"), grid=d.get("grid"),
+                   rests_on=list(d.get("rests_on") or []), worth_a_run=d.get("worth_a_run"),
+                   acceptance_stack=d.get("acceptance_stack"))
 
 
 def _check_saved(d: dict, command: str, keys: Sequence[str]) -> None:

@@ -107,6 +107,9 @@ class WalkContext:
         Cached lookup profile of a lookup policy on the capture.
     gamma_for : callable(lookup, lookup_params, easy_threshold) -> (gamma, note or None)
         Easiness correlation of the hybrids.
+    cache : dict, optional
+        Shared by the walks of one run (the hybrids' fitted easiness curves, which depend on
+        the lookup, not on a hybrid's threshold or tree depth); None: nothing kept.
     """
 
     lengths: Any
@@ -117,6 +120,7 @@ class WalkContext:
     curves: Any
     profile: Callable
     gamma_for: Callable
+    cache: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -147,6 +151,10 @@ class Policy:
         Cross-parameter check; returns ``(field, message)`` of a violation or None.
     vllm : str
         How vLLM / Hugging Face name it (docs table).
+    synchronous : bool
+        Every step consults a host-side lookup, so the step is charged the cost model's
+        ``sync_factor`` (the walk's synchronous modes: the lookup policies, ``suffix-first``,
+        ``tree``); what re-pricing a result under another sync factor reads.
     """
 
     name: str
@@ -160,6 +168,7 @@ class Policy:
     fill: Callable | None = None
     check: Callable | None = None
     vllm: str = ""
+    synchronous: bool = False
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)

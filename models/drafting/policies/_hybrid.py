@@ -72,15 +72,43 @@ def walker(kind: str):
         batch = ctx.profile(lk_name, lk_params).profiles()
         lists = ([p.accept_len for p in batch], [p.match_len for p in batch],
                  [p.proposed for p in batch])
-        res = run_hybrid(kind, ctx.lengths, ctx.curves[:, :k], lists, n_rep=ctx.mc_reps,
-                         seed=ctx.rng, threshold=thr, tree_depth=prm.get("tree_depth"),
-                         gamma=g, easy_threshold=easy_thr, cost=ctx.step_ms, start=ctx.start)
+        if ctx.cache is None or g == 0:
+            res = run_hybrid(kind, ctx.lengths, ctx.curves[:, :k], lists, n_rep=ctx.mc_reps,
+                             seed=ctx.rng, threshold=thr, tree_depth=prm.get("tree_depth"),
+                             gamma=g, easy_threshold=easy_thr, cost=ctx.step_ms,
+                             start=ctx.start)
+        else:
+            res = _cached_hybrid(ctx, kind, k, lk_name, lk_params, lists, thr, easy_thr, g,
+                                 prm.get("tree_depth"))
         extra = {"gamma": g, "easy_threshold": easy_thr, "threshold": thr}
         if gnote:
             extra["correlation_note"] = gnote
         return res, extra
 
     return _walk
+
+
+def _cached_hybrid(ctx, kind, k, lk_name, lk_params, lists, thr, easy_thr, g, tree_depth):
+    """:func:`models.drafting.hybrid.run_hybrid` with the easiness state and its fitted
+    (hard, easy) curves kept in ``ctx.cache``: they depend on the lookup, the easiness
+    threshold, gamma and K, not on the hybrid's own threshold or tree depth, so a sweep over
+    those fits them once (the same numbers, step for step: tested against run_hybrid)."""
+    import numpy as np
+
+    from models.drafting.hybrid import easiness_state, fit_conditioned
+    from models.drafting.walk import walk
+
+    key = ("hybrid-fit", k, lk_name, repr(sorted(lk_params.items())), easy_thr, g, ctx.start)
+    if key not in ctx.cache:
+        state = easiness_state(lists[1], lists[2], easy_thr)
+        ctx.cache[key] = (state, fit_conditioned(ctx.lengths, np.asarray(
+            ctx.curves[:, :k], float), state, g, start=ctx.start))
+    state, cv = ctx.cache[key]
+    res = walk(ctx.lengths, mode=kind, n_rep=ctx.mc_reps, seed=ctx.rng, curves=cv, state=state,
+               lookup=lists, threshold=thr, tree_depth=tree_depth, cost=ctx.step_ms,
+               start=ctx.start)
+    res.meta.update(gamma=g, easy_threshold=easy_thr, threshold=thr, tree_depth=tree_depth)
+    return res
 
 
 def lookup_of(params: dict):

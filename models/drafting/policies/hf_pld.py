@@ -19,4 +19,4 @@ POLICY = Policy(
            ("D", "prompt_lookup_num_tokens", "num_speculative_tokens"), "draft tokens per step")),
     lambda ctx, p: lookup_walk(ctx, "hf-pld", p),
     aliases=("hf-prompt-lookup", "spec-bench-pld"), drafter=_drafter,
-    vllm="HF generate(prompt_lookup_num_tokens=, max_matching_ngram_size=)")
+    vllm="HF generate(prompt_lookup_num_tokens=, max_matching_ngram_size=)", synchronous=True)

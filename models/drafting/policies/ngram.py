@@ -17,4 +17,4 @@ POLICY = Policy(
     (MIN_N, MAX_N, Param("k", 5, False, MTP_K, ("K", "num_speculative_tokens"),
                          "draft tokens per step")),
     lambda ctx, p: lookup_walk(ctx, "ngram", p), default=True, drafter=_drafter,
-    check=check_windows, vllm="method=ngram")
+    check=check_windows, vllm="method=ngram", synchronous=True)

@@ -15,4 +15,5 @@ POLICY = Policy(
     "draft depth tokens (n, depth)",
     (N, depth(24, shown=True)), lambda ctx, p: lookup_walk(ctx, "pld", p),
     aliases=("prompt-lookup",), default=True, drafter=_drafter,
-    vllm="method=ngram-like prompt lookup of the reference replay (n, num_speculative_tokens)")
+    vllm="method=ngram-like prompt lookup of the reference replay (n, num_speculative_tokens)",
+    synchronous=True)

@@ -21,4 +21,5 @@ def _drafter(p: dict):
 POLICY = Policy(
     "suffix", "vLLM method=suffix, SuffixDecoding (depth = num_speculative_tokens, ...)",
     (depth(24), *SUFFIX_OPTIONS), lambda ctx, p: lookup_walk(ctx, "suffix", p),
-    default=True, drafter=_drafter, vllm="method=suffix (suffix_decoding_*)")
+    default=True, drafter=_drafter, vllm="method=suffix (suffix_decoding_*)",
+    synchronous=True)

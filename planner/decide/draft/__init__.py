@@ -11,7 +11,10 @@ Modules (one concept each; the package's public names are theirs, imported on fi
 * :mod:`.acceptance`  -- MTP acceptance of a capture's prompts (curve, counters, content
   model).
 * :mod:`.run`         -- :func:`run_draft`.
-* :mod:`.sweep`       -- :func:`run_sweep`.
+* :mod:`.sweep`       -- :func:`run_sweep`: a grid over every policy family as one draft.
+* :mod:`.reprice`     -- a run re-priced under other cost constants / MTP acceptance, on
+  the same bootstrap draws (no walk again).
+* :mod:`.sensitivity` -- ``rests_on``: the deciding constants, ranges, sources, flip points.
 
 Result types live in :mod:`planner.results.draft`.
 """
@@ -29,7 +32,7 @@ _HOME = {
                      "PolicySpec", "default_policies", "default_specs", "parse_policy",
                      "policy_help", "validate_policy"), "policy"),
     "run_draft": "run",
-    "run_sweep": "sweep",
+    **dict.fromkeys(("run_sweep", "DEFAULT_GRID", "FAMILIES", "grid_specs"), "sweep"),
     **dict.fromkeys(("SIZING_SIMS", "model_spread_draws", "worth_a_run"), "worth"),
 }
 _ELSEWHERE = {"LIST_GRAMMAR": "planner.io._parse", "split_items": "planner.io._parse",
@@ -55,4 +58,5 @@ __all__ = ["PolicySpec", "parse_policy", "validate_policy", "default_policies",
            "DraftResult", "SweepResult", "DRAFT_SCHEMA", "SWEEP_SCHEMA",
            "default_capture_path", "capture_name", "EMBEDDED_CAPTURE", "LIST_GRAMMAR",
            "split_items", "EVIDENCE_FLOORS", "capture_evidence", "N_WINDOW", "DRAFT_DEPTH",
-           "MTP_K", "LOOKUP_THRESHOLD", "COST_FIELD_LIMITS", "SYNC_FACTOR", "check_cost_field"]
+           "MTP_K", "LOOKUP_THRESHOLD", "COST_FIELD_LIMITS", "SYNC_FACTOR", "check_cost_field",
+           "DEFAULT_GRID", "FAMILIES", "grid_specs"]

@@ -11,6 +11,71 @@ from planner.errors import InputError
 
 def _acceptance_for(capture, k: int, curve: Sequence[float] | None, acceptance: str | None,
                     per_prompt: str | None):
+    """(model, curves (P, k), note) of a capture's MTP acceptance; ``model.meta["stack"]``
+    says whose stack the curve is (:func:`_stack_entry`).
+
+    Without ``--curve``: a capture recognised as a shipped capture of a stack with its own
+    measured record (:func:`models.drafting.acceptance_stacks.match_stack`) reads that
+    record's curve; stack-F captures read the default record with its per-prompt counters;
+    any other capture borrows the default stack-F curve (and says so)."""
+    from models.drafting.acceptance import DEFAULT_RECORD, record_model
+    from models.drafting.acceptance_stacks import match_stack
+
+    match = match_stack(capture) if curve is None and acceptance is None else None
+    if match is not None and match.record not in (None, DEFAULT_RECORD):
+        own = record_model(match.record)
+        if k <= own.k:
+            own.meta["model"] = f"the capture's own stack's measured curve ({match.record})"
+            own.meta["stack"] = _stack_entry(capture, own, k, match, own=True)
+            note = (f"capture recognised (by {match.how}) as {match.capture}: MTP acceptance "
+                    f"from its own stack's measured curve {match.record} ({match.stack}), "
+                    "not stack F's")
+            return own, own.curves_for(capture.ids)[:, :k], note
+        match = None  # own stack measured less deep than K: borrow, and say why
+        why = (f"; the capture's own stack's record {own.meta['record']} is measured to "
+               f"K={own.k} only")
+    else:
+        why = ""
+    model, cur, note = _acceptance_default(capture, k, curve, acceptance, per_prompt)
+    own_f = match is not None and match.record == DEFAULT_RECORD
+    model.meta["stack"] = _stack_entry(capture, model, k, match, own=own_f,
+                                       given=curve is not None or acceptance is not None,
+                                       why=why)
+    return model, cur, note
+
+
+def _stack_entry(capture, model, k: int, match, *, own: bool, given: bool = False,
+                 why: str = "") -> dict:
+    """The acceptance JSON's ``stack`` entry: whose curve it is, and for a borrowed curve the
+    spread between the shipped stacks' curves at depth ``k``
+    (:func:`models.drafting.acceptance_stacks.stack_spread`) by which intervals widen."""
+    from models.drafting.acceptance_stacks import stack_spread
+
+    rec = model.meta.get("record")
+    entry = {"record": rec, "own": bool(own), "borrowed": not own and not given,
+             "given": bool(given), "capture": None if match is None else match.capture,
+             "matched_by": None if match is None else match.how,
+             "stack": None if match is None else match.stack}
+    if entry["borrowed"]:
+        ref = 1.0 + float(np.asarray(model.curve)[:k].sum())
+        entry["spread"] = stack_spread(k, ref)
+        reason = why[2:] if why else "the capture's stack has no measured MTP record"
+        entry["note"] = (f"borrowed from {rec or model.source} (stack F): {reason}; intervals "
+                         "widened by the spread between the shipped stacks' curves at K="
+                         f"{k} (x{entry['spread']['ratio_low']:.3f} to "
+                         f"x{entry['spread']['ratio_high']:.3f}, "
+                         f"{entry['spread']['n_stacks']} stacks)")
+    elif own:
+        entry["note"] = (f"the capture's own stack ({match.stack}): measured curve {rec}"
+                         + (" with stack F's per-prompt counters" if
+                            model.prompt_curves is not None else ""))
+    else:
+        entry["note"] = f"curve given by the user ({model.source})"
+    return entry
+
+
+def _acceptance_default(capture, k: int, curve: Sequence[float] | None,
+                        acceptance: str | None, per_prompt: str | None):
     from models.drafting.acceptance import load_acceptance, per_prompt_counters
 
     model = load_acceptance(acceptance, curve=curve)

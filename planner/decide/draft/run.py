@@ -55,18 +55,25 @@ class _Run:
     extra: dict = field(default_factory=dict)
 
 
-def _by_prompt(stats: dict, groups, cluster: np.ndarray) -> tuple[dict, list | None]:
-    """Each statistic's per-record columns summed per distinct prompt (``cluster``, shape
-    (P,), values 0..C-1 by first appearance); the group of each distinct prompt is its
-    first record's. Returns (stats with shape (R, C) / (C,), groups of length C or None)."""
+def _cluster_agg(cluster: np.ndarray):
+    """(agg, first): ``agg(a)`` sums the last axis of ``a`` per distinct prompt
+    (``cluster``, shape (P,), values 0..C-1 by first appearance); ``first`` the first record
+    of each."""
     order = np.argsort(cluster, kind="stable")
     starts = np.flatnonzero(np.r_[True, np.diff(cluster[order]) != 0])
-    first = order[starts]
 
     def agg(a):
         a = np.asarray(a, float)
         return np.add.reduceat(a[..., order], starts, axis=-1)
 
+    return agg, order[starts]
+
+
+def _by_prompt(stats: dict, groups, cluster: np.ndarray) -> tuple[dict, list | None]:
+    """Each statistic's per-record columns summed per distinct prompt (``cluster``, shape
+    (P,), values 0..C-1 by first appearance); the group of each distinct prompt is its
+    first record's. Returns (stats with shape (R, C) / (C,), groups of length C or None)."""
+    agg, first = _cluster_agg(cluster)
     out = {k: (agg(n), agg(d)) for k, (n, d) in stats.items()}
     return out, ([groups[i] for i in first] if groups else None)
 
@@ -229,12 +236,14 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     all_specs = [baseline] + [p for p in policies if p.label != baseline.label]
     child = rng_root.spawn(len(all_specs) + 1)
     ctx = progress("simulating policies", len(all_specs)) if progress else None
+    walk_cache: dict = {}
     try:
         for sp, ss in zip(all_specs, child):
             # the policy's own walk (its declaration in models.drafting.policies)
             wctx = WalkContext(lengths=lengths, step_ms=cost.step_ms, start=start,
                                mc_reps=mc_reps, rng=np.random.default_rng(ss),
-                               curves=curves_all, profile=profile, gamma_for=gamma_for)
+                               curves=curves_all, profile=profile, gamma_for=gamma_for,
+                               cache=walk_cache)
             res, extra = registry()[sp.name].walk(wctx, dict(sp.params))
             runs.append(_Run(sp, res, extra))
             if ctx:
@@ -253,6 +262,7 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
         # repeated records: resample distinct prompts with all their copies (a cluster
         # bootstrap), so a capture repeated k times keeps the intervals of its prompts
         stats, boot_groups = _by_prompt(stats, groups, cap.prompt_cluster)
+    stat_shapes = [(k, np.atleast_2d(n).shape[0]) for k, (n, _) in stats.items()]
     boot = bootstrap_ratios(stats, n_boot=n_boot, seed=np.random.default_rng(child[-1]),
                             groups=boot_groups)
     base_rate = boot["rate0"]
@@ -280,6 +290,9 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
                        else f"CV {100 * noise_cv:.3f} %")
     out_pols = []
     samples = {}
+    widen: dict = {}
+    stack = model.meta.get("stack") or {}
+    spread_k = (stack.get("spread") or {}) if stack.get("borrowed") else {}
     for i, r in enumerate(runs):
         res = r.res
         tpf_pt = res.tokens_per_forward()
@@ -320,9 +333,14 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
             if is_stochastic(baseline.name):
                 spread = None  # the baseline shares the model's error: the gain does not
             else:
+                widen[i] = wide / tps_s
                 gain_s = wide - base_s
                 spread.update(gain_pi_low=spread["tps_pi_low"] - anchor,
                               gain_pi_high=spread["tps_pi_high"] - anchor)
+        if spread_k and is_stochastic(r.spec.name):
+            _borrowed_widening(tpf, None if is_base or is_stochastic(baseline.name)
+                               else tps_sum, float(tps_pt), spread_k,
+                               res.frac_tokens_from_lookup())
         war = None if is_base else worth_a_run(
             gain_s, sigma, point=gain_pt, baseline_tps=anchor, prior=run_prior, cost=run_cost,
             cap=run_cap, seed=seed, model_spread=spread, noise_draws=noise_draws)
@@ -370,6 +388,9 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
         verdict = (f"best projected: {best['label']}{mark}, {best['worth_a_run']['verdict']}; "
                    + (_headline_row(cands, runnable_form=True)[2] if head is not None
                       else "no runnable policy given"))
+    rests = _rests_on(runs, out_pols, cost, stat_shapes, n_boot, child[-1], boot_groups,
+                      cap, baseline_tps, noise, noise_cv, noise_draws, run_prior, run_cost,
+                      run_cap, seed, widen, evidence, model)
     return DraftResult(
         capture={"path": capture_name(capture_path), "n_prompts": len(cap), "n_tokens": int(lengths.sum()),
                  "stop_at_eos": stop_at_eos, "eos_tokens_removed": cap.eos_tokens_removed,
@@ -392,7 +413,8 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
                     "per_prompt": model.meta.get("per_prompt"), "note": pp_note,
                     "model": model.meta.get("model", "curve (no per-prompt model)"),
                     "content_model": (model.meta["content"].model
-                                      if "content" in model.meta else None)},
+                                      if "content" in model.meta else None),
+                    "stack": model.meta.get("stack")},
         correlation=corr_info,
         policies=out_pols,
         worth_a_run=None if best is None else {
@@ -404,7 +426,66 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
             "headline_policy": None if head is None else head["label"],
             "basis": basis},
         samples=samples,
+        rests_on=[e.to_dict() for e in rests],
     )
+
+
+def _rests_on(runs, out_pols, cost, stat_shapes, n_boot, boot_seed, boot_groups, cap,
+              baseline_tps, noise, noise_cv, noise_draws, run_prior, run_cost, run_cap, seed,
+              widen, evidence, model) -> list:
+    """The result's ``rests_on`` entries (:func:`planner.decide.draft.sensitivity.rests_on`):
+    the run re-priced at the ends of each constant's range on the same bootstrap draws."""
+    from planner.decide.draft.reprice import Repricer, policy_sums
+    from planner.decide.draft.sensitivity import SIZED, Projection, rests_on
+
+    sums = [policy_sums(r.res, cost, registry()[r.spec.name].synchronous,
+                        is_stochastic(r.spec.name)) for r in runs]
+    agg = _cluster_agg(cap.prompt_cluster)[0] if cap.prompt_cluster is not None else None
+    rep = Repricer(sums, stat_shapes, n_boot, boot_seed, boot_groups, agg)
+    cands = [i for i, p in enumerate(out_pols) if not p["is_baseline"] and not p["upper_bound"]]
+    sigma_at = (lambda a: noise_cv * a) if noise.from_prior else noise.sigma_at
+    proj = Projection(rep, cost, [p["label"] for p in out_pols], [r.spec.name for r in runs],
+                      cands, baseline_tps, sigma_at, noise_draws, run_prior, run_cost,
+                      run_cap, seed, widen=widen, withheld=evidence["level"] != "ok",
+                      ks={i: r.spec.params.get("k", 7) for i, r in enumerate(runs)
+                          if is_stochastic(r.spec.name)},
+                      curve=model.curve, content=model.meta.get("content"))
+    # the run's own conclusion, as the re-evaluations form it (best positive gains first)
+    def gain(i):
+        return out_pols[i]["worth_a_run"]["gain_tps"]["point"]
+
+    proj.at_value = {i: (bool(out_pols[i]["worth_a_run"]["worth"]), gain(i)) for i in cands}
+    pos = sorted((i for i in cands if gain(i) > 0), key=lambda i: -gain(i))[:SIZED]
+    worth_i = next((i for i in pos if out_pols[i]["worth_a_run"]["worth"]), None)
+    at_v = (worth_i is not None, None if worth_i is None else out_pols[worth_i]["label"])
+    anchor_source = ("the measured TPS of the baseline (baseline_tps)" if baseline_tps
+                     is not None else "the cost model's absolute TPS (harness efficiency "
+                     f"{cost.harness_efficiency} = 455.3 / 480, forward_cost.md s3/s6)")
+    acc = {"stack": model.meta.get("stack"), "source": model.source,
+           "model": model.meta.get("model", "curve (no per-prompt model)")}
+    return rests_on(proj, at_v=at_v, acceptance=acc, cost_name=cost.name,
+                    anchor_source=anchor_source)
+
+
+def _borrowed_widening(tpf: dict, tps: dict | None, tps_pt: float, spread: dict,
+                       frac_lookup: float) -> None:
+    """Widen a row's new-prompt-set 90 % interval (in place) when its MTP curve is borrowed
+    from another stack: the MTP share of its tokens/forward (1 - the lookup share) moves by
+    the spread between the shipped stacks' curves at its K (``spread['ratio_low']`` ..
+    ``spread['ratio_high']``, :func:`models.drafting.acceptance_stacks.stack_spread`); the
+    TPS interval (``tps``, None for the baseline or an MTP baseline sharing the curve)
+    follows through the same cost model."""
+    share = max(0.0, 1.0 - float(frac_lookup))
+    lo = 1.0 + (spread["ratio_low"] - 1.0) * share
+    hi = 1.0 + (spread["ratio_high"] - 1.0) * share
+    pl = tpf["pi_low"] if tpf.get("pi_low") is not None else tpf["ci_low"]
+    ph = tpf["pi_high"] if tpf.get("pi_high") is not None else tpf["ci_high"]
+    tpf.update(pi_low=float(pl * lo), pi_high=float(ph * hi),
+               stack_spread={"ratio_low": lo, "ratio_high": hi})
+    if tps is not None and tpf["point"] > 0:
+        tl = tps["pi_low"] if tps.get("pi_low") is not None else tps["ci_low"]
+        th = tps["pi_high"] if tps.get("pi_high") is not None else tps["ci_high"]
+        tps.update(pi_low=float(tl * lo), pi_high=float(th * hi))
 
 
 def _headline_row(cands: list, runnable_form: bool = False) -> tuple:

@@ -14,7 +14,8 @@ from typing import NotRequired, TypedDict
 
 from planner.report.escape import md, term
 
-__all__ = ["SCHEMA", "POLICY_HEADERS", "VLLM_HEADERS", "NOT_FROM_CAPTURE", "policy_rows",
+__all__ = ["SCHEMA", "POLICY_HEADERS", "VLLM_HEADERS", "RESTS_ON_HEADERS", "NOT_FROM_CAPTURE",
+           "rests_on_rows", "rests_on_summary", "policy_rows",
            "vllm_rows", "headline", "settings_line", "footnotes", "evidence_line",
            "extrapolation_line", "render_terminal", "render_markdown", "render_html",
            "markdown_plot", "md_table", "rich_table", "console"]
@@ -69,6 +70,7 @@ class SCHEMA(TypedDict):
     settings: _Settings
     policies: list[_Policy]
     worth_a_run: NotRequired[_Worth | None]
+    rests_on: NotRequired[list[dict[str, object]]]
 
 
 POLICY_HEADERS = ["policy", "tokens/forward [95 %]", "new prompt set [90 % PI]",
@@ -78,6 +80,48 @@ VLLM_HEADERS = ["policy", "convention", "drafts", "draft tokens", "accepted",
                 "draft acceptance rate", "mean acceptance length",
                 "per-position acceptance rate"]
 _POSITIONS_SHOWN = 8
+RESTS_ON_HEADERS = ["constant", "value", "plausible range", "flips at", "what it means",
+                    "source"]
+
+
+def _val(x) -> str:
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return str(x)
+
+
+def rests_on_rows(r: dict) -> list[list[str]]:
+    """One row of :data:`RESTS_ON_HEADERS` per constant of the result's ``rests_on``
+    (:class:`planner.results.rests_on.RestsOn` objects); none for results saved before it."""
+    out = []
+    for e in r.get("rests_on") or []:
+        rng = ("-" if e.get("low") is None or e.get("high") is None else
+               f"[{_val(e['low'])}, {_val(e['high'])}]" + (f" {e['unit']}" if e.get("unit")
+                                                          else ""))
+        alts = e.get("alternatives") or {}
+        if e.get("low") is None and alts:
+            rng = "; ".join(f"{k}: {v}" for k, v in alts.items())
+        out.append([e["name"], _val(e["value"]), rng,
+                    "-" if e.get("flip_at") is None else _val(e["flip_at"]), e["note"],
+                    e["source"]])
+    return out
+
+
+def rests_on_summary(r: dict) -> str | None:
+    """One line under the headline: the constants whose range holds a flip point (None when
+    the conclusion holds over every range, or the result has no ``rests_on``)."""
+    flips = [e for e in r.get("rests_on") or [] if e.get("flip_at") is not None]
+    cats = [e for e in r.get("rests_on") or [] if e.get("flip_at") is None and
+            e.get("low") is None and e.get("alternatives") and any(
+                str(v).split(" (")[0] != str(e["conclusion"]).split(" (")[0]
+                for v in e["alternatives"].values())]
+    if not r.get("rests_on") or any(str(e.get("note", "")).startswith("not evaluated")
+                                    for e in r["rests_on"]):
+        return None
+    if not flips and not cats:
+        return ("rests on: the conclusion holds over every constant's plausible range "
+                "(see 'rests on')")
+    return "rests on: " + "; ".join(e["note"] for e in flips + cats)
 
 
 def _ci(d: dict, nd: int = 3) -> str:
@@ -175,6 +219,9 @@ def footnotes(r: dict) -> list[str]:
                 seen.add(src)
                 out.append(f"{NOT_FROM_CAPTURE} {p['label']}: not from this capture's own "
                            f"tokens; numbers from {src}.")
+    st = (r.get("acceptance") or {}).get("stack") or {}
+    if st.get("note") and any(_not_from_capture(p) for p in r["policies"]):
+        out.append(f"MTP curve: {st['note']}.")
     if any(p["tokens_per_forward"].get("pi_low") is not None for p in r["policies"]):
         out.append("new prompt set [90 % PI]: prediction interval of tokens/forward on another "
                    "prompt set of this kind (content model; the bootstrap interval when no "
@@ -261,6 +308,8 @@ def render_terminal(r: dict) -> None:
     con = console(190)
     for line in headline(r):
         con.print(term(line, "bold"))
+    if rests_on_summary(r):
+        con.print(term(rests_on_summary(r), "bold"))
     con.print(term(f"capture {PurePath(r['capture']['path']).name}: {settings_line(r)}"))
     ev = evidence_line(r)
     if ev:
@@ -271,6 +320,10 @@ def render_terminal(r: dict) -> None:
         con.print(term(note))
     if extrapolation_line(r):
         con.print(term(extrapolation_line(r)))
+    ro = rests_on_rows(r)
+    if ro:
+        con.print(rich_table("rests on: the constants that decide it, their plausible ranges "
+                             "and where the conclusion flips", RESTS_ON_HEADERS, ro))
     vr = vllm_rows(r)
     if vr:
         con.print(rich_table("vLLM spec-decode counters of the replay (per run)", VLLM_HEADERS,
@@ -281,6 +334,8 @@ def render_markdown(r: dict, plot_name: str | None = None) -> str:
     """A draft result as Markdown; ``plot_name`` is the PNG written next to it, if any."""
     lines = [f"# planner draft: {md(PurePath(r['capture']['path']).name)}", ""]
     lines += [f"**{md(x)}**" for x in headline(r)]
+    if rests_on_summary(r):
+        lines += ["", f"**{md(rests_on_summary(r))}**"]
     lines += ["", md(settings_line(r)) + ".", ""]
     if evidence_line(r):
         lines += [f"**{md(evidence_line(r))}.**", ""]
@@ -288,6 +343,12 @@ def render_markdown(r: dict, plot_name: str | None = None) -> str:
     notes = footnotes(r) + ([extrapolation_line(r)] if extrapolation_line(r) else [])
     if notes:
         lines += [""] + [md(n) + "  " for n in notes]
+    ro = rests_on_rows(r)
+    if ro:
+        lines += ["", "## Rests on", "", "The constants that decide the conclusion, their "
+                  "plausible ranges and sources, and where in the range it flips (the "
+                  "projection re-priced at the range ends, then bisected).", ""]
+        lines += md_table(RESTS_ON_HEADERS, ro)
     vr = vllm_rows(r)
     if vr:
         lines += ["", "## vLLM spec-decode counters of the replay", ""]
@@ -297,27 +358,32 @@ def render_markdown(r: dict, plot_name: str | None = None) -> str:
                   "tokens / drafts. Convention vllm leaves the prefill token out as a server "
                   "does (`--convention vllm`)."]
     if plot_name:
-        lines += ["", f"![tokens/forward per policy](<{plot_name.replace('>', '%3E')}>)"]
+        lines += ["", f"![projected TPS, gain and tokens/forward per policy]"
+                  f"(<{plot_name.replace('>', '%3E')}>)"]
     return "\n".join(lines) + "\n"
 
 
 def markdown_plot(r: dict, samples: dict | None = None) -> bytes:
-    """The PNG next to the Markdown report: tokens/forward per policy (histograms of the
-    bootstrap ``samples`` of a live result, else the intervals of the JSON)."""
-    from planner.report.plots import tpf_plot
+    """The PNG next to the Markdown report: projected TPS and gain over the baseline
+    (baseline marked) beside tokens/forward, per policy
+    (:func:`planner.report.draft_plots.draft_overview_plot`; ``samples`` unused, kept for the
+    renderer's signature)."""
+    from planner.report.draft_plots import draft_overview_plot
 
-    return tpf_plot(r["policies"], samples)
+    return draft_overview_plot(r["policies"])
 
 
 def render_html(r: dict) -> str:
     """HTML page of a draft result: headline, policies, vLLM's counters, the projected TPS
     (baseline marked) and tokens/forward intervals."""
     from planner.report import html as h
-    from planner.report import plots
+    from planner.report.draft_plots import draft_overview_plot
 
     name = PurePath(r["capture"]["path"]).name
-    body = [f"<h1>planner draft: <code>{h.e(name)}</code></h1>", h.lead(headline(r)),
-            f"<p class=\"sub\">{h.e(settings_line(r))}</p>"]
+    body = [f"<h1>planner draft: <code>{h.e(name)}</code></h1>", h.lead(headline(r))]
+    if rests_on_summary(r):
+        body.append(f"<p class=\"tag\">{h.e(rests_on_summary(r))}</p>")
+    body.append(f"<p class=\"sub\">{h.e(settings_line(r))}</p>")
     if evidence_line(r):
         body.append(f"<p class=\"tag over\">{h.e(evidence_line(r))}.</p>")
     body.append(h.table(POLICY_HEADERS, [[h.e(c) for c in row] for row in policy_rows(r)],
@@ -325,6 +391,12 @@ def render_html(r: dict) -> str:
     notes = footnotes(r) + ([extrapolation_line(r)] if extrapolation_line(r) else [])
     if notes:
         body.append("<p class=\"note\">" + "<br>".join(h.e(n) for n in notes) + "</p>")
+    ro = rests_on_rows(r)
+    if ro:
+        body += ["<h2>Rests on</h2>", "<p class=\"note\">The constants that decide the "
+                 "conclusion, their plausible ranges and sources, and where in the range it "
+                 "flips (the projection re-priced at the range ends, then bisected).</p>",
+                 h.table(RESTS_ON_HEADERS, [[h.e(c) for c in row] for row in ro], {1, 3})]
     vr = vllm_rows(r)
     if vr:
         body += ["<h2>vLLM spec-decode counters of the replay</h2>",
@@ -333,6 +405,7 @@ def render_html(r: dict) -> str:
                  "acceptance length = 1 + accepted / drafts; per-position rate i = drafts "
                  "accepting at least i tokens / drafts.</p>"]
     body.append("<div class=\"plots\">"
-                + h.img(plots.draft_tps_plot(r["policies"]), "projected TPS per policy")
-                + h.img(plots.tpf_plot(r["policies"]), "tokens per forward") + "</div>")
+                + h.img(draft_overview_plot(r["policies"]),
+                        "projected TPS and gain over the baseline beside tokens per forward")
+                + "</div>")
     return h.page(f"planner draft: {name}", "\n".join(body))

@@ -151,8 +151,8 @@ def test_verdict_to_settle_is_sized_by_the_assurance_planner():
 
 
 def test_sweep_json():
-    p = run("draft-sweep", str(SMALL), "--n-values", "1,2", "--d-values", "4,8",
-            "--k-values", "2,3", "--mc-reps", "5", "--json")
+    p = run("draft-sweep", str(SMALL), "--families", "pld,mtp", "--n-values", "1,2",
+            "--d-values", "4,8", "--k-values", "2,3", "--mc-reps", "5", "--json")
     assert p.returncode == 0, p.stderr
     rows = json.loads(p.stdout)["rows"]
     assert len(rows) == 1 + 4 + 2
@@ -160,10 +160,47 @@ def test_sweep_json():
     assert tps == sorted(tps, reverse=True)
 
 
+def test_sweep_covers_every_family_with_intervals_and_verdicts():
+    """Issue 21: the sweep covered only pld and MTP K, without intervals or a worth-a-run
+    column; now every family's grid (vLLM's ngram, suffix, hybrid thresholds, tree depth),
+    each row with its bootstrap intervals, gain and verdict against the baseline, and the
+    sweep's rests_on; grid sizes are in the result."""
+    p = run("draft-sweep", str(SMALL), "--n-values", "2", "--d-values", "8", "--k-values",
+            "2,3", "--ngram-windows", "2-4", "--ngram-k", "3,5", "--suffix-factors", "1",
+            "--thresholds", "2,4", "--tree-depths", "4", "--mc-reps", "5", "--bootstrap",
+            "200", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    fams = {r["policy"] for r in d["rows"]}
+    assert fams == {"ar", "pld", "ngram", "suffix", "mtp", "suffix-first", "tree"}
+    assert d["grid"]["sizes"] == {"pld": 1, "ngram": 2, "suffix": 1, "mtp": 2,
+                                  "suffix-first": 2, "tree": 1}
+    assert d["grid"]["rows"] == len(d["rows"]) == 10
+    for r in d["rows"]:
+        lo, hi = r["projected_tps_ci"]
+        assert lo <= r["projected_tps"] <= hi
+        lo, hi = r["tokens_per_forward_ci"]
+        assert lo <= r["tokens_per_forward"] <= hi
+        if r["is_baseline"]:
+            assert r["worth"] is None and r["gain_tps"] is None
+        else:
+            assert isinstance(r["worth"], bool) and r["gain_ci"][0] <= r["gain_ci"][1]
+            assert r["verdict_code"] in ("worth", "no_gain", "over_cap", "too_little_evidence")
+    hybrids = [r for r in d["rows"] if r["policy"] in ("suffix-first", "tree")]
+    assert all(r["params"]["k"] == 3 for r in hybrids)  # the largest MTP K
+    assert {e["name"] for e in d["rests_on"]} >= {"sync_factor", "acceptance_curve",
+                                                  "cost_profile", "tps_anchor"}
+    p2 = run("draft-sweep", str(SMALL), "--n-values", "2", "--d-values", "8", "--k-values",
+             "2,3", "--ngram-windows", "2-4", "--ngram-k", "3,5", "--suffix-factors", "1",
+             "--thresholds", "2,4", "--tree-depths", "4", "--mc-reps", "5", "--bootstrap",
+             "200", "--json")
+    assert p2.stdout == p.stdout  # seeded: byte-identical
+
+
 def test_draft_sweep_spelled_as_in_the_docs(cli):
     """`planner draft sweep` is an alias of `planner draft-sweep`."""
     code, out, err = cli("draft", "sweep", "--help")
-    assert code == 0 and "Grid over pld" in out
+    assert code == 0 and "Grid over every drafting family" in " ".join(out.split())
 
 
 def test_typed_results_round_trip_and_render_from_saved_json(tmp_path):

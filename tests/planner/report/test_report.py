@@ -469,8 +469,14 @@ def test_draft_and_sweep_plots_mark_the_baseline(written):
     axis) beside tokens/forward; the sweep plot marks plain decoding and its gain axis."""
     from planner.report.plots import draft_tps_plot, sweep_plot
 
+    from planner.report.draft_plots import draft_overview_plot, sweep_overview_plot
+
     draft = json.loads(written["draft"][0].read_text())
     assert draft_tps_plot(draft["policies"])[:4] == b"\x89PNG"
-    assert written["draft"][2].read_text().count("data:image/png;base64,") == 2
+    # one figure: projected TPS and gain (baseline dotted) beside tokens/forward (issue 21)
+    assert draft_overview_plot(draft["policies"])[:4] == b"\x89PNG"
+    assert written["draft"][2].read_text().count("data:image/png;base64,") == 1
     sweep = json.loads(written["draft-sweep"][0].read_text())
     assert sweep_plot(sweep["rows"])[:4] == b"\x89PNG"
+    # a sweep saved before intervals and verdicts still plots (points without bars)
+    assert sweep_overview_plot(sweep["rows"])[:4] == b"\x89PNG"
