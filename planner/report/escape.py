@@ -47,7 +47,7 @@ def term(x, style: str | None = None):
     return Text(visible(x), style=style or "")
 
 
-_MD_SPECIAL = re.compile(r"([\\`*|~]|\](?=[(\[:])|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])|^[>#]|^[-+=](?=\s))")
+_MD_SPECIAL = re.compile(r"([\\`*|~]|\](?=[(\[:])|(?<![^\W_])_|_(?![^\W_])|^[>#]|^[-+=](?=\s))")
 _MD_ENTITY = re.compile(r"&(?=[#A-Za-z])")
 _MD_TAG = re.compile(r"<(?=[A-Za-z/!?])")
 

@@ -14,7 +14,7 @@ from planner.report import runs as _runs
 from planner.report.escape import md, term
 
 __all__ = ["SCHEMA", "headline", "render_terminal", "render_markdown", "render_html",
-           "lead_sentence", "diagnostics_line", "delta_png"]
+           "lead_sentence", "diagnostics_line", "classical_note", "delta_png"]
 
 
 class _Interval(TypedDict):
@@ -310,6 +310,53 @@ def _diag(d: dict) -> str:
     return "MCMC " + ", ".join(parts) + ("" if ok else " — FAILED: not decisive")
 
 
+_DECISIVE = ("B better", "A better", "B faster", "B slower")
+
+
+def _names(xs: list[str]) -> str:
+    return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " and " + xs[-1]
+
+
+def _say(xs: list[str]) -> str:
+    return "says" if len(xs) == 1 else "say"
+
+
+def classical_note(r: dict) -> str | None:
+    """Why the classical tests and the verdict differ, when they do (None when they agree,
+    or the fit failed): a test calls "significant" at two-sided p < 0.05 whether the means
+    differ at all, from these runs' spread (Welch, paired t) or a fixed σ (z-test); the
+    verdict asks whether Δ clears the practical margin (the ROPE) with the noise between
+    instances and sessions counted, and the prior's noise scales pooled with the runs."""
+    if not r.get("diagnostics", {}).get("ok", True):
+        return None
+    cl = r.get("classical") or {}
+    tests = [("the z-test", cl.get("z_test")), ("Welch's t", cl.get("welch")),
+             ("the paired t", cl.get("paired_t"))]
+    sig = [n for n, t in tests if t and t.get("p") is not None and t.get("significant")]
+    non = [n for n, t in tests if t and t.get("p") is not None and not t.get("significant")]
+    label, rope = r["label"], _rope_pct(r["rope"]["pct"])
+    si = r["sigma_instance"]["pct"]["median"]
+    if sig and label == "equivalent":
+        return (f"Why {_names(sig)} {_say(sig)} significant and the verdict equivalent: a test asks "
+                f"whether the means differ at all (p < 0.05); the verdict finds the whole "
+                f"interval of Δ inside your ±{rope} % practical margin, a difference too "
+                f"small to matter.")
+    if sig and label not in _DECISIVE:
+        return (f"Why {_names(sig)} {_say(sig)} significant and the verdict undecided: a test asks "
+                f"whether the means differ at all (p < 0.05), from these runs' own spread "
+                f"(the z-test from a fixed σ); the verdict asks whether Δ is beyond your "
+                f"±{rope} % practical margin and counts the machine-to-machine noise "
+                f"(σ_instance ≈ {si:.3g} %) that runs on few instances cannot average out, "
+                f"so its interval is wider.")
+    if non and not sig and label in _DECISIVE:
+        return (f"Why {_names(non)} {_say(non)} not significant and the verdict {label}: the "
+                f"verdict pools these runs with the noise prior ({r['prior']['label']}) and "
+                f"the model's instance and session structure (runs of A and B on a shared "
+                f"instance cancel its machine effect), while a test estimates the noise from "
+                f"these few runs alone.")
+    return None
+
+
 _STYLE = {"B better": "bold green", "A better": "bold red", "equivalent": "bold cyan",
           "undecided": "bold yellow", "B faster": "bold green", "B slower": "bold red"}
 
@@ -331,6 +378,9 @@ def render_terminal(r: dict) -> None:
     for line in headline(r):
         con.print(term(line))
     con.print(t)
+    why = classical_note(r)
+    if why:
+        con.print(term(why))
     con.print(term(diagnostics_line(r)))
     for n in r.get("notes") or []:
         con.print(term(f"note: {n}", "dim"))
@@ -343,6 +393,8 @@ def render_markdown(r: dict) -> str:
     lines = [f"# Verdict: **{md(r['label'])}**", ""] + [md(x) for x in headline(r)]
     lines += ["", "| quantity | value |", "|---|---|"]
     lines += [f"| {md(k)} | {md(v)} |" for k, v in _rows(r)]
+    why = classical_note(r)
+    lines += ["", md(why)] if why else []
     lines += ["", md(diagnostics_line(r))]
     if r.get("notes"):
         lines += [""] + [f"- {md(n)}" for n in r["notes"]]
@@ -378,6 +430,7 @@ def render_html(r: dict) -> str:
             f"<div class=\"plots\">{h.img(delta_png(r), 'posterior of delta')}</div>",
             h.table(["quantity", "value"], [[f"<span class=\"nw\">{h.e(k)}</span>", h.e(v)]
                                             for k, v in _rows(r)]),
+            *([f"<p class=\"why\">{h.e(classical_note(r))}</p>"] if classical_note(r) else []),
             f"<p class=\"sub\">{h.e(diagnostics_line(r))}</p>"]
     if r.get("notes"):
         body.append("<ul>" + "".join(f"<li>{h.e(n)}</li>" for n in r["notes"]) + "</ul>")
