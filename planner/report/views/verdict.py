@@ -12,6 +12,7 @@ from typing import Literal, NotRequired, TypedDict
 
 from planner.report import runs as _runs
 from planner.report.escape import md, term
+from planner.report.wording import tidy
 
 __all__ = ["SCHEMA", "headline", "render_terminal", "render_markdown", "render_html",
            "lead_sentence", "diagnostics_line", "classical_note", "delta_png"]
@@ -137,7 +138,7 @@ def lead_sentence(r: dict) -> str:
         ("faster" if d["mean"] > 0 else "slower")
     size = (f"B is {abs(d['mean']):.2f} % {word} than A" if abs(d["mean"]) >= 0.005 else
             "B and A are within 0.01 % of each other")  # not "0.00 % slower"
-    eff = f"{size} ({hp} % HDI of Δ {d['hdi_low']:+.2f} .. {d['hdi_high']:+.2f} %)"
+    eff = f"{size} ({_levels(r)}{hp} % HDI of Δ {d['hdi_low']:+.2f} .. {d['hdi_high']:+.2f} %)"
     label = r["label"]
     if not r.get("diagnostics", {}).get("ok", True):
         return (f"No verdict: the fit failed its diagnostics (see the diagnostics line), so "
@@ -149,7 +150,7 @@ def lead_sentence(r: dict) -> str:
         more = r.get("more_runs_note")
         if d["hdi_low"] < 0 < d["hdi_high"]:
             # the sign itself is open: lead with the interval, not with a point estimate
-            return (f"Not settled: B may be faster or slower than A ({hp} % HDI of Δ "
+            return (f"Not settled: B may be faster or slower than A ({_levels(r)}{hp} % HDI of Δ "
                     f"{d['hdi_low']:+.2f} .. {d['hdi_high']:+.2f} %, centre {d['mean']:+.2f} %), "
                     f"and the interval straddles your ±{_rope_pct(rope)} % practical margin"
                     + (f" ({more})." if more else "."))
@@ -160,7 +161,32 @@ def lead_sentence(r: dict) -> str:
 
 def headline(r: dict) -> list[str]:
     """The sentences every view of a verdict opens with (:func:`lead_sentence`)."""
-    return [lead_sentence(r)]
+    return [tidy(lead_sentence(r))]
+
+
+def _levels(r: dict) -> str:
+    """``1.213 s vs 1.203 s, Δ -0.010 s; `` -- A's and B's means and Δ in a latency's or
+    duration's own unit, as hyperfine prints times (3 decimals in s, 1 in ms); "" for a
+    rate (TPS) or plain numbers, whose sentence gives Δ in % only."""
+    u = _unit(r)
+    if r.get("direction") != "lower_is_better" or u not in ("s", "ms", "us", "µs", ""):
+        return ""
+    if not u:  # plain numbers: as the table prints them, no unit; Δ to the means' decimals
+        a, b, d = r["mean_tps_a"], r["mean_tps_b"], r["delta_tps"]["mean"]
+        nd = max(len(x.partition(".")[2]) for x in (_num(a), _num(b)))
+        dd = f"{d:+.{nd}f}" if d == 0 or abs(d) >= 10 ** -nd else f"{d:+.3g}"
+        return f"{_num(a)} vs {_num(b)}, Δ {dd}; "
+    return (f"{_hf(r['mean_tps_a'], u)} vs {_hf(r['mean_tps_b'], u)}, Δ "
+            f"{_hf(r['delta_tps']['mean'], u, '+')}; ")
+
+
+def _hf(x: float, u: str, sign: str = "") -> str:
+    """A time as hyperfine prints it: ``1.203 s``, ``12.3 ms``; three significant digits
+    when that would show no digit (``0.000412 s``)."""
+    nd = 3 if u == "s" else 1
+    if x != 0 and abs(x) < 10 ** -nd:
+        return f"{x:{sign}.3g} {u}"
+    return f"{x:{sign}.{nd}f} {u}"
 
 
 def _rope_pct(x: float) -> str:
@@ -169,10 +195,16 @@ def _rope_pct(x: float) -> str:
     return f"{x:.2f}" if x == 0 or x >= 0.01 else f"{x:.2g}"
 
 
-def _num(x: float) -> str:
-    """Two decimals, or four significant digits below 1 (seconds, small latencies: a TPOT
-    σ of 0.0034 ms is not 0.00)."""
-    return f"{x:.2f}" if abs(x) >= 1 else f"{x:.4g}"
+def _num(x: float, u: str = "") -> str:
+    """Two decimals (three for seconds, as hyperfine prints times: 1.203 s), or four
+    significant digits below 1 (small latencies: a TPOT σ of 0.0034 ms is not 0.00)."""
+    if abs(x) >= 1:
+        if u == "s":  # seconds: 4 significant digits (1.203 s), as hyperfine prints times
+            import math
+
+            return f"{x:.{max(2, 3 - math.floor(math.log10(abs(x))))}f}"
+        return f"{x:.2f}"
+    return f"{x:.4g}"
 
 
 def _fmt_iv(d: dict, unit: str, nd: int = 2) -> str:
@@ -196,7 +228,7 @@ def _unit(r: dict) -> str:
 
 def _with_unit(x: float, u: str) -> str:
     """``x`` by :func:`_num`, then its unit when known."""
-    return f"{_num(x)} {u}" if u else _num(x)
+    return f"{_num(x, u)} {u}" if u else _num(x)
 
 
 def _direction_row(r: dict) -> tuple[str, str]:
@@ -230,10 +262,11 @@ def _rows(r: dict) -> list[tuple[str, str]]:
     u = _unit(r)
     lower = r.get("direction") == "lower_is_better"
     rows = [
-        ("A", f"{r['a']}  (n={r['n_a']}, mean {_with_unit(r['mean_tps_a'], u)})"),
-        ("B", f"{r['b']}  (n={r['n_b']}, mean {_with_unit(r['mean_tps_b'], u)})"),
+        ("A", f"{r['a']}  (n={r['n_a']:,}, mean {_with_unit(r['mean_tps_a'], u)})"),
+        ("B", f"{r['b']}  (n={r['n_b']:,}, mean {_with_unit(r['mean_tps_b'], u)})"),
         _direction_row(r),
-        (f"Δ = B − A, {u or 'value'} (mean, {hp}% HDI)", _fmt_iv(r["delta_tps"], "")),
+        (f"Δ = B − A, {u or 'value'} (mean, {hp}% HDI)",
+         _fmt_iv(r["delta_tps"], "", 3 if u == "s" else 2)),
         (f"Δ = B − A, % (mean, {hp}% HDI)", _fmt_iv(r["delta_pct"], "%")),
         ("ROPE", f"±{_rope_pct(r['rope']['pct'])}% = ±{_with_unit(r['rope']['tps'], u)}"),
         ("P(B > A)" + (" (B slower)" if lower else ""), f"{r['p_b_gt_a']:.3f}"),
@@ -258,7 +291,7 @@ def _rows(r: dict) -> list[tuple[str, str]]:
     if cold:
         rows.insert(3, cold)
     if r.get("more_runs_note"):
-        rows.append(("to settle", r["more_runs_note"]))
+        rows.append(("to settle", tidy(r["more_runs_note"])))
     return rows
 
 
@@ -383,7 +416,7 @@ def render_terminal(r: dict) -> None:
         con.print(term(why))
     con.print(term(diagnostics_line(r)))
     for n in r.get("notes") or []:
-        con.print(term(f"note: {n}", "dim"))
+        con.print(term(f"note: {tidy(n)}", "dim"))
     _runs.print_strips(con, r, _unit(r))
 
 
@@ -397,7 +430,7 @@ def render_markdown(r: dict) -> str:
     lines += ["", md(why)] if why else []
     lines += ["", md(diagnostics_line(r))]
     if r.get("notes"):
-        lines += [""] + [f"- {md(n)}" for n in r["notes"]]
+        lines += [""] + [f"- {md(tidy(n))}" for n in r["notes"]]
     lines += _runs.markdown_table(r)
     return "\n".join(lines) + "\n"
 
@@ -433,6 +466,6 @@ def render_html(r: dict) -> str:
             *([f"<p class=\"why\">{h.e(classical_note(r))}</p>"] if classical_note(r) else []),
             f"<p class=\"sub\">{h.e(diagnostics_line(r))}</p>"]
     if r.get("notes"):
-        body.append("<ul>" + "".join(f"<li>{h.e(n)}</li>" for n in r["notes"]) + "</ul>")
+        body.append("<ul>" + "".join(f"<li>{h.e(tidy(n))}</li>" for n in r["notes"]) + "</ul>")
     body.append(_runs.html_section(r, _unit(r)))
     return h.page(f"verdict: {lab}", "\n".join(body))
