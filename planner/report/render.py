@@ -107,15 +107,19 @@ def inputs_lines(r: dict, *, settings: bool = True) -> list[str]:
         return []
     out = []
     for f in inp.get("files") or []:
+        if not isinstance(f, dict) or f.get("name") is None:
+            continue
         sha = f.get("sha256")
-        out.append(f"{f.get('role', 'file')}: {f.get('name')}"
-                   + (f" (sha256 {sha[:12]})" if sha else ""))
+        out.append(f"{f.get('role') or 'file'}: {f.get('name')}"
+                   + (f" (sha256 {str(sha)[:12]})" if sha else ""))
     opts = {k: v for k, v in (inp.get("options") or {}).items() if v is not None}
     if opts:
         out.append("options: " + ", ".join(f"{k}={_short(v)}" for k, v in opts.items()))
     for k, v in inp.items():
         if k in ("files", "options", "version") or not settings:
             continue
+        if k in opts and _short(opts[k]) == _short(v):
+            continue  # the option as given already says it
         if isinstance(v, (str, int, float, bool)):
             out.append(f"{k}: {_short(v)}")
     if inp.get("version"):

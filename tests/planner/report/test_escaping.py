@@ -25,7 +25,7 @@ NAME_KEYS = {"a", "b", "config", "name", "baseline", "candidate", "plan", "title
 PRINTED_NUMBERS = {"budget": ("seed", "sims"), "draft_sweep": ("seed", "n_prompts")}
 
 CASES = ["verdict_readme", "verdict_unknown", "repeats_delta", "repeats_runs", "budget",
-         "draft_mtp", "draft_default", "draft_sweep", "shift", "calibrate"]
+         "draft_mtp", "draft_default", "draft_sweep", "shift", "calibrate", "verdict_with_runs"]
 
 
 def poison(obj, kind: str) -> dict:
@@ -58,6 +58,12 @@ def poison(obj, kind: str) -> dict:
 @pytest.fixture(params=CASES)
 def hostile(request, golden):
     name = request.param
+    if name == "verdict_with_runs":  # its runs' config, instance and session names too
+        import json
+        from pathlib import Path
+
+        saved = json.loads((Path(__file__).parent / "fixtures" / f"{name}.json").read_text())
+        return name, poison(saved, name)
     return name, poison(golden(name), name)
 
 
