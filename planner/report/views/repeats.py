@@ -360,6 +360,13 @@ def render_terminal(res: dict) -> None:
     _runs.print_strips(con, res, _unit(res))
 
 
+#: What the table's rates mean (Markdown and HTML; the terminal's footnotes abbreviate it).
+_TERMS = ("Assurance: probability over the noise prior and the effect that the experiment "
+          "ends with the right call; false claim: a decisive B/A-better call when Δ = 0; "
+          "wrong sign: the planned direction called when Δ has the opposite sign. "
+          "± = Monte-Carlo standard error.")
+
+
 def render_markdown(res: dict) -> str:
     """A repeats result as a Markdown report: headline, question, designs table, notes,
     runs; every value escaped."""
@@ -374,10 +381,7 @@ def render_markdown(res: dict) -> str:
     if res.get("notes"):
         lines += [""] + [f"- {md(tidy(n))}" for n in res["notes"]]
     lines.append("")
-    lines.append("Assurance: probability over the noise prior and the effect that the experiment "
-                 "ends with the right call; false claim: a decisive B/A-better call when Δ = 0; "
-                 "wrong sign: the planned direction called when Δ has the opposite sign. "
-                 "± = Monte-Carlo standard error.")
+    lines.append(_TERMS)
     lines += _runs.markdown_table(res)
     return "\n".join(lines) + "\n"
 
@@ -394,24 +398,19 @@ def render_html(r: dict) -> str:
     tgt = r["inputs"]["target"]
     free = owned(r)  # owned hardware ($0/h): GPU-hours are the cost, no dollars shown
 
-    def usd(x):
-        return "owned" if free else "$" + h.num(x, ".2f")
-
-    table = [[h.e(e.get("label", e["design"])), h.num(e["runs_per_arm"], "g"),
-              h.num(e["assurance"], ".3f"), h.num(e["false_claim_rate"], ".3f"),
-              h.num(e["gpu_hours"], ".2f"), usd(e["cost_usd"]),
-              "yes" if e.get("reaches_target") else "no"] for e in entries]
+    # the same table as the terminal and Markdown views: every design, every column
+    table = [[h.e(c) for c in cells] for cells in rows(r, se=True)]
     body = ["<h1>Repeats plan</h1>", h.lead(headline(r)),
             "<p class=\"sub\">" + "<br>".join(h.e(x) for x in question_lines(r)) + "</p>",
-            h.table(["design", "runs/arm", "assurance", "false claims", "GPU-h", "cost",
-                     "reaches target"], table, {1, 2, 3, 4, 5}),
+            h.table(list(_HEAD), table, set(range(1, len(_HEAD) - 1))),
             "<div class=\"plots\">"
             + h.img(plots.assurance_plot(entries, target=tgt), "assurance vs runs")
             + h.img(plots.cost_plot(entries, target=tgt, recommended=rec,
                                     value="gpu_hours" if free else "cost_usd"),
                     ("expected GPU-hours" if free else "expected cost") + " vs assurance")
             + "</div>",
-            "<p class=\"note\">" + "<br>".join(h.e(x) for x in footnotes(r)) + "</p>"]
+            "<p class=\"note\">" + "<br>".join(h.e(x) for x in footnotes(r)) + "</p>",
+            f"<p class=\"note\">{h.e(_TERMS)}</p>"]
     if r.get("notes"):
         body.append("<ul>" + "".join(f"<li>{h.e(tidy(n))}</li>" for n in r["notes"]) + "</ul>")
     body.append(_runs.html_section(r, _unit(r)))
