@@ -12,7 +12,7 @@ A result without ``runs`` renders nothing here.
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 from planner.report.escape import md, term
 
@@ -30,6 +30,7 @@ class Run(TypedDict):
     cold: bool
     value: float
     outlier: bool
+    unstable: NotRequired[bool]
 
 
 _BARS = "▁▂▃▄▅▆▇█"
@@ -47,7 +48,9 @@ _GROUPS_SHOWN = 16
 OUTLIER_RULE = ("outliers: robust z beyond 3.5 within the run's instance and session "
                 "(median and MAD of log values; Iglewicz & Hoaglin 1993); the model keeps "
                 "every run, outliers included (a run marked cold gets its own cold-start "
-                "term): check an outlier for a fault rather than drop it")
+                "term): check an outlier for a fault rather than drop it; an unstable group "
+                "(SD above 10 times the prior's median run-to-run scale) is kept too, its "
+                "spread read as run-to-run noise")
 
 
 def _group_label(run: dict, split: bool) -> str:
@@ -138,12 +141,18 @@ def _shown(gs: list) -> tuple[list, list[str]]:
     return keep, rest
 
 
+def _unstable(rs: list[dict]) -> bool:
+    return any(x.get("unstable") for x in rs)
+
+
 def _counts(gs: list) -> str:
     """``2 cold first runs, 1 outlier`` over the groups ("" when none)."""
     cold = sum(1 for g in gs for x in g[3] if x.get("cold"))
     odd = sum(1 for g in gs for x in g[3] if x.get("outlier"))
+    wide = sum(1 for g in gs if _unstable(g[3]))
     parts = [f"{cold} cold first run{'s' if cold != 1 else ''}" if cold else "",
-             f"{odd} outlier{'s' if odd != 1 else ''}" if odd else ""]
+             f"{odd} outlier{'s' if odd != 1 else ''}" if odd else "",
+             f"{wide} unstable group{'s' if wide != 1 else ''}" if wide else ""]
     return ", ".join(p for p in parts if p)
 
 
@@ -186,6 +195,8 @@ def print_strips(con, r: dict, unit: str = "") -> None:
             tail += "  cold " + " ".join(cold[:8]) + (" …" if len(cold) > 8 else "")
         if odd:
             tail += "  outlier " + " ".join(odd[:8]) + (" …" if len(odd) > 8 else "")
+        if _unstable(rs):
+            tail += "  UNSTABLE (spread far above the prior)"
         con.print(Text.assemble(term(f"    {g}  "), bars, term(tail)), overflow="fold")
     for line in rest:
         con.print(term(f"  {line}", "dim"), overflow="fold")
@@ -206,7 +217,8 @@ def _cell(rs: list[dict], nd: int = 2) -> str:
 
 
 def _table_rows(gs: list, nd: int) -> list[tuple[str, str, str, str, str]]:
-    return [(arm.upper(), config, g, _cell(rs, nd),
+    return [(arm.upper(), config, g + (" (unstable: spread far above the prior)"
+                                       if _unstable(rs) else ""), _cell(rs, nd),
              _fmt(sum(x["value"] for x in rs) / len(rs), nd)) for arm, config, g, rs in gs]
 
 

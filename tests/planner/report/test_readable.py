@@ -186,3 +186,25 @@ def test_markdown_names_escape_emphasis_and_line_markers():
                                            f"- {md('> q')}\n- {md('- nested')}\n")
     assert "<em>" not in html and "<strong>" not in html and "<blockquote>" not in html
     assert html.count("<li>") == 3 and "<ul>" in html and html.count("<ul>") == 1
+
+
+def test_an_unstable_group_is_marked_in_every_medium(cli, tmp_path, monkeypatch):
+    """A group whose spread is far above the prior's run-to-run scale: the result flags its
+    runs (``unstable``), every medium says so and that the model keeps it."""
+    p = tmp_path / "w.csv"
+    p.write_text("config,instance,rep,tps\n" + "".join(
+        f"A,m1,{k},{v}\n" for k, v in enumerate((300, 306, 294, 303))) + "".join(
+        f"B,m1,{k},{v}\n" for k, v in enumerate((301, 301.1, 300.9, 301.05))))
+    monkeypatch.setenv("COLUMNS", "200")
+    md, html, js = tmp_path / "w.md", tmp_path / "w.html", tmp_path / "w.json"
+    code, out, err = cli("verdict", p, "--a", "A", "--b", "B", "--prior", "local-a10g",
+                         "--md", md, "--html", html)
+    assert code == 0, err
+    assert "UNSTABLE (spread far above the prior)" in out and "1 unstable group" in out
+    for text in (md.read_text(), html.read_text()):
+        assert "(unstable: spread far above the prior)" in text
+        assert "its spread read as run-to-run noise" in text
+    code, out, err = cli("verdict", p, "--a", "A", "--b", "B", "--prior", "local-a10g",
+                         "--json")
+    r = json.loads(out)
+    assert [x["unstable"] for x in r["runs"]] == [True] * 4 + [False] * 4
