@@ -196,7 +196,7 @@ def test_an_unstable_group_is_marked_in_every_medium(cli, tmp_path, monkeypatch)
         f"A,m1,{k},{v}\n" for k, v in enumerate((300, 306, 294, 303))) + "".join(
         f"B,m1,{k},{v}\n" for k, v in enumerate((301, 301.1, 300.9, 301.05))))
     monkeypatch.setenv("COLUMNS", "200")
-    md, html, js = tmp_path / "w.md", tmp_path / "w.html", tmp_path / "w.json"
+    md, html = tmp_path / "w.md", tmp_path / "w.html"
     code, out, err = cli("verdict", p, "--a", "A", "--b", "B", "--prior", "local-a10g",
                          "--md", md, "--html", html)
     assert code == 0, err
