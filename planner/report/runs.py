@@ -170,8 +170,8 @@ def print_strips(con, r: dict, unit: str = "") -> None:
     lo, hi = min(vals), max(vals)
     nd = _decimals(vals)
     u = f" {unit}" if unit else ""
-    con.print(term(f"runs per instance ({_fmt(lo, nd)}..{_fmt(hi, nd)}{u} from ▁ to █; cold "
-                   f"first runs blue, outliers red){_truncated(r)}:", "bold"))
+    con.print(term(f"runs per instance / session ({_fmt(lo, nd)}..{_fmt(hi, nd)}{u} from ▁ "
+                   f"to █; cold first runs blue, outliers red){_truncated(r)}:", "bold"))
     keep, rest = _shown(gs)
     last = None
     for arm, config, g, rs in keep:
@@ -230,8 +230,9 @@ def markdown_table(r: dict) -> list[str]:
         return []
     nd = _decimals([x["value"] for g in gs for x in g[3]])
     keep, rest = _shown(gs)
-    lines = ["", "## Runs", "", f"Each config's runs per instance, in order{md(_truncated(r))}.",
-             "", "| arm | config | instance | runs | mean |", "|---|---|---|---|---|"]
+    lines = ["", "## Runs", "",
+             f"Each config's runs per instance / session, in order{md(_truncated(r))}.",
+             "", "| arm | config | instance / session | runs | mean |", "|---|---|---|---|---|"]
     lines += [f"| {arm} | {md(config)} | {md(g)} | {md(cell)} | {mean} |"
               for arm, config, g, cell, mean in _table_rows(keep, nd)]
     counts = _counts(gs)
@@ -258,11 +259,12 @@ def html_section(r: dict, unit: str = "") -> str:
     rows = [[h.e(arm), f"<code>{h.e(config)}</code>", h.e(g), h.e(cell), h.e(mean)]
             for arm, config, g, cell, mean in _table_rows(keep, nd)]
     counts = _counts(gs)
-    return ("<h2>Runs</h2>" + f"<p class=\"sub\">Each config's runs per instance, in order"
+    return ("<h2>Runs</h2>"
+            + f"<p class=\"sub\">Each config's runs per instance / session, in order"
             f"{h.e(_truncated(r))}: cold first runs as hollow squares, outliers as red "
             "crosses.</p>"
             + f"<div class=\"plots\">{h.img(png, 'runs per instance')}</div>"
-            + h.table(["arm", "config", "instance", "runs", "mean"], rows, {4})
+            + h.table(["arm", "config", "instance / session", "runs", "mean"], rows, {4})
             + "".join(f"<p class=\"note\">{h.e(x)}</p>" for x in rest)
             + f"<p class=\"note\">{h.e((counts + '; ' if counts else '') + OUTLIER_RULE)}."
               "</p>")

@@ -16,7 +16,7 @@ _NOUNS = ("run", "pair", "instance", "allocation", "look", "session", "compariso
           "candidate", "group", "value", "experiment", "prompt", "design", "config", "row",
           "file", "cell", "point")
 _NOUN = "|".join(_NOUNS)
-_ADJ = r"(?:(?:more|new|extra|other|cold|repeated|first|fixed|warm) )?"
+_ADJ = r"(?:(?:more|new|extra|other|cold|repeated|first|fixed|warm|reachable|unreachable) )?"
 # "1 runs", "1 more runs" (not "0.1 runs", "11 runs", "1,001 runs")
 _ONE_PLURAL = re.compile(rf"(?<![\d.,])1 ({_ADJ})({_NOUN})s\b")
 _BATCHES = re.compile(r"(?<![\d.,])1 ((?:more )?)batches\b")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import NotRequired, TypedDict
 
 from planner.report.escape import md, term
+from planner.report.wording import tidy
 from planner.results.repeat_plan import design_label
 
 __all__ = ["SCHEMA", "HEADERS", "owned", "cost_cell", "plan_delta", "simulated_delta",
@@ -168,8 +169,8 @@ def _budget_line(r: dict) -> str:
              else f" at ${b['price_per_hour']:.2f}/h")
     if owned(r) and b.get("total_usd") is not None and b.get("max_runs") is None:
         price += " (a dollar budget limits nothing at $0/h: set max_runs)"
-    return (" and ".join(parts) + price + ", assurance target "
-            f"{b['assurance_target']:g}, ≤ {b['max_runs_per_arm']} runs per arm")
+    return tidy(" and ".join(parts) + price + ", assurance target "
+                f"{b['assurance_target']:g}, ≤ {b['max_runs_per_arm']} runs per arm")
 
 
 def _totals_line(r: dict) -> str:
@@ -191,7 +192,7 @@ def _totals_line(r: dict) -> str:
         s += f"; ${t['budget_left_usd']:.2f} left"
     if reach > t["bought"] and not free:
         s += f" (all {reach} reachable comparisons would cost ${t['cost_all_usd']:.2f})"
-    return s
+    return tidy(s)
 
 
 _SEQ_NOTE = ("≈: expected runs per arm of a sequential purchase (it stops at the first "
@@ -242,7 +243,7 @@ def worst_case_line(r: dict) -> str | None:
             f" ({', '.join(t['worst_case_exceeds'])})" if t.get("worst_case_exceeds") else "")
     else:
         s += "within the budget"
-    return s
+    return tidy(s)
 
 
 def headline(r: dict) -> list[str]:
@@ -257,8 +258,8 @@ def headline(r: dict) -> list[str]:
     if reach < n:
         s += f" ({n - reach} of {n} unreachable)"
     runs = t["runs"]
-    return [s + f": {runs} run{'' if runs == 1 else 's'}, {t['gpu_hours']:.2f} GPU-h"
-            + ("" if owned(r) else f", ${t['cost_usd']:.2f}") + " expected."]
+    return [tidy(s + f": {runs} run{'' if runs == 1 else 's'}, {t['gpu_hours']:.2f} GPU-h"
+                 + ("" if owned(r) else f", ${t['cost_usd']:.2f}") + " expected.")]
 
 
 def _skipped(r: dict) -> list[str]:

@@ -138,7 +138,10 @@ def lead_sentence(r: dict) -> str:
         ("faster" if d["mean"] > 0 else "slower")
     size = (f"B is {abs(d['mean']):.2f} % {word} than A" if abs(d["mean"]) >= 0.005 else
             "B and A are within 0.01 % of each other")  # not "0.00 % slower"
-    eff = f"{size} ({_levels(r)}{hp} % HDI of Δ {d['hdi_low']:+.2f} .. {d['hdi_high']:+.2f} %)"
+    # the table's decimals (:func:`_fmt_iv`): three when the whole interval is within ±0.05 %
+    nd = 3 if max(abs(d["hdi_low"]), abs(d["hdi_high"])) < 0.05 else 2
+    eff = (f"{size} ({_levels(r)}{hp} % HDI of Δ {d['hdi_low']:+.{nd}f} .. "
+           f"{d['hdi_high']:+.{nd}f} %)")
     label = r["label"]
     if not r.get("diagnostics", {}).get("ok", True):
         return (f"No verdict: the fit failed its diagnostics (see the diagnostics line), so "
@@ -151,7 +154,8 @@ def lead_sentence(r: dict) -> str:
         if d["hdi_low"] < 0 < d["hdi_high"]:
             # the sign itself is open: lead with the interval, not with a point estimate
             return (f"Not settled: B may be faster or slower than A ({_levels(r)}{hp} % HDI of Δ "
-                    f"{d['hdi_low']:+.2f} .. {d['hdi_high']:+.2f} %, centre {d['mean']:+.2f} %), "
+                    f"{d['hdi_low']:+.{nd}f} .. {d['hdi_high']:+.{nd}f} %, centre "
+                    f"{d['mean']:+.{nd}f} %), "
                     f"and the interval straddles your ±{_rope_pct(rope)} % practical margin"
                     + (f" ({more})." if more else "."))
         return (f"{eff}; that interval straddles your ±{_rope_pct(rope)} % practical margin: "
