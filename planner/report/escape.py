@@ -10,8 +10,9 @@ not write itself (names, labels, notes, any field of a saved result) through one
   and an ``&`` that would start an entity as entities (raw HTML does not render), and the
   characters that end a table cell, open a code span or emphasis, or close a link text
   backslash-escaped (``|``, backtick, ``*``, ``~``, ``\\``, a ``]`` before ``( [ :``, a
-  ``_`` that is not between two letters or digits, a ``>`` or ``#``, or a ``-``, ``+``, ``=`` and a space,
-  opening the text: a quote, heading or list marker); an intraword ``_`` of a config name
+  ``_`` that is not between two letters or digits, and opening the text a ``>`` or ``#``,
+  or a ``-``, ``+``, ``=`` and a space: a quote, heading or list marker); an intraword
+  ``_`` of a config name
   (``fa2sw_precache``) emphasises nothing and stays as it is, as does a plain ``[0.21,
   0.52]`` or ``<= 0``; a newline is spelled ``\\x0a`` (:func:`visible`), so a value holds
   one line, one table cell;

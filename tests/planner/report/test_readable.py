@@ -208,3 +208,21 @@ def test_an_unstable_group_is_marked_in_every_medium(cli, tmp_path, monkeypatch)
                          "--json")
     r = json.loads(out)
     assert [x["unstable"] for x in r["runs"]] == [True] * 4 + [False] * 4
+
+
+def test_a_plan_name_in_the_budget_progress_is_not_markup(tmp_path, monkeypatch, capsys):
+    """The budget's progress bar (stderr, a terminal) shows each comparison's name: rich
+    markup in it prints literally, with no MarkupError from ``A[/]``."""
+    from planner.cli import main
+
+    plan = tmp_path / "plan.toml"
+    plan.write_text('[plan]\nplatform = "hf-a10g-small"\nbaseline_tps = 308.0\n'
+                    '[budget]\ntotal_usd = 5.0\nprice_per_hour = 1.0\nmax_runs_per_arm = 4\n'
+                    '[[comparison]]\nname = "A[/] [blink]x\\u202e"\nbaseline = "a"\n'
+                    'candidate = "b"\ndelta_tps = 3.0\n', encoding="utf-8")
+    fake = _FakeTTY()
+    monkeypatch.setattr(sys, "stderr", fake)
+    main(["budget", str(plan), "--sims", "200"])
+    out = capsys.readouterr().out
+    assert "A[/] [blink]x" in out and "\u202e" not in out
+    assert "Traceback" not in fake.getvalue() and "MarkupError" not in fake.getvalue()
