@@ -16,6 +16,14 @@ __all__ = ["SCHEMA", "HEADERS", "owned", "cost_cell", "plan_delta", "simulated_d
            "render_markdown", "render_html"]
 
 
+class _Curve(TypedDict):
+    runs_per_arm: NotRequired[list[float | None]]
+    assurance: NotRequired[list[float | None]]
+    false_claim_rate: NotRequired[list[float | None]]
+    cost_usd: NotRequired[list[float | None]]
+    gpu_hours: NotRequired[list[float | None]]
+
+
 class _Design(TypedDict):
     design: str
     runs_per_arm: NotRequired[float | None]
@@ -24,6 +32,23 @@ class _Design(TypedDict):
     gpu_hours: NotRequired[float | None]
     cost_usd: NotRequired[float | None]
     label: NotRequired[str]
+    curve: NotRequired[_Curve | None]
+    runs_total: NotRequired[float | None]
+    expected_runs_per_arm: NotRequired[float | None]
+    max_runs_per_arm: NotRequired[int | None]
+    max_cost_usd: NotRequired[float | None]
+    max_gpu_hours: NotRequired[float | None]
+    batch: NotRequired[int | None]
+    per_look_hdi_prob: NotRequired[float | None]
+    worst_case_cost_usd: NotRequired[float | None]
+    worst_case_runs_per_arm: NotRequired[float | None]
+
+
+class _DeltaCurve(TypedDict):
+    delta_pct: NotRequired[list[float]]
+    density: NotRequired[list[float]]
+    point_pct: NotRequired[float | None]
+    interval_pct: NotRequired[list[float] | None]
 
 
 class _Delta(TypedDict):
@@ -31,6 +56,9 @@ class _Delta(TypedDict):
     mean_tps: float
     source: NotRequired[str]
     sd_tps: NotRequired[float | None]
+    given: NotRequired[float | None]
+    given_sd: NotRequired[float | None]
+    sd_pct: NotRequired[float | None]
 
 
 class _Comparison(TypedDict):
@@ -48,6 +76,9 @@ class _Comparison(TypedDict):
     designs: list[_Design]
     status: str
     reason: NotRequired[str | None]
+    line: NotRequired[int | None]
+    delta_curve: NotRequired[_DeltaCurve | None]
+    value_per_usd: NotRequired[float | None]
 
 
 class _Budget(TypedDict):
@@ -56,6 +87,7 @@ class _Budget(TypedDict):
     price_per_hour: float | None
     assurance_target: float
     max_runs_per_arm: int
+    one_run_usd: NotRequired[float | None]
 
 
 class _Totals(TypedDict):
@@ -66,6 +98,12 @@ class _Totals(TypedDict):
     cost_usd: float
     expected_decisive: float
     expected_false_claims: float
+    reachable: NotRequired[int]
+    budget_left_usd: NotRequired[float | None]
+    worst_case_cost_usd: NotRequired[float | None]
+    worst_case_runs: NotRequired[int | float | None]
+    worst_case_gpu_hours: NotRequired[float | None]
+    cost_all_usd: NotRequired[float | None]
 
 
 class SCHEMA(TypedDict):

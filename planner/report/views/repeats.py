@@ -39,6 +39,15 @@ class _Design(TypedDict):
     batch: NotRequired[int]
     per_look_hdi_prob: NotRequired[float]
     max_runs_per_arm: NotRequired[int]
+    false_claim_rate_se: NotRequired[float | None]
+    labels: NotRequired[dict[str, float]]
+    allocations: NotRequired[int | float | None]
+    runs_total: NotRequired[int | float | None]
+    expected_runs_per_arm: NotRequired[float]
+    looks: NotRequired[int]
+    p_stop_early: NotRequired[float]
+    max_cost_usd: NotRequired[float | None]
+    max_gpu_hours: NotRequired[float | None]
 
 
 class _CostModel(TypedDict):
@@ -71,6 +80,45 @@ class _Effect(TypedDict):
     mean_pct: float
     sd_pct: NotRequired[float | None]
     p_positive: NotRequired[float | None]
+    delta_log: NotRequired[float | None]
+
+
+class _Interval(TypedDict):
+    mean: float
+    hdi_low: float
+    hdi_high: float
+
+
+class _Existing(TypedDict):
+    a: NotRequired[str]
+    b: NotRequired[str]
+    n_a: int
+    n_b: int
+    level_tps_a: float
+    label: str
+    direction: NotRequired[str | None]
+    metric: NotRequired[str | None]
+    delta_pct: _Interval
+    p_b_gt_a: NotRequired[float]
+
+
+class _Candidate(TypedDict):
+    runs_per_instance: NotRequired[int]
+    runs_per_arm: NotRequired[int | float | None]
+    cost_usd: NotRequired[float | None]
+    assurance: NotRequired[float | None]
+
+
+class _Allocation(TypedDict):
+    mode: NotRequired[str]
+    tau: NotRequired[float | None]
+    sigma: NotRequired[float | None]
+    startup_minutes: NotRequired[float]
+    minutes_per_run: NotRequired[float]
+    r_star: NotRequired[float | None]
+    candidates: NotRequired[list[_Candidate]]
+    runs_per_instance: NotRequired[int | None]
+    reason: NotRequired[str]
 
 
 class _BeyondCap(TypedDict):
@@ -79,6 +127,7 @@ class _BeyondCap(TypedDict):
     gpu_hours: NotRequired[float | None]
     cost_usd: NotRequired[float | None]
     assurance: NotRequired[float | None]
+    assurance_se: NotRequired[float | None]
     note: NotRequired[str]
 
 
@@ -90,7 +139,10 @@ class SCHEMA(TypedDict):
     recommended: _Design | None
     reason: str
     beyond_cap: NotRequired[_BeyondCap | None]
-    existing: NotRequired[dict[str, object] | None]
+    existing: NotRequired[_Existing | None]
+    allocation: NotRequired[_Allocation | None]
+    simulated_experiments: NotRequired[int]
+    more_runs_per_arm: NotRequired[int | None]
     notes: NotRequired[list[str]]
     runs: NotRequired[list[_runs.Run] | None]
     runs_truncated: NotRequired[int | None]

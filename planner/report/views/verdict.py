@@ -50,6 +50,7 @@ class _Paired(_Welch):
 
 
 class _Classical(TypedDict):
+    delta_tps: NotRequired[float | None]
     z_test: _ZTest
     welch: _Welch
     paired_t: NotRequired[_Paired | None]
@@ -58,15 +59,30 @@ class _Classical(TypedDict):
 class _Cold(TypedDict):
     config: str
     rep: int | None
+    instance: NotRequired[str | None]
+    tps: NotRequired[float]
 
 
 class _Rope(TypedDict):
     pct: float
     tps: float
+    value: NotRequired[float]
+    unit: NotRequired[str]
+
+
+class _PriorScale(TypedDict):
+    kind: NotRequired[str]
+    scale: NotRequired[float]
+    df: NotRequired[float | None]
 
 
 class _Prior(TypedDict):
     label: str
+    tau: NotRequired[_PriorScale | None]
+    sigma: NotRequired[_PriorScale | None]
+    n_runs: NotRequired[int | None]
+    n_cells: NotRequired[int | None]
+    n_groups: NotRequired[int | None]
 
 
 class _Diagnostics(TypedDict):
@@ -88,6 +104,8 @@ class _Curve(TypedDict):
 class _DeltaLog(TypedDict):
     mean: float
     sd: float
+    hdi_low: NotRequired[float]
+    hdi_high: NotRequired[float]
 
 
 class SCHEMA(TypedDict):
@@ -101,6 +119,8 @@ class SCHEMA(TypedDict):
     mean_tps_a: float
     mean_tps_b: float
     hdi_prob: float
+    level_tps_a: NotRequired[float]
+    more_runs_per_arm: NotRequired[int | None]
     delta_pct: _Interval
     delta_tps: _Interval
     delta_log: NotRequired[_DeltaLog]
