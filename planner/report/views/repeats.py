@@ -20,6 +20,11 @@ __all__ = ["SCHEMA", "owned", "rows", "footnotes", "headline", "question_lines",
            "simulation_text"]
 
 
+#: A design's simulated share of each label (a TypedDict, so an edited one is named by key).
+_Labels = TypedDict("_Labels", {k: NotRequired[float] for k in (
+    "undecided", "B better", "A better", "equivalent", "B faster", "B slower")})
+
+
 class _Design(TypedDict):
     design: str
     runs_per_arm: float
@@ -40,7 +45,7 @@ class _Design(TypedDict):
     per_look_hdi_prob: NotRequired[float]
     max_runs_per_arm: NotRequired[int]
     false_claim_rate_se: NotRequired[float | None]
-    labels: NotRequired[dict[str, float]]
+    labels: NotRequired[_Labels]
     allocations: NotRequired[int | float | None]
     runs_total: NotRequired[int | float | None]
     expected_runs_per_arm: NotRequired[float]
