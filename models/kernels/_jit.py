@@ -46,7 +46,7 @@ _LOCK = threading.RLock()
 #: disk cache, False: in memory); ``told`` whether the progress line was printed.
 _STATE: dict = {"cache": None, "told": False}
 
-_PROGRESS = "planner: compiling the replay kernels once (about 15 s)..."
+_PROGRESS = "planner: compiling the replay kernels once (about 15 s; cached afterwards)..."
 
 #: Every kernel made by :meth:`KernelGroup.kernel`, with its argument types.
 _REGISTRY: list = []

@@ -68,14 +68,20 @@ def load_command(name: str):
     import importlib
 
     module, _ = COMMANDS[name]
-    sub = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    sub = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
+                      rich_markup_mode=_HELP["markup"])
     importlib.import_module(f"planner.cli.{module}").register(sub)
     info = [c for c in sub.registered_commands
             if (c.name or c.callback.__name__.replace("_", "-")) == name]
     if len(info) != 1:
         raise KeyError(f"planner.cli.{module} registers no command {name!r}")
     sub.registered_commands = info
-    return typer.main.get_command(sub)
+    cmd = typer.main.get_command(sub)
+    if _HELP["markup"] is None:  # plain help: rich's escaped brackets (\\[budget]) as typed
+        for obj in [cmd, *cmd.params]:
+            if isinstance(getattr(obj, "help", None), str):
+                obj.help = obj.help.replace("\\[", "[")
+    return cmd
 
 
 class _Commands(Mapping):
@@ -174,6 +180,33 @@ def _quick_exit(argv) -> None:
         gc.freeze()
 
 
+def _visible(text: str) -> str:
+    """An error line as printed: control characters, escape sequences and bidi overrides in
+    the file names and values it quotes spelled out (``\\x1b``, ``\\u202e``,
+    :func:`planner.report.escape.visible`), so a name cannot retitle, clear or reorder the
+    terminal, nor break the message over two lines."""
+    from planner.report.escape import visible
+
+    return visible(text)
+
+
+def _plain_help_off_a_terminal() -> None:
+    """``--help`` piped or redirected (no terminal on stdout): click's plain layout, the
+    option and its help on one line at 80 columns, instead of rich panels whose four columns
+    leave the help text 18 characters at that width. On a terminal the rich panels stay."""
+    try:
+        tty = sys.stdout.isatty()
+    except (AttributeError, ValueError):  # a closed or replaced stdout
+        tty = False
+    app.rich_markup_mode = "rich" if tty else None
+    _HELP["markup"] = app.rich_markup_mode
+
+
+#: The help layout of the commands :func:`load_command` builds: typer's rich panels
+#: ("rich") or click's plain text (None: off a terminal, :func:`_plain_help_off_a_terminal`).
+_HELP: dict = {"markup": "rich"}
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``planner`` console script.
 
@@ -190,6 +223,7 @@ def main(argv: list[str] | None = None) -> None:
         args = ["--help"]
     if args[:2] == ["draft", "sweep"]:
         args = ["draft-sweep"] + args[2:]
+    _plain_help_off_a_terminal()
     try:
         try:
             rv = app(args=args, standalone_mode=False)
@@ -216,10 +250,10 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(141)
         raise
     except ModelInputError as exc:  # planner.errors.InputError derives from it
-        print(f"planner: error: {exc.one_line()}", file=sys.stderr)
+        print(f"planner: error: {_visible(exc.one_line())}", file=sys.stderr)
         sys.exit(2)
     except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        print(f"planner: error: {exc.filename}: {exc.strerror}", file=sys.stderr)
+        print(f"planner: error: {_visible(f'{exc.filename}: {exc.strerror}')}", file=sys.stderr)
         sys.exit(2)
     except _CLICK_ERRORS as exc:  # usage errors: one line, exit 2 (click's own code)
         msg = " ".join(exc.format_message().split())
@@ -228,7 +262,7 @@ def main(argv: list[str] | None = None) -> None:
         cmd = getattr(getattr(exc, "ctx", None), "command_path", None)
         if cmd is None:  # an error raised before click made the command's context
             cmd = "planner" + (f" {args[0]}" if args and args[0] in COMMANDS else "")
-        print(f"{cmd}: error: {msg} (see '{cmd} --help')", file=sys.stderr)
+        print(_visible(f"{cmd}: error: {msg} (see '{cmd} --help')"), file=sys.stderr)
         sys.exit(getattr(exc, "exit_code", 2) or 2)
     except typer.Abort as exc:
         # typer < 0.26 turns Ctrl-C into Abort (later ones into exit code 130): 130 either way

@@ -145,7 +145,11 @@ def _run_with_progress(plan, *, sims: int, seed: int, quiet: bool, stated: dict 
                   disable=quiet or not con.is_terminal) as prog:
         task = prog.add_task("comparisons", total=len(plan.comparisons))
 
-        def step(name: str) -> None:
-            prog.update(task, advance=1, description=name)
+        def step(name: str) -> None:  # a plan's name, printed literally (not rich markup)
+            from rich.markup import escape
+
+            from planner.report.escape import visible
+
+            prog.update(task, advance=1, description=escape(visible(name)))
 
         return plan_budget(plan, sims=sims, seed=seed, progress=step, stated=stated)

@@ -183,9 +183,12 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
             raise InputError("--runs needs --a CONFIG and --b CONFIG", field="--a")
         from planner.io.runs import read_runs
 
+        from planner.report.progress import waiting
+
         # read once, with the same table options as 'planner verdict'
-        table_read = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
-                               instance=instance, config_column=config_column)
+        with waiting("reading the runs table...", quiet=as_json):
+            table_read = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
+                                   instance=instance, config_column=config_column)
     elif any(v is not None for v in (format, tps_column, config_column, instance,
                                      lower_is_better)):
         raise InputError("--format, --tps-column, --config-column, --instance and "
@@ -211,10 +214,14 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
     if table_read is not None:
         from planner.decide.comparison import from_table
 
-        comp = from_table(
-            table_read, a, b, selection=Selection(row_platform, metric, workload, run_group),
-            prior=prior, cv=cv, cv_instance=cv_instance, aa_runs=aa_runs,
-            lower_is_better=lower_is_better, value_name=tps_column)
+        from planner.report.progress import waiting
+
+        with waiting("building the comparison of the runs...", quiet=as_json):
+            comp = from_table(
+                table_read, a, b, selection=Selection(row_platform, metric, workload,
+                                                      run_group),
+                prior=prior, cv=cv, cv_instance=cv_instance, aa_runs=aa_runs,
+                lower_is_better=lower_is_better, value_name=tps_column)
         pr, label = comp.prior, comp.prior_label
     else:
         pr, label = resolve_prior(prior, row_platform, None, None, cv=cv,

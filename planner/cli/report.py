@@ -34,8 +34,12 @@ def register(app: typer.Typer) -> None:
         # the files are rendered from the saved form, which is what a saved result reads as
         views = [v for v, out in ((render.render_markdown, md), (render.render_html, html))
                  if out is not None]
-        _named(result, views, emit, obj, as_json=False, terminal=False, md=md, html=html,
-               inputs=[result])
+        from planner.report.progress import waiting
+
+        # a budget page draws 30-odd plots (several seconds): a status line on a terminal
+        with waiting("drawing the report..."):
+            _named(result, views, emit, obj, as_json=False, terminal=False, md=md, html=html,
+                   inputs=[result])
 
 
 def _named(path: Path, views: list, fn, obj: dict, **kwargs) -> None:

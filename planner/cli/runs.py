@@ -51,8 +51,10 @@ def register(app: typer.Typer) -> None:
                    if "skipped_incomplete" in stats
                    else f"{stats['skipped_unrecognised']} unrecognised files skipped"
                    + _named(stats.get("skipped_files", [])))
-        print(f"wrote {len(runs)} runs of {len({r.config for r in runs})} configs to {output} "
-              f"({skipped})", file=sys.stderr)
+        from planner.report.escape import visible  # names from the folder, made inert
+
+        print(visible(f"wrote {len(runs)} runs of {len({r.config for r in runs})} configs to "
+                      f"{output} ({skipped})"), file=sys.stderr)
 
     @app.command()
     def calibrate(

@@ -172,6 +172,7 @@ def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, eng
                          field="--a")
     from planner.decide import comparison
     from planner.decide.verdict import judge
+    from planner.report.progress import waiting
     from planner.io.summaries import summary_notes
 
     prior_settings = dict(prior=prior, cv=cv, cv_instance=cv_instance, aa_runs=aa_runs,
@@ -204,18 +205,22 @@ def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, eng
             raise InputError("give --a CONFIG and --b CONFIG", field="--a")
         # only A's and B's runs are kept; every row is still validated, and the census of
         # the others words the filter and config errors as the whole table would
-        table = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
-                          instance=instance, configs=[a, b], config_column=config_column)
-        if baseline is not None:
-            from planner.cli.baseline import appended
+        with waiting("reading the runs table...", quiet=as_json):
+            table = read_runs(runs, format=format, metric=metric, tps_column=tps_column,
+                              instance=instance, configs=[a, b], config_column=config_column)
+            if baseline is not None:
+                from planner.cli.baseline import appended
 
-            table = appended(table, base_runs)
-        comp = comparison.from_table(
-            table, a, b, selection=comparison.Selection(platform, metric, workload, run_group),
-            value_name=tps_column, **prior_settings)
+                table = appended(table, base_runs)
+            comp = comparison.from_table(
+                table, a, b, selection=comparison.Selection(platform, metric, workload,
+                                                            run_group),
+                value_name=tps_column, **prior_settings)
     s_notes = summary_notes(comp.table, comp.a, comp.b, likelihood)
-    res = judge(comp, rope=rope, engine=engine, seed=seed, likelihood=likelihood,
-                extra_notes=s_notes)
+    with waiting("fitting the model by MCMC (20-35 s)..." if engine == "mcmc" else
+                 "fitting the model...", quiet=as_json):
+        res = judge(comp, rope=rope, engine=engine, seed=seed, likelihood=likelihood,
+                    extra_notes=s_notes)
     table, a_name, b_name, pr = comp.table, comp.a, comp.b, comp.prior
 
     def render_html(result: dict) -> str:  # the HTML renderer loads only for --html
@@ -224,9 +229,10 @@ def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, eng
         return page(result)
 
     if idata is not None:
-        _write_idata(idata, table, a_name, b_name, pr, seed=seed, likelihood=likelihood,
-                     lower_is_better=res.direction == "lower_is_better",
-                     use_cold=cold)
+        with waiting("repeating the MCMC fit for --idata (20-35 s)...", quiet=as_json):
+            _write_idata(idata, table, a_name, b_name, pr, seed=seed, likelihood=likelihood,
+                         lower_is_better=res.direction == "lower_is_better",
+                         use_cold=cold)
     out = res.to_dict()
     out["notes"] = [_spelled(n) for n in out.get("notes") or []]
     record = input_record(params or {})

@@ -183,7 +183,8 @@ def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
                       f"experiments ({s2.size} repeated cells, cell SDs {sd.min():.3f}-"
                       f"{sd.max():.3f} %, median {float(np.median(sd)):.3f} %), not the "
                       f"pooled posterior of one scale: a new experiment draws its own scale, "
-                      f"so its 95 % range [{pop[0]:.3f}, {pop[2]:.3f}] % is wider than the "
+                      f"and its 95 % range [{pop[0]:.3f}, {pop[2]:.3f}] % "
+                      f"{_compare_ranges(pop[0], pop[2], *pooled)} the "
                       f"pooled [{pooled[0]:.3f}, {pooled[1]:.3f}] %; its median "
                       f"{pop[1]:.3f} % is a typical experiment's scale, while the pooled "
                       f"median {100 * sig_q[1]:.3f} % weighs every run alike, so the few "
@@ -222,3 +223,17 @@ def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
         "grid_edge_mass": edge,
         "ok": edge < 1e-3 and math.isfinite(tau_fit.scale),
     }
+
+
+def _compare_ranges(lo: float, hi: float, lo2: float, hi2: float) -> str:
+    """How the range [lo, hi] stands to [lo2, hi2], in words that match the numbers as
+    printed (3 decimals): ``is wider than``, ``is narrower than``, ``is as wide as``, with
+    ``and lies below`` / ``above`` when one range does not contain the other."""
+    lo, hi, lo2, hi2 = (round(x, 3) for x in (lo, hi, lo2, hi2))
+    w, w2 = hi - lo, hi2 - lo2
+    word = ("is wider than" if w > w2 + 5e-4 else "is narrower than" if w < w2 - 5e-4
+            else "is as wide as")
+    if lo >= lo2 and hi <= hi2 or lo <= lo2 and hi >= hi2:
+        return word  # one inside the other
+    return word + (", and lies below," if hi < hi2 else ", and lies above,")
+

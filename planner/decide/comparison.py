@@ -428,9 +428,11 @@ def runs_listing(comp: Comparison, data: TPSData) -> tuple[list[dict], int, list
     -------
     (list of dict, int, list of str)
         Up to :data:`RUNS_CAP` entries ``{config, arm ("a" | "b"), instance, session, rep,
-        cold, value, outlier}`` (``value`` in the metric's unit; ``cold`` as the model used
-        it; ``outlier``: robust z beyond :data:`OUTLIER_Z` within its (config, instance,
-        session) group of at least 3 runs), in the table's order; when there are more, the
+        cold, value, outlier, unstable}`` (``value`` in the metric's unit; ``cold`` as the
+        model used it; ``outlier``: robust z beyond :data:`OUTLIER_Z` within its (config,
+        instance, session) group of at least 3 runs; ``unstable``: that group's SD is more
+        than :data:`_SPREAD_FACTOR` times the prior's median run-to-run scale), in the
+        table's order; when there are more, the
         outliers and then both arms' first runs alike are kept; the number left out; and at most two notes (outliers,
         groups spread far above the prior's run-to-run scale), saying that the verdict keeps
         them.
@@ -460,12 +462,13 @@ def runs_listing(comp: Comparison, data: TPSData) -> tuple[list[dict], int, list
             if sd > _SPREAD_FACTOR * upper:
                 wide.append((key, sd))
     entries = []
+    unstable = {k for key, _ in wide for k in groups[key]}  # runs of a far-spread group
     for k, r in enumerate(runs):
         entries.append({"config": r.config, "arm": "a" if r.config == comp.a else "b",
                         "instance": r.instance or None,
                         "session": (r.session or r.run_group) or None,
                         "rep": r.rep, "cold": bool(flags[k]), "value": float(r.tps),
-                        "outlier": bool(outlier[k])})
+                        "outlier": bool(outlier[k]), "unstable": k in unstable})
     truncated = 0
     if len(entries) > RUNS_CAP:
         keep = set(np.flatnonzero(outlier)[:RUNS_CAP].tolist())

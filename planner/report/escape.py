@@ -9,9 +9,13 @@ not write itself (names, labels, notes, any field of a saved result) through one
 * :func:`md` -- Markdown inline text: a ``<`` that would open a tag, comment or autolink
   and an ``&`` that would start an entity as entities (raw HTML does not render), and the
   characters that end a table cell, open a code span or emphasis, or close a link text
-  backslash-escaped (``|``, backtick, ``*``, ``\\``, a ``]`` before ``( [ :``); an
-  intraword ``_`` of a config name emphasises nothing, and a plain ``[0.21, 0.52]`` or
-  ``<= 0`` stays as it is;
+  backslash-escaped (``|``, backtick, ``*``, ``~``, ``\\``, a ``]`` before ``( [ :``, a
+  ``_`` that is not between two letters or digits, and opening the text a ``>`` or ``#``,
+  or a ``-``, ``+``, ``=`` and a space: a quote, heading or list marker); an intraword
+  ``_`` of a config name
+  (``fa2sw_precache``) emphasises nothing and stays as it is, as does a plain ``[0.21,
+  0.52]`` or ``<= 0``; a newline is spelled ``\\x0a`` (:func:`visible`), so a value holds
+  one line, one table cell;
 * :func:`html` -- HTML text and attribute values (``& < > " '`` as entities).
 """
 
@@ -44,7 +48,7 @@ def term(x, style: str | None = None):
     return Text(visible(x), style=style or "")
 
 
-_MD_SPECIAL = re.compile(r"([\\`*|]|\](?=[(\[:]))")
+_MD_SPECIAL = re.compile(r"([\\`*|~]|\](?=[(\[:])|(?<![^\W_])_|_(?![^\W_])|^[>#]|^[-+=](?=\s))")
 _MD_ENTITY = re.compile(r"&(?=[#A-Za-z])")
 _MD_TAG = re.compile(r"<(?=[A-Za-z/!?])")
 

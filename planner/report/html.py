@@ -33,6 +33,7 @@ font-weight:600;font-size:.85em}
 code{font-size:.85em;background:#f4f4f6;padding:0 3px;border-radius:3px;word-break:break-all}
 .note{color:#555;font-size:.88em}.nw{white-space:nowrap}
 .lead{font-size:1.08em;background:#f7f7f9;border-left:4px solid #0072B2;padding:6px 10px}
+.why{font-size:.92em;background:#fbfbf4;border-left:4px solid #E69F00;padding:4px 10px}
 """
 
 

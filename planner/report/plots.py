@@ -155,6 +155,35 @@ def delta_plot(x_pct: Sequence[float], density: Sequence[float], *, rope_pct: fl
     return _png(fig)
 
 
+def _sequential_marks(ax, e: dict, pts: list, col: str, lab: str, *, cap: str,
+                      horizontal: bool) -> None:
+    """A sequential design as points, not a line: each variant simulated (``pts``, the
+    per-look strictness tried) a hollow diamond, the design itself a filled one with a bar to
+    its cap (runs per arm: to the right; cost: up to the worst case, every look run). A line
+    through variants of different strictness read as a curve of runs, which it is not."""
+    x0 = e.get("runs_per_arm") if horizontal else e.get("assurance")
+    y0 = e.get("assurance") if horizontal else e.get("gpu_hours" if cap == "max_gpu_hours"
+                                                      else "cost_usd")
+    others = [p for p in pts if (p[0], p[1]) != (x0, y0)]
+    if others:
+        ax.plot([p[0] for p in others], [p[1] for p in others], "D", ms=5, mfc="none",
+                mec=col, mew=1.2, ls="none")
+    if x0 is None or y0 is None:
+        return
+    top = e.get(cap)
+    if top is not None:
+        if horizontal:
+            ax.plot([x0, top], [y0, y0], color=col, lw=1.2, ls=":")
+            ax.plot([top], [y0], "|", color=col, ms=8, mew=1.4)
+        else:
+            ax.plot([x0, x0], [y0, top], color=col, lw=1.2, ls=":")
+            ax.plot([x0], [top], "_", color=col, ms=8, mew=1.4)
+    ax.plot([x0], [y0], "D", ms=6, color=col, ls="none", label=lab)
+    if top is not None and not getattr(ax, "_planner_cap_key", False):
+        ax.plot([], [], color="#666666", lw=1.2, ls=":", label="sequential: to its cap")
+        ax._planner_cap_key = True
+
+
 def assurance_plot(designs: Sequence[dict], *, target: float | None = None,
                    title: str = "") -> bytes:
     """Assurance vs runs per arm, one line per design (``curve`` of each design); the
@@ -168,6 +197,9 @@ def assurance_plot(designs: Sequence[dict], *, target: float | None = None,
         n, a = cv.get("runs_per_arm") or [], cv.get("assurance") or []
         pts = [(x, y) for x, y in zip(n, a) if x is not None and y is not None]
         lab, col, ls = _design_style(e, seen)
+        if e.get("design") == "sequential":
+            _sequential_marks(ax, e, pts, col, lab, cap="max_runs_per_arm", horizontal=True)
+            continue
         if pts:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], color=col, lw=1.6, ls=ls,
                     label=lab)
@@ -204,6 +236,10 @@ def cost_plot(designs: Sequence[dict], *, target: float | None = None,
         a, c = cv.get("assurance") or [], cv.get(value) or []
         pts = [(x, y) for x, y in zip(a, c) if x is not None and y is not None]
         lab, col, ls = _design_style(e, seen)
+        if e.get("design") == "sequential":
+            _sequential_marks(ax, e, pts, col, lab, horizontal=False,
+                              cap="max_gpu_hours" if value == "gpu_hours" else "max_cost_usd")
+            continue
         if pts:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], color=col, lw=1.6, ls=ls,
                     label=lab)

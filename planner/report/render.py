@@ -109,15 +109,19 @@ def inputs_lines(r: dict, *, settings: bool = True) -> list[str]:
         return []
     out = []
     for f in inp.get("files") or []:
+        if not isinstance(f, dict) or f.get("name") is None:
+            continue
         sha = f.get("sha256")
-        out.append(f"{f.get('role', 'file')}: {f.get('name')}"
-                   + (f" (sha256 {sha[:12]})" if sha else ""))
+        out.append(f"{f.get('role') or 'file'}: {f.get('name')}"
+                   + (f" (sha256 {str(sha)[:12]})" if sha else ""))
     opts = {k: v for k, v in (inp.get("options") or {}).items() if v is not None}
     if opts:
         out.append("options: " + ", ".join(f"{k}={_short(v)}" for k, v in opts.items()))
     for k, v in inp.items():
         if k in ("files", "options", "version") or not settings:
             continue
+        if k in opts and _short(opts[k]) == _short(v):
+            continue  # the option as given already says it
         if isinstance(v, (str, int, float, bool)):
             out.append(f"{k}: {_short(v)}")
     if inp.get("version"):
@@ -125,24 +129,51 @@ def inputs_lines(r: dict, *, settings: bool = True) -> list[str]:
     return out
 
 
-#: Items of a list option shown in the inputs block (``--a-runs`` of 10,000 values: the
-#: first few and the count; the values themselves are in the saved result's inputs).
+#: Items of a list option shown as they are (``--a-runs`` of 10,000 values: its count, min,
+#: median, max and SHA-256 instead; the values themselves are in the saved result's inputs).
 _LIST_SHOWN = 6
 
 
 def _short(v) -> str:
     """An option's value as the inputs block shows it: a float to 6 significant digits, a
-    long list as its first items and its length."""
+    list of more than :data:`_LIST_SHOWN` items (or a comma-separated quick-form string) as
+    ``10,000 values: min ..., median ..., max ...; sha256 <12 hex>`` (the SHA-256 of the
+    value as given, so it can be matched to its source)."""
+    if isinstance(v, bool):
+        return str(v)
     if isinstance(v, float):
         return f"{v:.6g}"
     if isinstance(v, (list, tuple)):
-        items = [_short(x) for x in v[:_LIST_SHOWN]]
-        more = len(v) - len(items)
-        return "[" + ", ".join(items) + (f", ... ({len(v):,} values)" if more > 0 else "") + "]"
+        if len(v) <= _LIST_SHOWN:
+            return "[" + ", ".join(_short(x) for x in v) + "]"
+        return _summary([str(x) for x in v], ",".join(str(x) for x in v))
     if isinstance(v, str) and "," in v and len(v) > 80:  # a quick-form list as one string
-        vals = v.split(",")
-        return ",".join(vals[:_LIST_SHOWN]) + f",... ({len(vals):,} values)"
+        return _summary(v.split(","), v)
     return str(v)
+
+
+def _summary(items: list[str], given: str) -> str:
+    """``n values: min, median, max; sha256`` of a long list (min/median/max of the items
+    that read as numbers)."""
+    import hashlib
+    import math
+
+    nums = []
+    for x in items:
+        try:
+            f = float(x)
+        except ValueError:
+            continue
+        if math.isfinite(f):
+            nums.append(f)
+    sha = hashlib.sha256(given.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    head = f"{len(items):,} values"
+    if nums:
+        nums.sort()
+        k = len(nums)
+        med = nums[k // 2] if k % 2 else 0.5 * (nums[k // 2 - 1] + nums[k // 2])
+        head += f": min {nums[0]:.6g}, median {med:.6g}, max {nums[-1]:.6g}"
+    return f"({head}; sha256 {sha})"
 
 
 def inputs_terminal(result: dict) -> str:

@@ -201,7 +201,7 @@ class RepeatPlan:
         ``assurance``), ``runs_per_instance`` (chosen) and ``reason``.
     runs : list of dict or None
         With runs already bought: the runs as the model read them (``config``, ``arm``,
-        ``instance``, ``session``, ``rep``, ``cold``, ``value``, ``outlier``;
+        ``instance``, ``session``, ``rep``, ``cold``, ``value``, ``outlier``, ``unstable``;
         :func:`planner.decide.comparison.runs_listing`).
     runs_truncated : int
         Runs left out of ``runs`` (it holds at most

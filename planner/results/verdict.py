@@ -86,7 +86,9 @@ class Verdict:
         its unit (:func:`planner.io.limits.metric_unit`: ms, s, TPS).
     runs : list of dict
         The runs as the model read them, ``{config, arm ("a" | "b"), instance, session, rep,
-        cold, value, outlier}`` (:func:`planner.decide.comparison.runs_listing`), at most
+        cold, value, outlier, unstable}`` (:func:`planner.decide.comparison.runs_listing`:
+        ``outlier`` a robust z beyond 3.5 within its instance and session, ``unstable`` its
+        group's spread far above the prior's), at most
         :data:`planner.decide.comparison.RUNS_CAP`.
     runs_truncated : int
         Runs left out of ``runs``.

@@ -8,11 +8,20 @@ from __future__ import annotations
 from typing import NotRequired, TypedDict
 
 from planner.report.escape import md, term
+from planner.report.wording import tidy
 from planner.results.repeat_plan import design_label
 
 __all__ = ["SCHEMA", "HEADERS", "owned", "cost_cell", "plan_delta", "simulated_delta",
            "comparison_rows", "worst_case_line", "headline", "render_terminal",
            "render_markdown", "render_html"]
+
+
+class _Curve(TypedDict):
+    runs_per_arm: NotRequired[list[float | None]]
+    assurance: NotRequired[list[float | None]]
+    false_claim_rate: NotRequired[list[float | None]]
+    cost_usd: NotRequired[list[float | None]]
+    gpu_hours: NotRequired[list[float | None]]
 
 
 class _Design(TypedDict):
@@ -23,6 +32,23 @@ class _Design(TypedDict):
     gpu_hours: NotRequired[float | None]
     cost_usd: NotRequired[float | None]
     label: NotRequired[str]
+    curve: NotRequired[_Curve | None]
+    runs_total: NotRequired[float | None]
+    expected_runs_per_arm: NotRequired[float | None]
+    max_runs_per_arm: NotRequired[int | None]
+    max_cost_usd: NotRequired[float | None]
+    max_gpu_hours: NotRequired[float | None]
+    batch: NotRequired[int | None]
+    per_look_hdi_prob: NotRequired[float | None]
+    worst_case_cost_usd: NotRequired[float | None]
+    worst_case_runs_per_arm: NotRequired[float | None]
+
+
+class _DeltaCurve(TypedDict):
+    delta_pct: NotRequired[list[float]]
+    density: NotRequired[list[float]]
+    point_pct: NotRequired[float | None]
+    interval_pct: NotRequired[list[float] | None]
 
 
 class _Delta(TypedDict):
@@ -30,6 +56,9 @@ class _Delta(TypedDict):
     mean_tps: float
     source: NotRequired[str]
     sd_tps: NotRequired[float | None]
+    given: NotRequired[float | None]
+    given_sd: NotRequired[float | None]
+    sd_pct: NotRequired[float | None]
 
 
 class _Comparison(TypedDict):
@@ -47,6 +76,9 @@ class _Comparison(TypedDict):
     designs: list[_Design]
     status: str
     reason: NotRequired[str | None]
+    line: NotRequired[int | None]
+    delta_curve: NotRequired[_DeltaCurve | None]
+    value_per_usd: NotRequired[float | None]
 
 
 class _Budget(TypedDict):
@@ -55,6 +87,7 @@ class _Budget(TypedDict):
     price_per_hour: float | None
     assurance_target: float
     max_runs_per_arm: int
+    one_run_usd: NotRequired[float | None]
 
 
 class _Totals(TypedDict):
@@ -65,6 +98,12 @@ class _Totals(TypedDict):
     cost_usd: float
     expected_decisive: float
     expected_false_claims: float
+    reachable: NotRequired[int]
+    budget_left_usd: NotRequired[float | None]
+    worst_case_cost_usd: NotRequired[float | None]
+    worst_case_runs: NotRequired[int | float | None]
+    worst_case_gpu_hours: NotRequired[float | None]
+    cost_all_usd: NotRequired[float | None]
 
 
 class SCHEMA(TypedDict):
@@ -168,8 +207,8 @@ def _budget_line(r: dict) -> str:
              else f" at ${b['price_per_hour']:.2f}/h")
     if owned(r) and b.get("total_usd") is not None and b.get("max_runs") is None:
         price += " (a dollar budget limits nothing at $0/h: set max_runs)"
-    return (" and ".join(parts) + price + ", assurance target "
-            f"{b['assurance_target']:g}, ≤ {b['max_runs_per_arm']} runs per arm")
+    return tidy(" and ".join(parts) + price + ", assurance target "
+                f"{b['assurance_target']:g}, ≤ {b['max_runs_per_arm']} runs per arm")
 
 
 def _totals_line(r: dict) -> str:
@@ -191,7 +230,7 @@ def _totals_line(r: dict) -> str:
         s += f"; ${t['budget_left_usd']:.2f} left"
     if reach > t["bought"] and not free:
         s += f" (all {reach} reachable comparisons would cost ${t['cost_all_usd']:.2f})"
-    return s
+    return tidy(s)
 
 
 _SEQ_NOTE = ("≈: expected runs per arm of a sequential purchase (it stops at the first "
@@ -242,7 +281,7 @@ def worst_case_line(r: dict) -> str | None:
             f" ({', '.join(t['worst_case_exceeds'])})" if t.get("worst_case_exceeds") else "")
     else:
         s += "within the budget"
-    return s
+    return tidy(s)
 
 
 def headline(r: dict) -> list[str]:
@@ -257,8 +296,8 @@ def headline(r: dict) -> list[str]:
     if reach < n:
         s += f" ({n - reach} of {n} unreachable)"
     runs = t["runs"]
-    return [s + f": {runs} run{'' if runs == 1 else 's'}, {t['gpu_hours']:.2f} GPU-h"
-            + ("" if owned(r) else f", ${t['cost_usd']:.2f}") + " expected."]
+    return [tidy(s + f": {runs} run{'' if runs == 1 else 's'}, {t['gpu_hours']:.2f} GPU-h"
+                 + ("" if owned(r) else f", ${t['cost_usd']:.2f}") + " expected.")]
 
 
 def _skipped(r: dict) -> list[str]:

@@ -17,9 +17,21 @@ class _Range(TypedDict):
     high: float
 
 
+class _Uncapped(TypedDict):
+    tau: NotRequired[float | None]
+    sigma: NotRequired[float | None]
+
+
+class _Population(TypedDict):
+    cells: NotRequired[int]
+    df_total: NotRequired[float]
+    neg_loglik: NotRequired[float]
+
+
 class _Posterior(TypedDict):
     tau_pct: _Range
     sigma_pct: _Range
+    uncapped_df: NotRequired[_Uncapped | None]
 
 
 class _Law(TypedDict):
@@ -49,6 +61,7 @@ class SCHEMA(TypedDict):
     sigma_note: NotRequired[str | None]
     split_note: NotRequired[str | None]
     tau_note: NotRequired[str | None]
+    sigma_population: NotRequired[_Population | None]
 
 
 def _iv(d: dict) -> str:

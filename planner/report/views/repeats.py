@@ -13,10 +13,16 @@ from typing import NotRequired, TypedDict
 
 from planner.report import runs as _runs
 from planner.report.escape import md, term
+from planner.report.wording import count, tidy
 
 __all__ = ["SCHEMA", "owned", "rows", "footnotes", "headline", "question_lines",
            "recommendation", "render_terminal", "render_markdown", "render_html",
            "simulation_text"]
+
+
+#: A design's simulated share of each label (a TypedDict, so an edited one is named by key).
+_Labels = TypedDict("_Labels", {k: NotRequired[float] for k in (
+    "undecided", "B better", "A better", "equivalent", "B faster", "B slower")})
 
 
 class _Design(TypedDict):
@@ -38,6 +44,15 @@ class _Design(TypedDict):
     batch: NotRequired[int]
     per_look_hdi_prob: NotRequired[float]
     max_runs_per_arm: NotRequired[int]
+    false_claim_rate_se: NotRequired[float | None]
+    labels: NotRequired[_Labels]
+    allocations: NotRequired[int | float | None]
+    runs_total: NotRequired[int | float | None]
+    expected_runs_per_arm: NotRequired[float]
+    looks: NotRequired[int]
+    p_stop_early: NotRequired[float]
+    max_cost_usd: NotRequired[float | None]
+    max_gpu_hours: NotRequired[float | None]
 
 
 class _CostModel(TypedDict):
@@ -70,6 +85,45 @@ class _Effect(TypedDict):
     mean_pct: float
     sd_pct: NotRequired[float | None]
     p_positive: NotRequired[float | None]
+    delta_log: NotRequired[float | None]
+
+
+class _Interval(TypedDict):
+    mean: float
+    hdi_low: float
+    hdi_high: float
+
+
+class _Existing(TypedDict):
+    a: NotRequired[str]
+    b: NotRequired[str]
+    n_a: int
+    n_b: int
+    level_tps_a: float
+    label: str
+    direction: NotRequired[str | None]
+    metric: NotRequired[str | None]
+    delta_pct: _Interval
+    p_b_gt_a: NotRequired[float]
+
+
+class _Candidate(TypedDict):
+    runs_per_instance: NotRequired[int]
+    runs_per_arm: NotRequired[int | float | None]
+    cost_usd: NotRequired[float | None]
+    assurance: NotRequired[float | None]
+
+
+class _Allocation(TypedDict):
+    mode: NotRequired[str]
+    tau: NotRequired[float | None]
+    sigma: NotRequired[float | None]
+    startup_minutes: NotRequired[float]
+    minutes_per_run: NotRequired[float]
+    r_star: NotRequired[float | None]
+    candidates: NotRequired[list[_Candidate]]
+    runs_per_instance: NotRequired[int | None]
+    reason: NotRequired[str]
 
 
 class _BeyondCap(TypedDict):
@@ -78,6 +132,7 @@ class _BeyondCap(TypedDict):
     gpu_hours: NotRequired[float | None]
     cost_usd: NotRequired[float | None]
     assurance: NotRequired[float | None]
+    assurance_se: NotRequired[float | None]
     note: NotRequired[str]
 
 
@@ -89,7 +144,10 @@ class SCHEMA(TypedDict):
     recommended: _Design | None
     reason: str
     beyond_cap: NotRequired[_BeyondCap | None]
-    existing: NotRequired[dict[str, object] | None]
+    existing: NotRequired[_Existing | None]
+    allocation: NotRequired[_Allocation | None]
+    simulated_experiments: NotRequired[int]
+    more_runs_per_arm: NotRequired[int | None]
     notes: NotRequired[list[str]]
     runs: NotRequired[list[_runs.Run] | None]
     runs_truncated: NotRequired[int | None]
@@ -187,7 +245,7 @@ def rows(res: dict, se: bool = False) -> list[tuple[str, ...]]:
         if not r["within_budget"]:
             flags.append("$>cap")
         per = (f"{r['runs_per_instance']}" if r.get("runs_per_instance") else
-               f"{r['pairs_per_instance']} pairs" if r.get("pairs_per_instance") else "–")
+               count(r["pairs_per_instance"], "pair") if r.get("pairs_per_instance") else "–")
         out.append((_design_name(r), runs, alloc, per,
                     _fmt_p(r["assurance"], r.get("assurance_se")),
                     _fmt_p(r["false_claim_rate"],
@@ -203,8 +261,8 @@ def footnotes(res: dict) -> list[str]:
         if r["design"] != "sequential":
             continue
         fe = r.get("fixed_equivalent")
-        same = (f"the fixed {fe['design']} plan of the same assurance needs {fe['runs_per_arm']} "
-                f"runs/arm" + ("" if owned(res) else f" (${fe['cost_usd']:.2f})")) if fe else \
+        same = (f"the fixed {fe['design']} plan of the same assurance needs "
+                f"{count(fe['runs_per_arm'], 'run')}/arm" + ("" if owned(res) else f" (${fe['cost_usd']:.2f})")) if fe else \
             "no fixed plan within the cap reaches its assurance"
         cap = (f"{r['max_gpu_hours']:.2f} GPU-h" if owned(res) and r.get("max_gpu_hours")
                is not None else f"${r['max_cost_usd']:.2f}")
@@ -221,7 +279,7 @@ def footnotes(res: dict) -> list[str]:
                "'≤' the cap); ✓ meets the target; FC: false claim; min: smallest fixed design "
                "meeting the target" + ("; $ 'owned': owned hardware at $0/h, its cost is the "
                                        "GPU-hours" if owned(res) else ""))
-    return out
+    return [tidy(x) for x in out]
 
 
 def _unit(res: dict) -> str:
@@ -252,15 +310,16 @@ def question_lines(res: dict) -> list[str]:
     rule = inp["rule"] + (f":{inp['level']:g}" if inp.get("level") else "")
     lines = []
     if eff["kind"] == "fixed":
-        lines.append(f"Δ = {eff['mean_tps']:+.2f} {u} ({eff['mean_pct']:+.3f}%) at "
+        lines.append(f"Δ = {eff['mean_tps']:+.2f} {u} ({_pct(eff['mean_pct'])}%) at "
                      f"{inp['baseline_tps']:.2f} {u}"
                      + (" (given by --delta, not the posterior of the runs)"
                         if eff.get("source") in ("delta", "--delta") else ""))
     else:
-        lines.append(f"Δ ~ distribution: mean {eff['mean_tps']:+.2f} {u} ({eff['mean_pct']:+.3f}%)"
-                     f" at {inp['baseline_tps']:.2f} {u}, sd {eff['sd_pct']:.3f}%, "
+        lines.append(f"Δ ~ distribution: mean {eff['mean_tps']:+.2f} {u} ({_pct(eff['mean_pct'])}%)"
+                     f" at {inp['baseline_tps']:.2f} {u}, sd {_pct(eff['sd_pct'], '')}%, "
                      f"P(Δ>0) {eff['p_positive']:.2f}")
-    lines.append(f"rule {rule}, ROPE ±{inp['rope']['pct']:.3f}% (±{_small(inp['rope']['tps'], u)} {u}), "
+    lines.append(f"rule {rule}, ROPE ±{_pct(inp['rope']['pct'], '')}% "
+                 f"(±{_small(inp['rope']['tps'], u)} {u}), "
                  f"target assurance {inp['target']:g}, prior {inp['prior']['label']}, "
                  f"{simulation_text(res)}, seed {inp['seed']}")
     cm = inp["cost_model"]
@@ -277,10 +336,16 @@ def question_lines(res: dict) -> list[str]:
         lines.append(f"already bought: {ex['n_a']} runs of A (level {ex['level_tps_a']:.2f} "
                      f"{_unit(res)}, "
                      f"the baseline above), {ex['n_b']} of B → current verdict "
-                     f"'{ex['label']}', Δ {ex['delta_pct']['mean']:+.3f}% "
-                     f"[{ex['delta_pct']['hdi_low']:+.3f}, {ex['delta_pct']['hdi_high']:+.3f}]; "
+                     f"'{ex['label']}', Δ {_pct(ex['delta_pct']['mean'])}% "
+                     f"[{_pct(ex['delta_pct']['hdi_low'])}, {_pct(ex['delta_pct']['hdi_high'])}]; "
                      "runs below are runs to ADD")
-    return lines
+    return [tidy(x) for x in lines]
+
+
+def _pct(x: float, sign: str = "+") -> str:
+    """A percentage as the verdict prints it: two decimals, three below 0.05 % (a Δ of
+    0.014 % is not "+0.01"); ``sign`` "" for a scale or a margin."""
+    return f"{x:{sign}.{2 if abs(x) >= 0.05 or x == 0 else 3}f}"
 
 
 def recommendation(res: dict) -> list[str]:
@@ -313,7 +378,7 @@ def recommendation(res: dict) -> list[str]:
                        + ("" if owned(res) else f", ${_sig2(b['cost_usd'])}") + ")")
         else:
             out.append(f"Beyond the cap: {b['note']} (assurance {b['assurance']:.3f})")
-    return out
+    return [tidy(x) for x in out]
 
 
 def _sig2(x: float) -> str:
@@ -348,8 +413,15 @@ def render_terminal(res: dict) -> None:
     for line in footnotes(res):
         con.print(term(line, "dim"))
     for n in res.get("notes") or []:
-        con.print(term(f"note: {n}", "dim"))
+        con.print(term(f"note: {tidy(n)}", "dim"))
     _runs.print_strips(con, res, _unit(res))
+
+
+#: What the table's rates mean (Markdown and HTML; the terminal's footnotes abbreviate it).
+_TERMS = ("Assurance: probability over the noise prior and the effect that the experiment "
+          "ends with the right call; false claim: a decisive B/A-better call when Δ = 0; "
+          "wrong sign: the planned direction called when Δ has the opposite sign. "
+          "± = Monte-Carlo standard error.")
 
 
 def render_markdown(res: dict) -> str:
@@ -364,12 +436,9 @@ def render_markdown(res: dict) -> str:
         lines.append("| " + " | ".join(md(c) for c in cells) + " |")
     lines += [""] + [f"- {md(x)}" for x in footnotes(res)]
     if res.get("notes"):
-        lines += [""] + [f"- {md(n)}" for n in res["notes"]]
+        lines += [""] + [f"- {md(tidy(n))}" for n in res["notes"]]
     lines.append("")
-    lines.append("Assurance: probability over the noise prior and the effect that the experiment "
-                 "ends with the right call; false claim: a decisive B/A-better call when Δ = 0; "
-                 "wrong sign: the planned direction called when Δ has the opposite sign. "
-                 "± = Monte-Carlo standard error.")
+    lines.append(_TERMS)
     lines += _runs.markdown_table(res)
     return "\n".join(lines) + "\n"
 
@@ -386,25 +455,20 @@ def render_html(r: dict) -> str:
     tgt = r["inputs"]["target"]
     free = owned(r)  # owned hardware ($0/h): GPU-hours are the cost, no dollars shown
 
-    def usd(x):
-        return "owned" if free else "$" + h.num(x, ".2f")
-
-    table = [[h.e(e.get("label", e["design"])), h.num(e["runs_per_arm"], "g"),
-              h.num(e["assurance"], ".3f"), h.num(e["false_claim_rate"], ".3f"),
-              h.num(e["gpu_hours"], ".2f"), usd(e["cost_usd"]),
-              "yes" if e.get("reaches_target") else "no"] for e in entries]
+    # the same table as the terminal and Markdown views: every design, every column
+    table = [[h.e(c) for c in cells] for cells in rows(r, se=True)]
     body = ["<h1>Repeats plan</h1>", h.lead(headline(r)),
             "<p class=\"sub\">" + "<br>".join(h.e(x) for x in question_lines(r)) + "</p>",
-            h.table(["design", "runs/arm", "assurance", "false claims", "GPU-h", "cost",
-                     "reaches target"], table, {1, 2, 3, 4, 5}),
+            h.table(list(_HEAD), table, set(range(1, len(_HEAD) - 1))),
             "<div class=\"plots\">"
             + h.img(plots.assurance_plot(entries, target=tgt), "assurance vs runs")
             + h.img(plots.cost_plot(entries, target=tgt, recommended=rec,
                                     value="gpu_hours" if free else "cost_usd"),
                     ("expected GPU-hours" if free else "expected cost") + " vs assurance")
             + "</div>",
-            "<p class=\"note\">" + "<br>".join(h.e(x) for x in footnotes(r)) + "</p>"]
+            "<p class=\"note\">" + "<br>".join(h.e(x) for x in footnotes(r)) + "</p>",
+            f"<p class=\"note\">{h.e(_TERMS)}</p>"]
     if r.get("notes"):
-        body.append("<ul>" + "".join(f"<li>{h.e(n)}</li>" for n in r["notes"]) + "</ul>")
+        body.append("<ul>" + "".join(f"<li>{h.e(tidy(n))}</li>" for n in r["notes"]) + "</ul>")
     body.append(_runs.html_section(r, _unit(r)))
     return h.page("repeats plan", "\n".join(body))

@@ -12,9 +12,10 @@ from typing import Literal, NotRequired, TypedDict
 
 from planner.report import runs as _runs
 from planner.report.escape import md, term
+from planner.report.wording import tidy
 
 __all__ = ["SCHEMA", "headline", "render_terminal", "render_markdown", "render_html",
-           "lead_sentence", "diagnostics_line", "delta_png"]
+           "lead_sentence", "diagnostics_line", "classical_note", "delta_png"]
 
 
 class _Interval(TypedDict):
@@ -49,6 +50,7 @@ class _Paired(_Welch):
 
 
 class _Classical(TypedDict):
+    delta_tps: NotRequired[float | None]
     z_test: _ZTest
     welch: _Welch
     paired_t: NotRequired[_Paired | None]
@@ -57,15 +59,30 @@ class _Classical(TypedDict):
 class _Cold(TypedDict):
     config: str
     rep: int | None
+    instance: NotRequired[str | None]
+    tps: NotRequired[float]
 
 
 class _Rope(TypedDict):
     pct: float
     tps: float
+    value: NotRequired[float]
+    unit: NotRequired[str]
+
+
+class _PriorScale(TypedDict):
+    kind: NotRequired[str]
+    scale: NotRequired[float]
+    df: NotRequired[float | None]
 
 
 class _Prior(TypedDict):
     label: str
+    tau: NotRequired[_PriorScale | None]
+    sigma: NotRequired[_PriorScale | None]
+    n_runs: NotRequired[int | None]
+    n_cells: NotRequired[int | None]
+    n_groups: NotRequired[int | None]
 
 
 class _Diagnostics(TypedDict):
@@ -87,6 +104,8 @@ class _Curve(TypedDict):
 class _DeltaLog(TypedDict):
     mean: float
     sd: float
+    hdi_low: NotRequired[float]
+    hdi_high: NotRequired[float]
 
 
 class SCHEMA(TypedDict):
@@ -100,6 +119,8 @@ class SCHEMA(TypedDict):
     mean_tps_a: float
     mean_tps_b: float
     hdi_prob: float
+    level_tps_a: NotRequired[float]
+    more_runs_per_arm: NotRequired[int | None]
     delta_pct: _Interval
     delta_tps: _Interval
     delta_log: NotRequired[_DeltaLog]
@@ -137,7 +158,10 @@ def lead_sentence(r: dict) -> str:
         ("faster" if d["mean"] > 0 else "slower")
     size = (f"B is {abs(d['mean']):.2f} % {word} than A" if abs(d["mean"]) >= 0.005 else
             "B and A are within 0.01 % of each other")  # not "0.00 % slower"
-    eff = f"{size} ({hp} % HDI of Δ {d['hdi_low']:+.2f} .. {d['hdi_high']:+.2f} %)"
+    # the table's decimals (:func:`_fmt_iv`): three when the whole interval is within ±0.05 %
+    nd = 3 if max(abs(d["hdi_low"]), abs(d["hdi_high"])) < 0.05 else 2
+    eff = (f"{size} ({_levels(r)}{hp} % HDI of Δ {d['hdi_low']:+.{nd}f} .. "
+           f"{d['hdi_high']:+.{nd}f} %)")
     label = r["label"]
     if not r.get("diagnostics", {}).get("ok", True):
         return (f"No verdict: the fit failed its diagnostics (see the diagnostics line), so "
@@ -149,8 +173,9 @@ def lead_sentence(r: dict) -> str:
         more = r.get("more_runs_note")
         if d["hdi_low"] < 0 < d["hdi_high"]:
             # the sign itself is open: lead with the interval, not with a point estimate
-            return (f"Not settled: B may be faster or slower than A ({hp} % HDI of Δ "
-                    f"{d['hdi_low']:+.2f} .. {d['hdi_high']:+.2f} %, centre {d['mean']:+.2f} %), "
+            return (f"Not settled: B may be faster or slower than A ({_levels(r)}{hp} % HDI of Δ "
+                    f"{d['hdi_low']:+.{nd}f} .. {d['hdi_high']:+.{nd}f} %, centre "
+                    f"{d['mean']:+.{nd}f} %), "
                     f"and the interval straddles your ±{_rope_pct(rope)} % practical margin"
                     + (f" ({more})." if more else "."))
         return (f"{eff}; that interval straddles your ±{_rope_pct(rope)} % practical margin: "
@@ -160,7 +185,32 @@ def lead_sentence(r: dict) -> str:
 
 def headline(r: dict) -> list[str]:
     """The sentences every view of a verdict opens with (:func:`lead_sentence`)."""
-    return [lead_sentence(r)]
+    return [tidy(lead_sentence(r))]
+
+
+def _levels(r: dict) -> str:
+    """``1.213 s vs 1.203 s, Δ -0.010 s; `` -- A's and B's means and Δ in a latency's or
+    duration's own unit, as hyperfine prints times (3 decimals in s, 1 in ms); "" for a
+    rate (TPS) or plain numbers, whose sentence gives Δ in % only."""
+    u = _unit(r)
+    if r.get("direction") != "lower_is_better" or u not in ("s", "ms", "us", "µs", ""):
+        return ""
+    if not u:  # plain numbers: as the table prints them, no unit; Δ to the means' decimals
+        a, b, d = r["mean_tps_a"], r["mean_tps_b"], r["delta_tps"]["mean"]
+        nd = max(len(x.partition(".")[2]) for x in (_num(a), _num(b)))
+        dd = f"{d:+.{nd}f}" if d == 0 or abs(d) >= 10 ** -nd else f"{d:+.3g}"
+        return f"{_num(a)} vs {_num(b)}, Δ {dd}; "
+    return (f"{_hf(r['mean_tps_a'], u)} vs {_hf(r['mean_tps_b'], u)}, Δ "
+            f"{_hf(r['delta_tps']['mean'], u, '+')}; ")
+
+
+def _hf(x: float, u: str, sign: str = "") -> str:
+    """A time as hyperfine prints it: ``1.203 s``, ``12.3 ms``; three significant digits
+    when that would show no digit (``0.000412 s``)."""
+    nd = 3 if u == "s" else 1
+    if x != 0 and abs(x) < 10 ** -nd:
+        return f"{x:{sign}.3g} {u}"
+    return f"{x:{sign}.{nd}f} {u}"
 
 
 def _rope_pct(x: float) -> str:
@@ -169,10 +219,16 @@ def _rope_pct(x: float) -> str:
     return f"{x:.2f}" if x == 0 or x >= 0.01 else f"{x:.2g}"
 
 
-def _num(x: float) -> str:
-    """Two decimals, or four significant digits below 1 (seconds, small latencies: a TPOT
-    σ of 0.0034 ms is not 0.00)."""
-    return f"{x:.2f}" if abs(x) >= 1 else f"{x:.4g}"
+def _num(x: float, u: str = "") -> str:
+    """Two decimals (three for seconds, as hyperfine prints times: 1.203 s), or four
+    significant digits below 1 (small latencies: a TPOT σ of 0.0034 ms is not 0.00)."""
+    if abs(x) >= 1:
+        if u == "s":  # seconds: 4 significant digits (1.203 s), as hyperfine prints times
+            import math
+
+            return f"{x:.{max(2, 3 - math.floor(math.log10(abs(x))))}f}"
+        return f"{x:.2f}"
+    return f"{x:.4g}"
 
 
 def _fmt_iv(d: dict, unit: str, nd: int = 2) -> str:
@@ -196,7 +252,7 @@ def _unit(r: dict) -> str:
 
 def _with_unit(x: float, u: str) -> str:
     """``x`` by :func:`_num`, then its unit when known."""
-    return f"{_num(x)} {u}" if u else _num(x)
+    return f"{_num(x, u)} {u}" if u else _num(x)
 
 
 def _direction_row(r: dict) -> tuple[str, str]:
@@ -230,10 +286,11 @@ def _rows(r: dict) -> list[tuple[str, str]]:
     u = _unit(r)
     lower = r.get("direction") == "lower_is_better"
     rows = [
-        ("A", f"{r['a']}  (n={r['n_a']}, mean {_with_unit(r['mean_tps_a'], u)})"),
-        ("B", f"{r['b']}  (n={r['n_b']}, mean {_with_unit(r['mean_tps_b'], u)})"),
+        ("A", f"{r['a']}  (n={r['n_a']:,}, mean {_with_unit(r['mean_tps_a'], u)})"),
+        ("B", f"{r['b']}  (n={r['n_b']:,}, mean {_with_unit(r['mean_tps_b'], u)})"),
         _direction_row(r),
-        (f"Δ = B − A, {u or 'value'} (mean, {hp}% HDI)", _fmt_iv(r["delta_tps"], "")),
+        (f"Δ = B − A, {u or 'value'} (mean, {hp}% HDI)",
+         _fmt_iv(r["delta_tps"], "", 3 if u == "s" else 2)),
         (f"Δ = B − A, % (mean, {hp}% HDI)", _fmt_iv(r["delta_pct"], "%")),
         ("ROPE", f"±{_rope_pct(r['rope']['pct'])}% = ±{_with_unit(r['rope']['tps'], u)}"),
         ("P(B > A)" + (" (B slower)" if lower else ""), f"{r['p_b_gt_a']:.3f}"),
@@ -258,7 +315,7 @@ def _rows(r: dict) -> list[tuple[str, str]]:
     if cold:
         rows.insert(3, cold)
     if r.get("more_runs_note"):
-        rows.append(("to settle", r["more_runs_note"]))
+        rows.append(("to settle", tidy(r["more_runs_note"])))
     return rows
 
 
@@ -310,6 +367,53 @@ def _diag(d: dict) -> str:
     return "MCMC " + ", ".join(parts) + ("" if ok else " — FAILED: not decisive")
 
 
+_DECISIVE = ("B better", "A better", "B faster", "B slower")
+
+
+def _names(xs: list[str]) -> str:
+    return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " and " + xs[-1]
+
+
+def _say(xs: list[str]) -> str:
+    return "says" if len(xs) == 1 else "say"
+
+
+def classical_note(r: dict) -> str | None:
+    """Why the classical tests and the verdict differ, when they do (None when they agree,
+    or the fit failed): a test calls "significant" at two-sided p < 0.05 whether the means
+    differ at all, from these runs' spread (Welch, paired t) or a fixed σ (z-test); the
+    verdict asks whether Δ clears the practical margin (the ROPE) with the noise between
+    instances and sessions counted, and the prior's noise scales pooled with the runs."""
+    if not r.get("diagnostics", {}).get("ok", True):
+        return None
+    cl = r.get("classical") or {}
+    tests = [("the z-test", cl.get("z_test")), ("Welch's t", cl.get("welch")),
+             ("the paired t", cl.get("paired_t"))]
+    sig = [n for n, t in tests if t and t.get("p") is not None and t.get("significant")]
+    non = [n for n, t in tests if t and t.get("p") is not None and not t.get("significant")]
+    label, rope = r["label"], _rope_pct(r["rope"]["pct"])
+    si = r["sigma_instance"]["pct"]["median"]
+    if sig and label == "equivalent":
+        return (f"Why {_names(sig)} {_say(sig)} significant and the verdict equivalent: a test asks "
+                f"whether the means differ at all (p < 0.05); the verdict finds the whole "
+                f"interval of Δ inside your ±{rope} % practical margin, a difference too "
+                f"small to matter.")
+    if sig and label not in _DECISIVE:
+        return (f"Why {_names(sig)} {_say(sig)} significant and the verdict undecided: a test asks "
+                f"whether the means differ at all (p < 0.05), from these runs' own spread "
+                f"(the z-test from a fixed σ); the verdict asks whether Δ is beyond your "
+                f"±{rope} % practical margin and counts the machine-to-machine noise "
+                f"(σ_instance ≈ {si:.3g} %) that runs on few instances cannot average out, "
+                f"so its interval is wider.")
+    if non and not sig and label in _DECISIVE:
+        return (f"Why {_names(non)} {_say(non)} not significant and the verdict {label}: the "
+                f"verdict pools these runs with the noise prior ({r['prior']['label']}) and "
+                f"the model's instance and session structure (runs of A and B on a shared "
+                f"instance cancel its machine effect), while a test estimates the noise from "
+                f"these few runs alone.")
+    return None
+
+
 _STYLE = {"B better": "bold green", "A better": "bold red", "equivalent": "bold cyan",
           "undecided": "bold yellow", "B faster": "bold green", "B slower": "bold red"}
 
@@ -331,9 +435,12 @@ def render_terminal(r: dict) -> None:
     for line in headline(r):
         con.print(term(line))
     con.print(t)
+    why = classical_note(r)
+    if why:
+        con.print(term(why))
     con.print(term(diagnostics_line(r)))
     for n in r.get("notes") or []:
-        con.print(term(f"note: {n}", "dim"))
+        con.print(term(f"note: {tidy(n)}", "dim"))
     _runs.print_strips(con, r, _unit(r))
 
 
@@ -343,9 +450,11 @@ def render_markdown(r: dict) -> str:
     lines = [f"# Verdict: **{md(r['label'])}**", ""] + [md(x) for x in headline(r)]
     lines += ["", "| quantity | value |", "|---|---|"]
     lines += [f"| {md(k)} | {md(v)} |" for k, v in _rows(r)]
+    why = classical_note(r)
+    lines += ["", md(why)] if why else []
     lines += ["", md(diagnostics_line(r))]
     if r.get("notes"):
-        lines += [""] + [f"- {md(n)}" for n in r["notes"]]
+        lines += [""] + [f"- {md(tidy(n))}" for n in r["notes"]]
     lines += _runs.markdown_table(r)
     return "\n".join(lines) + "\n"
 
@@ -378,8 +487,9 @@ def render_html(r: dict) -> str:
             f"<div class=\"plots\">{h.img(delta_png(r), 'posterior of delta')}</div>",
             h.table(["quantity", "value"], [[f"<span class=\"nw\">{h.e(k)}</span>", h.e(v)]
                                             for k, v in _rows(r)]),
+            *([f"<p class=\"why\">{h.e(classical_note(r))}</p>"] if classical_note(r) else []),
             f"<p class=\"sub\">{h.e(diagnostics_line(r))}</p>"]
     if r.get("notes"):
-        body.append("<ul>" + "".join(f"<li>{h.e(n)}</li>" for n in r["notes"]) + "</ul>")
+        body.append("<ul>" + "".join(f"<li>{h.e(tidy(n))}</li>" for n in r["notes"]) + "</ul>")
     body.append(_runs.html_section(r, _unit(r)))
     return h.page(f"verdict: {lab}", "\n".join(body))

@@ -86,7 +86,7 @@ def test_runs_listing_marks_robust_outliers_in_their_group():
     assert cut == 0 and len(rows) == 9
     assert [e["outlier"] for e in rows] == [False] * 4 + [True] + [False] * 4
     assert rows[4] == {"config": "A", "arm": "a", "instance": "m1", "session": "s1", "rep": 4,
-                       "cold": False, "value": 290.0, "outlier": True}
+                       "cold": False, "value": 290.0, "outlier": True, "unstable": False}
     assert len(notes) == 1 and "keeps them" in notes[0] and "A 290" in notes[0]
 
 
@@ -96,8 +96,9 @@ def test_runs_listing_notes_a_group_far_noisier_than_the_prior():
     t = _table([("A", "m1", "s1", [300.0, 306.0, 294.0, 303.0]),
                 ("B", "m1", "s1", [301.0, 301.1, 300.9, 301.0])])
     comp = Comparison(t, "A", "B", prior=platform_prior("local-a10g"), prior_label="local")
-    notes = runs_listing(comp, comp.data())[2]
+    rows, _, notes = runs_listing(comp, comp.data())
     assert any("spread far above the local prior" in n and "keeps them" in n for n in notes)
+    assert [e["unstable"] for e in rows] == [True] * 4 + [False] * 4  # A's group, each run
 
 
 def test_quick_form_runs_are_capped():

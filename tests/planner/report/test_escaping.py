@@ -25,7 +25,7 @@ NAME_KEYS = {"a", "b", "config", "name", "baseline", "candidate", "plan", "title
 PRINTED_NUMBERS = {"budget": ("seed", "sims"), "draft_sweep": ("seed", "n_prompts")}
 
 CASES = ["verdict_readme", "verdict_unknown", "repeats_delta", "repeats_runs", "budget",
-         "draft_mtp", "draft_default", "draft_sweep", "shift", "calibrate"]
+         "draft_mtp", "draft_default", "draft_sweep", "shift", "calibrate", "verdict_with_runs"]
 
 
 def poison(obj, kind: str) -> dict:
@@ -58,6 +58,12 @@ def poison(obj, kind: str) -> dict:
 @pytest.fixture(params=CASES)
 def hostile(request, golden):
     name = request.param
+    if name == "verdict_with_runs":  # its runs' config, instance and session names too
+        import json
+        from pathlib import Path
+
+        saved = json.loads((Path(__file__).parent / "fixtures" / f"{name}.json").read_text())
+        return name, poison(saved, name)
     return name, poison(golden(name), name)
 
 
@@ -169,3 +175,39 @@ def test_the_escape_helpers():
     assert md("P(|Δ| < ROPE) [0.2, 0.3] <= 1") == "P(\\|Δ\\| < ROPE) [0.2, 0.3] <= 1"
     t = term("[blink]A[/]")
     assert t.plain == "[blink]A[/]" and not t.spans
+
+
+def _numeric_paths(x, path=()):
+    """Paths of the numbers of a result (the first item of each list)."""
+    if isinstance(x, dict):
+        for k, v in x.items():
+            yield from _numeric_paths(v, path + (k,))
+    elif isinstance(x, list):
+        if x:
+            yield from _numeric_paths(x[0], path + (0,))
+    elif isinstance(x, (int, float)) and not isinstance(x, bool):
+        yield path
+
+
+@pytest.mark.parametrize("name", ["verdict_readme", "repeats_runs", "repeats_delta", "budget",
+                                  "calibrate"])
+def test_every_number_edited_into_text_is_refused_by_name(name, golden):
+    """A saved result with any of its numbers edited into text (markup, here) is refused
+    before rendering, by its schema, naming the field (``inputs``, which records what was
+    given, aside)."""
+    from planner.errors import InputError
+    from planner.report.render import check_result, check_schema
+
+    r = golden(name)
+    for path in _numeric_paths(r):
+        if path[0] == "inputs":
+            continue
+        bad = golden(name)
+        x = bad
+        for k in path[:-1]:
+            x = x[k]
+        x[path[-1]] = "<b>x</b>"
+        with pytest.raises(InputError) as exc:
+            check_schema(bad)
+            check_result(bad)
+        assert exc.value.field, path

@@ -90,3 +90,72 @@ def test_verdict_html_leads_with_the_sentence_before_the_classical_tests(golden)
     page = render_html(r)
     i = page.index(_html.escape(lead_sentence(r), quote=True))
     assert i < page.index("Welch t") and i < page.index("<img")
+
+
+def _sig2(x: float) -> str:
+    from planner.report.views.repeats import _sig2 as f
+
+    return f(x)
+
+
+#: Key numbers of each kind's result, as its views print them: every medium shows them.
+KEY_NUMBERS = {
+    "verdict": lambda r: [f"{r['p_b_gt_a']:.3f}", f"{r['p_equivalent']:.3f}",
+                          f"{r['p_b_gt_a_beyond_rope']:.3f}",
+                          f"{r['delta_tps']['mean']:+.2f}", f"{r['n_a']:,}", f"{r['n_b']:,}"],
+    "repeats": lambda r: ([f"{r['recommended']['assurance']:.3f}",
+                           f"{r['recommended']['gpu_hours']:.2f}"] if r.get("recommended")
+                          else []) + ([_sig2(r["beyond_cap"]["runs_per_arm"])]
+                                      if (r.get("beyond_cap") or {}).get("runs_per_arm")
+                                      else [])
+    + [f"{max(d['assurance'] for d in r['designs']):.3f}"],
+    "budget": lambda r: [f"{r['totals']['runs']}", f"{r['totals']['gpu_hours']:.2f}"]
+    + [c["name"] for c in r["comparisons"]],
+    "draft": lambda r: [p["label"] for p in r["policies"]],
+    "draft-sweep": lambda r: [f"{r['rows'][0]['projected_tps']:.1f}",
+                              f"{r['rows'][0]['tokens_per_forward']:.3f}"],
+    "shift": lambda r: [f"{r['p_drop']:.2f}"],
+}
+
+
+def _flat(s: str) -> str:
+    return " ".join(re.sub(r"[│┃|─━┌┐└┘├┤┬┴┼╇╈┡┩┏┓┗┛]", " ", s).split())
+
+
+def _html_text(page: str) -> str:
+    page = re.sub(r"<(style|title)>.*?</\1>", " ", page, flags=re.S)
+    return _html.unescape(re.sub(r"<[^>]+>", " ", page))
+
+
+@pytest.mark.parametrize("name", [n for n in GOLDEN_NAMES if not n.startswith("calibrate")]
+                         + ["verdict_with_runs", "repeats_beyond_cap"])
+def test_every_medium_shows_the_same_key_numbers(name, golden, tmp_path, cli, monkeypatch):
+    """Terminal, Markdown and HTML of one saved result: the headline (above) and the key
+    numbers of its kind (verdict: P(B > A), P(equivalent), Δ, n; repeats: the recommended
+    design's assurance and GPU-h, the beyond-cap runs; budget: the totals and every
+    comparison; draft: every policy; the sweep's best row; shift's P(drop)) in all three."""
+    from planner.report.render import kind_of
+
+    if name == "verdict_with_runs":
+        r = json.loads((Path(__file__).parent / "fixtures" / "verdict_with_runs.json")
+                       .read_text())
+    elif name == "repeats_beyond_cap":
+        r = golden("repeats_delta")
+        r["beyond_cap"] = {"design": "separate", "runs_per_arm": 3395.0, "gpu_hours": 910.0,
+                           "cost_usd": 910.4, "assurance": 0.8, "note": ""}
+    else:
+        r = golden(name)
+    keys = KEY_NUMBERS[kind_of(r)](r)
+    assert keys, name
+    saved, md, html = tmp_path / "r.json", tmp_path / "r.md", tmp_path / "r.html"
+    saved.write_text(json.dumps(r), encoding="utf-8")
+    monkeypatch.setenv("COLUMNS", "400")
+    code, out, err = cli("report", saved)
+    assert code == 0, err
+    code, _, err = cli("report", saved, "--md", md, "--html", html)
+    assert code == 0, err
+    media = {"terminal": _flat(out), "markdown": _flat(_md_plain(md.read_text())),
+             "html": _flat(_html_text(html.read_text()))}
+    for medium, text in media.items():
+        missing = [k for k in keys if _flat(k) not in text]
+        assert not missing, (medium, missing)

@@ -140,16 +140,20 @@ def test_broken_page_is_detected(driver, tmp_path):
 
 
 def test_a_hostile_saved_result_runs_no_script(driver, tmp_path, golden):
-    """Names, notes and printed settings edited into script tags and event handlers: the
-    page sets no global, opens no alert, logs no error, and shows the text."""
+    """Names, notes and printed settings edited into script tags and event handlers (a
+    verdict's runs too: their config, instance and session names): the page sets no global,
+    opens no alert, logs no error, and shows the text."""
     from selenium.common.exceptions import NoAlertPresentException
     from test_escaping import HOSTILE, poison
 
     from planner.report.render import render_html
 
-    for name in ("verdict_readme", "budget", "draft_sweep", "repeats_runs"):
+    runs = json.loads((HERE / "fixtures" / "verdict_with_runs.json").read_text())
+    for name in ("verdict_readme", "budget", "draft_sweep", "repeats_runs",
+                 "verdict_with_runs"):
         page = tmp_path / f"{name}.html"
-        page.write_text(render_html(poison(golden(name), name)), encoding="utf-8")
+        saved = runs if name == "verdict_with_runs" else golden(name)
+        page.write_text(render_html(poison(saved, name)), encoding="utf-8")
         imgs, console, urls = _open(driver, page)
         assert console == [] and [u for u in urls if not u.startswith(("file:", "data:"))] == []
         assert driver.execute_script("return typeof window.pwned") == "undefined"

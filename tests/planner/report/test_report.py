@@ -448,7 +448,7 @@ def test_an_object_edited_into_a_string_is_named(view, written, tmp_path, cli):
 
 def test_inputs_block_leaves_out_unset_values_and_abbreviates_long_lists():
     """The Inputs section shows no ``None`` and not 2 x 10,000 quick-form values: a long
-    list is its first items and its count, floats are rounded for reading."""
+    list is its count, min, median, max and SHA-256; floats are rounded for reading."""
     from planner.report.render import inputs_lines, inputs_markdown
 
     r = {"inputs": {"files": [], "options": {"a_runs": ",".join(["308.1"] * 10000),
@@ -458,8 +458,12 @@ def test_inputs_block_leaves_out_unset_values_and_abbreviates_long_lists():
     lines = inputs_lines(r)
     text = "\n".join(lines)
     assert "None" not in text and "level" not in text and len(text) < 400
-    assert "a_runs=308.1,308.1,308.1,308.1,308.1,308.1,... (10,000 values)" in text
-    assert "b_runs=[309.25, 309.25, 309.25, 309.25, 309.25, 309.25, ... (10,000 values)]" in text
+    import hashlib
+
+    sha = hashlib.sha256(r["inputs"]["options"]["a_runs"].encode()).hexdigest()[:12]
+    assert (f"a_runs=(10,000 values: min 308.1, median 308.1, max 308.1; sha256 {sha})"
+            in text)
+    assert "b_runs=(10,000 values: min 309.25, median 309.25, max 309.25; sha256 " in text
     assert "rope=0.1\n" in text and "delta: 0.44" in text
     assert len(inputs_markdown(r)) < 500
 
