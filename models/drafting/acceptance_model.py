@@ -197,7 +197,7 @@ def xng_feature(capture) -> np.ndarray:
     ref = load_reference()
     where = {k: i for i, k in enumerate(ref["prompt_keys"])}
     out = np.empty(len(capture))
-    for i, (p, c) in enumerate(zip(capture.prompts, capture.completions)):
+    for i, (p, c) in enumerate(zip(capture.prompts, capture.completions, strict=True)):
         j = where.get(_prompt_key(p))
         r = ref["reference"] if j is None else NgramReference(
             [c2 for n, c2 in enumerate(ref["completions"]) if n != j])
@@ -390,7 +390,7 @@ def capture_states(capture):
     ref = load_reference()
     where = {k: i for i, k in enumerate(ref["prompt_keys"])}
     xh, eos, rc = [], [], []
-    for p, c in zip(capture.prompts, capture.completions):
+    for p, c in zip(capture.prompts, capture.completions, strict=True):
         j = where.get(_prompt_key(p))
         r = ref["reference"] if j is None else NgramReference(
             [c2 for n, c2 in enumerate(ref["completions"]) if n != j])
