@@ -301,7 +301,7 @@ def v4_rows(level=0.90, n_draws=4000, seed=0):
         def res(c):
             z, ls = pred(c, X, off)
             return np.concatenate([z - zall[idx], ((ls - np.log(S[idx])) / np.sqrt(7)).ravel()])
-        r = least_squares(res, am._C0, method="lm")
+        r = least_squares(res, am._C0_V3, method="lm")
         z, _ = pred(r.x, X, off)
         rz = z - zall[idx]
         s2 = float(rz @ rz / max(len(idx) - 5, 1))
@@ -311,7 +311,7 @@ def v4_rows(level=0.90, n_draws=4000, seed=0):
     def inner(ex):
         errs = []
         for h in sorted(set(g[~np.isin(g, ex)])):
-            X, off = am.calibration_states(ex + [h])
+            X, off = _v3_states(ex + [h])
             tr = np.flatnonzero(~np.isin(g, ex + [h]))
             te = np.flatnonzero(g == h)
             c, _, s2 = fit(*am._subset(X, off, tr), tr)
@@ -324,7 +324,7 @@ def v4_rows(level=0.90, n_draws=4000, seed=0):
     rng = np.random.default_rng(seed)
     rows = []
     for k in sorted(set(g)):
-        X, off = am.calibration_states([k])
+        X, off = _v3_states([k])
         tr, te = np.flatnonzero(g != k), np.flatnonzero(g == k)
         c, cov, s2 = fit(*am._subset(X, off, tr), tr)
         errs = inner([k])
@@ -362,6 +362,12 @@ def _local_mean(a, off, w=V5_WINDOW):
         lo = np.maximum(n - w, 0)
         out[off[i]:off[i + 1]] = np.where(n > 0, (c[n] - c[lo]) / np.maximum(n - lo, 1), 0.0)
     return out
+
+
+def _v3_states(excluded=()):
+    """v3's five design columns of the shipped states (v8 appends recur128 last)."""
+    X, off = am.calibration_states(excluded)
+    return X[:, :5], off
 
 
 def v5_design(xng, own, eos, match16, off, local):
@@ -439,7 +445,7 @@ def _fit_walk(states, g, nd, na, L, excluded, c0):
 def v5_fit(g, nd, na, L, excluded, *, local):
     """Fit v5a/v5b leaving ``excluded`` out (:func:`_fit_walk`)."""
     return _fit_walk(lambda e: v5_states(e, g, local=local), g, nd, na, L, excluded,
-                     np.r_[am._C0, np.zeros(2 if local else 0)])
+                     np.r_[am._C0_V3, np.zeros(2 if local else 0)])
 
 
 def _chunks(te, size=14):
@@ -619,7 +625,7 @@ def v6_states(excluded, g):
 def v6_fit(g, nd, na, L, excluded):
     """Fit v6 leaving ``excluded`` out (:func:`_fit_walk`; its states do not depend on the
     fold)."""
-    return _fit_walk(lambda e: v6_states(e, g), g, nd, na, L, excluded, am._C0)
+    return _fit_walk(lambda e: v6_states(e, g), g, nd, na, L, excluded, am._C0_V3)
 
 
 def v6_candidate():
@@ -825,8 +831,8 @@ def main(argv=None):
                   f"tau {r['tau']:.3f} {r['features']}")
     rows = [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}
             for r in am.leave_one_group_out(seed=0)]
-    out["v3 walk (shipped, pre-registered addendum 2)"] = rows
-    print("v3 walk (shipped)")
+    out["v8 walk (shipped, pre-registered addenda 6-7: v3 + completion recurrence state recur128)"] = rows
+    print("v8 walk (shipped; v3 rows are the historical record)")
     for r in rows:
         print(f"  {r['group']:13s} n={r['n']:3d} pred {r['predicted']:.3f} meas "
               f"{r['measured']:.3f} err {r['error_pct']:+6.2f} % PI [{r['pi_low']:.3f}, "

@@ -37,7 +37,7 @@ def shipped_validation() -> list[dict]:
 
     d = json.loads(resources.files("models").joinpath("data", "acceptance_validation.json")
                    .read_text(encoding="utf-8"))
-    key = next(k for k in d if k.startswith("v3 walk"))
+    key = next(k for k in d if k.startswith("v8 walk"))
     return [{k: r[k] for k in ("group", "n", "predicted", "measured", "error_pct", "pi_low",
                                "pi_high", "covered")} for r in d[key]]
 

@@ -1,4 +1,4 @@
-"""Content acceptance model v3 (issue 12): the token-level walk, honest nested
+"""Content acceptance model (v3, issue 12; v8, issue 21: + completion recurrence): the token-level walk, honest nested
 leave-one-group-out, the n-gram reference, the stack transfer and the capture prediction.
 Model layer only (no planner)."""
 
@@ -63,21 +63,22 @@ def test_walk_kernel_against_python_and_limits():
 
 
 def test_honest_leave_one_group_out_figures():
-    """Everything fitted inside each fold; AIME misses the +-5 % target (-6.2 %, documented
-    in docs/drafting.md), all three measured values lie inside their 90 % intervals."""
+    """Everything fitted inside each fold; v8 (recur128 state) brings AIME from v3's -6.2 %
+    to -3.0 %: all three inside +-5 % and inside their 90 % intervals (docs/drafting.md)."""
     rows = {r["group"]: r for r in am.leave_one_group_out(seed=0)}
     import json
     from importlib import resources
     shipped = json.loads(resources.files("models").joinpath(
         "data", "acceptance_validation.json").read_text())
-    v3 = next(v for k, v in shipped.items() if k.startswith("v3 walk"))
-    for r in v3:  # the shipped record (read by planner shift) is what the code gives
+    v8 = next(v for k, v in shipped.items() if k.startswith("v8 walk"))
+    for r in v8:  # the shipped record (read by planner shift) is what the code gives
         for key in ("predicted", "measured", "error_pct", "pi_low", "pi_high"):
             assert r[key] == pytest.approx(rows[r["group"]][key], abs=6e-4)
         assert r["covered"] == rows[r["group"]]["covered"]
-    assert rows["aime2026"]["error_pct"] == pytest.approx(-6.16, abs=0.05)
-    assert rows["gpqa_diamond"]["error_pct"] == pytest.approx(4.49, abs=0.05)
-    assert rows["mmlu_pro"]["error_pct"] == pytest.approx(-4.43, abs=0.05)
+    assert rows["aime2026"]["error_pct"] == pytest.approx(-2.99, abs=0.05)
+    assert rows["gpqa_diamond"]["error_pct"] == pytest.approx(2.27, abs=0.05)
+    assert rows["mmlu_pro"]["error_pct"] == pytest.approx(1.29, abs=0.05)
+    assert all(abs(r["error_pct"]) <= 5 for r in rows.values())
     assert rows["aime2026"]["measured"] == pytest.approx(4.680, abs=0.001)
     assert all(r["covered"] for r in rows.values())
     assert all(r["nu"] == 3 for r in rows.values())
@@ -108,18 +109,18 @@ def test_left_out_group_is_never_seen_by_the_fit(monkeypatch):
 def test_shipped_fit_is_what_fit_gives():
     """A fresh install refits the shipped coefficients to 1e-4 of each one's standard error.
 
-    Why that tolerance: the fit's conditioning, not the digits. The coefficients are
-    correlated (condition number of their correlation matrix 1.9e3, of the covariance 1.8e5)
-    and some are loosely identified (eos slope -0.38, SE 4.5; the own-hit slope's SE, 9.3,
-    is the prior's), so a relative tolerance on each digit would test the optimiser's
-    stopping point, not the model: unpenalised, the separated own-hit slope made two installs
-    1 % apart. Under the prior the mode moves by 2e-6 SE when the counters are perturbed by
-    1e-10 relative or the start by 1 %, and by 4.5e-5 SE at a 1e-8 perturbation
-    (:func:`test_fit_is_stable_under_perturbation` checks the first two); summation order and
-    BLAS differ between NumPy / SciPy / numba builds by ~1e-15 relative, so 1e-4 SE leaves a
-    50x margin over what a build can do and is four orders below anything a prediction
-    interval can see. Measured on the pinned versions numpy 2.4.6, SciPy 1.17.1, numba 0.65.1
-    (where the unpenalised fit failed at rtol 1e-6).
+    Why that tolerance: the fit's conditioning, not the digits. The v8 coefficients are
+    strongly correlated (recur128, own_hit and match16 overlap: condition number of their
+    correlation matrix 2.3e4, of the covariance 1.1e6) and some are loosely identified
+    (match16 slope 74 with SE 55, own-hit slope -1.5 with SE 3.7), so a relative tolerance
+    on each digit would test the optimiser's stopping point, not the model: unpenalised, the
+    separated own-hit slope made two installs 1 % apart. Under the prior, with the fourth
+    fit pass, the mode moves by <= 1e-5 SE when the counters are perturbed by 1e-10 relative
+    (1e5 times a build's ~1e-15 summation-order rounding) and by ~3e-6 SE when the start
+    moves 1 % (:func:`test_fit_is_stable_under_perturbation`), so 1e-4 SE leaves a 10x
+    margin over a perturbation far larger than any build's and is four orders below anything
+    a prediction interval can see. Measured on the pinned versions numpy 2.4.6, SciPy 1.17.1,
+    numba 0.65.1 (where the unpenalised v3 fit failed at rtol 1e-6).
     """
     m = am.default_content_model()
     f = am.fit()
@@ -128,8 +129,9 @@ def test_shipped_fit_is_what_fit_gives():
     assert m.s2 == pytest.approx(f.s2, rel=1e-6) and m.tau == pytest.approx(f.tau, rel=1e-4)
     X0, off0 = am.calibration_states()
     assert np.allclose(m.predict_prompts(X0, off0), f.predict_prompts(X0, off0), rtol=1e-6)
-    # the prior pins the separated own-hit slope; the identified ones sit where they were
-    assert 3 < m.coef[1] < 5 and m.coef[4] == pytest.approx(45.1, abs=0.1)
+    # the prior keeps the separated own-hit slope finite; recur128 carries the vocabulary
+    assert -5 < m.coef[1] < 5 and m.coef[4] == pytest.approx(74.3, abs=0.1)
+    assert m.coef[5] == pytest.approx(4.32, abs=0.01) and m.s2 < 0.0208  # v3's s2
     assert m.nu == 4 and m.groups == ["aime2026", "gpqa_diamond", "mmlu_pro"]
     X, off = am.calibration_states()
     t = am.load_calibration()
@@ -140,7 +142,7 @@ def test_shipped_fit_is_what_fit_gives():
 def test_fit_is_stable_under_perturbation(monkeypatch):
     """The tolerance of test_shipped_fit_is_what_fit_gives rests on this: counters perturbed
     by 1e-10 relative (far above a build's rounding) or a start 1 % off move the mode by
-    well under 1e-5 of each coefficient's standard error."""
+    under 3e-5 of each coefficient's standard error (measured 1.0e-5 and 2.7e-6)."""
     t = am.load_calibration()
     nd, na, g, L = am._counters(t)
     X, off = am.calibration_states()
@@ -148,12 +150,12 @@ def test_fit_is_stable_under_perturbation(monkeypatch):
     se = np.sqrt(np.diag(cov) * s2)
     rng = np.random.default_rng(1)
     c1, _, _ = am._fit_c(X, off, np.log(na * (1 + 1e-10 * rng.standard_normal(len(na))) / nd))
-    assert np.max(np.abs(c1 - c0) / se) < 1e-5
+    assert np.max(np.abs(c1 - c0) / se) < 3e-5
     monkeypatch.setattr(am, "_C0", am._C0 * 1.01)
     c2, _, _ = am._fit_c(X, off, np.log(na / nd))
-    assert np.max(np.abs(c2 - c0) / se) < 1e-5
+    assert np.max(np.abs(c2 - c0) / se) < 3e-5
     corr = cov / np.sqrt(np.outer(np.diag(cov), np.diag(cov)))
-    assert 1e3 < np.linalg.cond(corr) < 1e4  # the conditioning the docstring above cites
+    assert 1e4 < np.linalg.cond(corr) < 1e5  # the conditioning the docstring above cites
 
 
 def test_fit_needs_two_groups():
@@ -252,7 +254,7 @@ def test_addendum4_decision_follows_the_preregistered_rule():
     assert dec["checks"] == rec["checks"] and dec["ships"] == rec["ships"]
     assert dec["ships"] == "content-walk-v3" and not dec["target_met"]
     assert not any(c["passes"] for c in dec["checks"].values())
-    assert am.MODEL_NAME.startswith("content-walk-v3")
+    assert am.MODEL_NAME.startswith("content-walk-v8")  # addenda 6-7 replaced v3 since
     v5a = {r["group"]: r["error_pct"] for r in cands["content-walk-v5a"]}
     assert v5a["aime2026"] == pytest.approx(-5.10, abs=0.05)
     assert v5a["gpqa_diamond"] == pytest.approx(12.77, abs=0.05)
@@ -279,3 +281,24 @@ def test_v5_candidates_never_see_the_left_out_group():
     na2 = np.where(g == "aime2026", na * 3, na)
     m1 = b.v5_fit(g, nd, na2, L, ["aime2026"], local=True)[0]
     assert np.allclose(m0.coef, m1.coef) and m0.tau == m1.tau and len(m0.coef) == 7
+
+
+def test_recur_mask_counts_the_completion_only():
+    """recur128: token t's id among the previous 128 completion tokens (prompt excluded)."""
+    c = np.array([5, 6, 5, 7, 6, 6])
+    assert list(am.recur_mask(c)) == [False, False, True, False, True, True]
+    assert list(am.recur_mask(c, window=1)) == [False, False, False, False, False, True]
+    far = np.r_[9, np.arange(100, 228), 9]  # 9 again 129 tokens later: outside the window
+    assert not am.recur_mask(far)[-1] and am.recur_mask(far, window=129)[-1]
+    assert am.STATES[-1] == "recur128" and am.calibration_states()[0].shape[1] == 6
+
+
+def test_addendum_6_7_decision_is_recorded():
+    """v7 (prompt in the window) failed the 11-fold criterion; v8 passed all four."""
+    import json
+    from importlib import resources
+    d = json.loads(resources.files("models").joinpath(
+        "data", "acceptance_validation.json").read_text())["addendum_6_7"]
+    assert not d["v7"]["passes"] and d["v7"]["non_domain_fold_max_abs_error_pct"] > 4.6
+    assert d["v8"]["passes"] and d["ships"] == "content-walk-v8"
+    assert d["v8"]["logo_max_abs_error_pct"] <= 5.66 and d["v8"]["s2"] < d["v3"]["s2"]

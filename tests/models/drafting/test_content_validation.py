@@ -27,17 +27,16 @@ def test_folds_partition_the_calibration_prompts_per_family():
     assert all(len(f["idx"]) >= 14 for f in folds)
 
 
-def test_shipped_table_meets_the_target_but_on_aime():
+def test_shipped_table_meets_the_target_on_every_fold():
     d = _shipped()
     s = d["summary"]["all"]
-    assert s["folds"] == 11 and s["within_target"] == 10 and s["covered"] == 11
-    miss = [r["fold"] for r in d["rows"] if abs(r["error_pct"]) > 5]
-    assert miss == ["domain aime2026"]  # -6.2 %: the one fold outside +-5 %
-    assert d["summary"]["all"]["max_abs_error_pct"] < 6.5
+    assert s["folds"] == 11 and s["within_target"] == 11 and s["covered"] == 11
+    # v8: AIME -3.0 % (v3 -6.2 %, the one fold outside +-5 % before the recur128 state)
+    assert d["summary"]["all"]["max_abs_error_pct"] < 3.1
     # the domain rows are the shipped leave-one-group-out figures
     v = json.loads(resources.files("models").joinpath(
         "data", "acceptance_validation.json").read_text(encoding="utf-8"))
-    logo = {r["group"]: r for r in v[next(k for k in v if k.startswith("v3 walk"))]}
+    logo = {r["group"]: r for r in v[next(k for k in v if k.startswith("v8 walk"))]}
     for r in d["rows"]:
         if r["by"] == "domain":
             g = r["fold"].split(" ", 1)[1]

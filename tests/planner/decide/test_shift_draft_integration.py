@@ -30,7 +30,7 @@ def calibration():
 
 def test_unseen_prompts_name_the_content_model_and_carry_both_intervals(unseen):
     d = unseen[0]
-    assert d["acceptance"]["model"].startswith("content-walk-v3")
+    assert d["acceptance"]["model"].startswith("content-walk-v8")
     assert d["acceptance"]["content_model"]["share_beyond_calibrated"] == 0.0
     assert "not the calibration prompts" in d["acceptance"]["note"]
     by = {p["policy"]: p["tokens_per_forward"] for p in d["policies"]}
@@ -50,7 +50,7 @@ def test_hybrids_use_the_same_per_prompt_predictions(unseen):
     assert by["hybrid-max"]["tokens_per_forward"]["point"] >= mtp
     assert by["tree"]["tokens_per_forward"]["point"] >= mtp
     for name in ("hybrid-max", "suffix-first", "tree"):
-        assert "content-walk-v3" in by[name]["numbers_from"]
+        assert "content-walk-v8" in by[name]["numbers_from"]
 
 
 def test_seeded_json_is_byte_identical(unseen):
