@@ -38,6 +38,10 @@ class SCHEMA(TypedDict):
     hdi_prob: float
 
 
+#: Terminal width (columns) below which the table leaves out each mean's HDI column.
+NARROW = 110
+
+
 def _unit(r) -> str:
     u = (r.get("rope") or {}).get("unit") or "TPS"
     return "TPS" if u == "%" else u
@@ -80,14 +84,26 @@ def render_terminal(r) -> None:
         con.print(term(line, "bold"))
     unit = _unit(r)
     t = Table(show_header=True, header_style="bold")
-    for h in ("#", "config", "n", f"mean {unit}", "HDI", "vs best (HDI)", "P(fastest)",
-              "tied"):
-        t.add_column(h, justify="right" if h not in ("config", "tied") else "left",
-                     no_wrap=h != "config")
+    # the config names are what the table is about: on a narrow terminal they fold onto
+    # several lines (never squeezed to nothing), and the means' own HDIs (shown only, no
+    # decision reads them; the headline gives the best's) make room
+    longest = max((len(x["config"]) for x in r["configs"]), default=6)
+    narrow = con.width < NARROW
+    heads = ["#", "config", "n", f"mean {unit}"] + ([] if narrow else ["HDI"]) + \
+        ["vs best (HDI)", "P(fastest)", "tied"]
+    for h in heads:
+        if h == "config":
+            t.add_column(h, justify="left", overflow="fold", min_width=min(longest, 16))
+        else:  # the intervals break at their spaces; the short columns never
+            short = h in ("#", "n", "P(fastest)", "tied")
+            t.add_column(h, justify="left" if h == "tied" else "right", no_wrap=short,
+                         min_width=len(h) if short else None)
     for i, x in enumerate(r["configs"], 1):
-        t.add_row(str(i), term(x["config"]), str(x["n"]), f"{x['mean']:.4g}",
-                  f"{x['hdi_low']:.4g}..{x['hdi_high']:.4g}", _diff(x),
-                  f"{x['p_fastest']:.3f}", "yes" if x["tied_with_best"] else "")
+        cells = [str(i), term(x["config"]), str(x["n"]), f"{x['mean']:.4g}"]
+        if not narrow:
+            cells.append(f"{x['hdi_low']:.4g}..{x['hdi_high']:.4g}")
+        t.add_row(*cells, _diff(x), f"{x['p_fastest']:.3f}",
+                  "yes" if x["tied_with_best"] else "")
     con.print(t)
     for n in r.get("notes") or []:
         con.print(term(f"note: {n}", "dim"))
