@@ -64,3 +64,56 @@ def test_rank_table_keeps_the_config_names_on_a_narrow_terminal(ranked, width):
     cells = "".join(x.split("│")[2].strip() for x in table if x.startswith("│"))
     for row in ranked["configs"]:
         assert row["config"] in cells, (row["config"], out)
+
+
+def _fails(argv, capsys) -> str:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    return err
+
+
+def test_next_watch_refuses_the_same_config_twice_at_once(tmp_path, capsys):
+    """--watch with --a X --b X used to poll until --timeout (exit 4) saying 'waiting'."""
+    import time
+
+    t0 = time.monotonic()
+    err = _fails(["next", "--watch", str(tmp_path), "--a", "A", "--b", "A", "--timeout",
+                  "30", "--interval", "0.5"], capsys)
+    assert "same config" in err and time.monotonic() - t0 < 20
+
+
+def test_next_baseline_refuses_a_second_config_a(tmp_path, capsys):
+    """--baseline NAME is config A: an --a beside it used to be dropped silently."""
+    store = tmp_path / "b.sqlite"
+    main(["baseline", "save", "k11", str(RUNS), "--config", f"{G}:k11", "--run-group", G,
+          "--store", str(store)])
+    capsys.readouterr()
+    err = _fails(["next", str(RUNS), "--run-group", G, "--baseline", "k11", "--store",
+                  str(store), "--a", f"{G}:k3", "--b", f"{G}:k13"], capsys)
+    assert "--baseline" in err and "--a" in err
+
+
+def test_next_configs_refuses_a_and_b(capsys):
+    """--configs picks A and B itself: --a/--b beside it used to be dropped silently."""
+    err = _fails(["next", str(RUNS), "--run-group", G, "--configs", f"{G}:k11,{G}:k13",
+                  "--a", f"{G}:k3"], capsys)
+    assert "--configs" in err
+
+
+def test_next_configs_with_a_baseline_ranks_the_baseline_too(tmp_path, capsys):
+    """As rank --baseline: the saved runs are one of the configs ranked (they used to be
+    left out of the ranking next --configs does)."""
+    import json
+
+    store = tmp_path / "b.sqlite"
+    main(["baseline", "save", "k13", str(RUNS), "--config", f"{G}:k13", "--run-group", G,
+          "--store", str(store)])
+    capsys.readouterr()
+    main(["next", str(RUNS), "--run-group", G, "--baseline", "k13", "--store", str(store),
+          "--configs", f"{G}:k3,{G}:k11", "--json", "--sims", "100"])
+    out = json.loads(capsys.readouterr().out)
+    assert "baseline:k13" in out["configs"]
+    assert out["b"] == "baseline:k13" and out["a"] == f"{G}:k11"
