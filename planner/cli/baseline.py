@@ -157,6 +157,39 @@ def baseline_runs(store: Path | None, name: str, run_group: str | None = None):
     return baseline_config(name), as_config(runs, name, run_group)
 
 
+def check_matches(table, base_runs, name: str, *, platform=None, metric=None, workload=None,
+                  run_group=None) -> None:
+    """Refuse a saved baseline whose platform, metric or workload is not the new runs'.
+
+    ``table`` is the new runs (a :class:`planner.io.table.RunsTable`, the baseline not yet
+    appended), read with the same filters as the comparison. Without this check the mix was
+    the table's own "rows mix" error, which named line 0 of the new runs' file for a row that
+    came from the store.
+
+    Raises
+    ------
+    InputError
+        The baseline's value of a column differs from every value of the rows kept (names
+        both and the option that selects one; field ``--baseline``).
+    """
+    try:
+        kept = table.filter(platform=platform, metric=metric, workload=workload,
+                            run_group=run_group, blank_platform=True).runs
+    except InputError:
+        return  # the comparison names the empty selection itself
+    from planner.io.platforms import canonical_platform
+
+    for col in ("platform", "metric", "workload"):
+        new = sorted({getattr(r, col) for r in kept if getattr(r, col)})
+        old = sorted({getattr(r, col) for r in base_runs if getattr(r, col)})
+        same = (lambda v: canonical_platform(v)) if col == "platform" else (lambda v: v)
+        if new and old and not {same(v) for v in old} & {same(v) for v in new}:
+            raise InputError(f"baseline {name!r} holds {col} {', '.join(old)}; the rows kept "
+                             f"of {table.path} hold {', '.join(new)}: compare within one "
+                             f"{col} (--{col}) or save a baseline of it",
+                             field="--baseline")
+
+
 def appended(table, runs):
     """``table`` (a :class:`planner.io.table.RunsTable`) with ``runs`` appended."""
     from planner.io.table import RunsTable

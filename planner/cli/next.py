@@ -136,6 +136,14 @@ def _next(runs, a, b, configs, rope, prior, cv, cv_instance, aa_runs, platform, 
                              "--baseline)", field="--a")
         base_cfg, base = baseline_runs(store, baseline, run_group)
         a = base_cfg
+        if runs is not None:
+            from planner.cli.baseline import check_matches
+
+            check_matches(read_runs(runs, format=format, metric=metric,
+                                    tps_column=tps_column, instance=instance,
+                                    config_column=config_column), base, baseline,
+                          platform=platform, metric=metric, workload=workload,
+                          run_group=run_group)
 
     def table_of(extra=()):
         rows = []

@@ -117,7 +117,11 @@ def _rank(runs, configs, rope, prior, cv, cv_instance, aa_runs, platform, metric
     if baseline is not None:
         from planner.cli.baseline import appended, baseline_runs
 
+        from planner.cli.baseline import check_matches
+
         base_cfg, base_runs = baseline_runs(store, baseline, run_group)
+        check_matches(table, base_runs, baseline, platform=platform, metric=metric,
+                      workload=workload, run_group=run_group)
         table = appended(table, base_runs)
         if names is not None and base_cfg not in names:
             names = [base_cfg] + names

@@ -117,3 +117,16 @@ def test_next_configs_with_a_baseline_ranks_the_baseline_too(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert "baseline:k13" in out["configs"]
     assert out["b"] == "baseline:k13" and out["a"] == f"{G}:k11"
+
+
+@pytest.mark.parametrize("command", [["rank"], ["next", "--b", "serve_config_sweep:control"]])
+def test_a_baseline_of_another_metric_is_named_as_the_baseline(tmp_path, capsys, command):
+    """A probe_wall baseline against decode_wall runs used to be the table's 'rows mix'
+    error naming line 0 of the new runs' file (a row that came from the store)."""
+    store = tmp_path / "b.sqlite"
+    main(["baseline", "save", "k11", str(RUNS), "--config", f"{G}:k11", "--run-group", G,
+          "--store", str(store)])
+    capsys.readouterr()
+    err = _fails([command[0], str(RUNS), "--run-group", "serve_config_sweep", "--baseline",
+                  "k11", "--store", str(store)] + command[1:], capsys)
+    assert "baseline 'k11' holds metric probe_wall" in err and ":0" not in err
