@@ -100,12 +100,19 @@ def _baseline(action, name, runs, config, store, output, platform, metric, workl
                              file=str(runs), field="--config")
         kept = rows.measured().select([config]).runs
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        # saving under a name in use replaces that baseline (as criterion's
+        # --save-baseline): say so, with what it held, instead of a plain "saved"
+        old = next((x for x in (bs.list_baselines(path) if Path(path).is_file() else [])
+                    if x.name == name), None)
         b = bs.save(path, name, kept, config=config, source=runs, saved_at=stamp)
         if as_json:
-            print(json.dumps({"store": str(path), **b.to_dict()}, indent=2))
+            print(json.dumps({"store": str(path), **b.to_dict(),
+                              "replaced": old.to_dict() if old else None}, indent=2))
         else:
-            print(f"saved baseline {name!r}: {b.n_runs} runs of {config} ({b.platform or '-'}"
-                  f", {b.metric or '-'}, {b.workload or '-'}) in {path}")
+            print(f"{'replaced' if old else 'saved'} baseline {name!r}: {b.n_runs} runs of "
+                  f"{config} ({b.platform or '-'}, {b.metric or '-'}, {b.workload or '-'}) "
+                  f"in {path}" + (f" (it held {old.n_runs} runs of {old.config}, saved "
+                                  f"{old.saved_at})" if old else ""))
         return
     if action == "delete":
         gone = bs.delete(path, name)

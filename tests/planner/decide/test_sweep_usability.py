@@ -130,3 +130,14 @@ def test_a_baseline_of_another_metric_is_named_as_the_baseline(tmp_path, capsys,
     err = _fails([command[0], str(RUNS), "--run-group", "serve_config_sweep", "--baseline",
                   "k11", "--store", str(store)] + command[1:], capsys)
     assert "baseline 'k11' holds metric probe_wall" in err and ":0" not in err
+
+
+def test_saving_over_a_baseline_says_it_replaced_it(tmp_path, capsys):
+    """A second save under the same name printed 'saved' as if the name were new."""
+    store = tmp_path / "b.sqlite"
+    base = ["baseline", "save", "main", str(RUNS), "--run-group", G, "--store", str(store)]
+    main(base + ["--config", f"{G}:k11"])
+    assert capsys.readouterr().out.startswith("saved baseline 'main'")
+    main(base + ["--config", f"{G}:k13"])
+    out = capsys.readouterr().out
+    assert out.startswith("replaced baseline 'main'") and f"3 runs of {G}:k11" in out
