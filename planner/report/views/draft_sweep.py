@@ -17,7 +17,7 @@ from planner.report.views.draft import (
     md_table,
     rests_on_rows,
     rests_on_summary,
-    rich_table,
+    print_table,
 )
 
 __all__ = ["SCHEMA", "SWEEP_HEADERS", "headline", "sweep_rows", "sweep_footnotes",
@@ -156,13 +156,13 @@ def render_terminal(r: dict, top: int = 20) -> None:
         con.print(term(line, "bold"))
     if rests_on_summary(r):
         con.print(term(rests_on_summary(r), "bold"))
-    con.print(rich_table(_title(r), SWEEP_HEADERS, sweep_rows(r, top)))
+    print_table(con, _title(r), SWEEP_HEADERS, sweep_rows(r, top))
     for note in sweep_footnotes(r):
         con.print(term(note))
     ro = rests_on_rows(r)
     if ro:
-        con.print(rich_table("rests on: the constants that decide it, their plausible ranges "
-                             "and where the conclusion flips", RESTS_ON_HEADERS, ro))
+        print_table(con, "rests on: the constants that decide it, their plausible ranges "
+                    "and where the conclusion flips", RESTS_ON_HEADERS, ro)
 
 
 def render_markdown(r: dict) -> str:

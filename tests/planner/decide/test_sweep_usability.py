@@ -141,3 +141,28 @@ def test_saving_over_a_baseline_says_it_replaced_it(tmp_path, capsys):
     main(base + ["--config", f"{G}:k13"])
     out = capsys.readouterr().out
     assert out.startswith("replaced baseline 'main'") and f"3 runs of {G}:k11" in out
+
+
+GOLDEN = ROOT / "tests" / "planner" / "report" / "fixtures" / "golden"
+
+
+@pytest.mark.parametrize("name, view", [("draft_mtp", "draft"), ("draft_default", "draft"),
+                                        ("draft_sweep", "draft_sweep"), ("shift", "shift"),
+                                        ("shift_capture", "shift")])
+def test_draft_and_shift_tables_keep_every_figure_on_an_80_column_terminal(name, view):
+    """At 80 columns rich cut the policies table's every figure to '3.8…' and the rests-on
+    constants' names to 'officia…'; a table that cannot fit with its words whole is now
+    printed one block per row, every cell whole."""
+    import gzip
+    import importlib
+    import json
+
+    r = json.loads(gzip.decompress((GOLDEN / f"{name}.json.gz").read_bytes()))
+    mod = importlib.import_module(f"planner.report.views.{view}")
+    out = _terminal(mod, r, 80)
+    assert "…" not in out, out
+    assert max(len(x) for x in out.splitlines()) <= 80
+    for e in r.get("rests_on") or []:
+        assert e["name"] in out
+    wide = _terminal(mod, r, 400)  # room for everything: the tables as before
+    assert "┏" in wide
