@@ -166,3 +166,28 @@ def test_draft_and_shift_tables_keep_every_figure_on_an_80_column_terminal(name,
         assert e["name"] in out
     wide = _terminal(mod, r, 400)  # room for everything: the tables as before
     assert "┏" in wide
+
+
+def test_next_terminal_shows_stop_one_more_run_and_repeats_plan():
+    """With a long design ladder the first 12 rows were all design sizes: the one-more-run
+    actions, stopping and the plan repeats --runs recommends never reached the terminal."""
+    from planner.report.views import next as view
+
+    acts = [{"action": "paired", "config": None, "runs_per_arm": k, "runs": 2 * k,
+             "cost_usd": 0.1 * k, "gpu_hours": 0.1 * k, "p_decided": 0.5,
+             "expected_cost": 1.0 + k, "source": "repeats",
+             "recommended_by_repeats": k == 30} for k in range(1, 31)]
+    acts += [{"action": "one_more_a", "config": "A", "runs_per_arm": None, "runs": 1,
+              "cost_usd": 0.05, "gpu_hours": 0.05, "p_decided": 0.0, "expected_cost": 40.0,
+              "source": "preposterior"},
+             {"action": "stop", "config": None, "runs_per_arm": 0, "runs": 0,
+              "cost_usd": 0.0, "gpu_hours": 0.0, "p_decided": 0.0, "expected_cost": None,
+              "source": "current"}]
+    r = {"a": "A", "b": "B", "actions": acts, "cost_model": {"unit": "usd"},
+         "current": {"label": "undecided", "decided": False,
+                     "delta_pct": {"mean": 0.1, "hdi_low": -0.2, "hdi_high": 0.4}},
+         "recommended": acts[0], "repeats": None}
+    out = _terminal(view, r, 150)
+    assert "one more run of A" in out and "stop now" in out
+    assert "30 A/B pair(s)" in out and "13 A/B pair(s)" not in out
+    assert "more design size(s)" in out
