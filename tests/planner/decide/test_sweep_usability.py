@@ -191,3 +191,12 @@ def test_next_terminal_shows_stop_one_more_run_and_repeats_plan():
     assert "one more run of A" in out and "stop now" in out
     assert "30 A/B pair(s)" in out and "13 A/B pair(s)" not in out
     assert "more design size(s)" in out
+
+
+@pytest.mark.parametrize("argv", [["draft", "-p", "pld", "--baseline", "nope"],
+                                  ["draft", "sweep", "--baseline", "pld:q=1"]])
+def test_a_bad_baseline_policy_names_baseline(argv, capsys):
+    """A bad --baseline was reported as field '--policy' (an option the user may not have
+    given)."""
+    err = _fails(argv, capsys)
+    assert "field '--baseline'" in err
