@@ -200,3 +200,20 @@ def test_a_bad_baseline_policy_names_baseline(argv, capsys):
     given)."""
     err = _fails(argv, capsys)
     assert "field '--baseline'" in err
+
+
+def test_shift_refuses_an_unknown_evidence(capsys):
+    """--evidence nope ran the official mode and exited 0."""
+    err = _fails(["shift", "--public-tps", "411.6", "--evidence", "nope"], capsys)
+    assert "field '--evidence'" in err and "official or proxy" in err
+
+
+def test_shift_help_keeps_its_defaults(capsys, monkeypatch):
+    """Rich read '[default: official]' inside a help text as markup and dropped it: the
+    help printed 'official | proxy shipped pairs .'."""
+    monkeypatch.setenv("COLUMNS", "200")
+    with pytest.raises(SystemExit):
+        main(["shift", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(default: official)" in out and "(default: 7)" in out
+    assert "else not tuned)" in out and " . " not in out.replace("│", " ")
