@@ -11,6 +11,7 @@ import typer
 
 from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
                                   TABLE_OPTIONS, TPS_COLUMN_HELP)
+from planner.cli.rank import STORE_HELP
 from planner.errors import InputError
 
 _OPTIONS = {"config": "--config", "store": "--store", "name": "NAME",
@@ -29,10 +30,7 @@ def register(app: typer.Typer) -> None:
                                               "config."),
         config: Optional[str] = typer.Option(None, "--config", help="save: the config whose "
                                              "runs are kept."),
-        store: Optional[Path] = typer.Option(None, "--store", help="The store file (default "
-                                             "$XDG_DATA_HOME/spec-planner/baselines.sqlite, "
-                                             "else ~/.local/share/spec-planner/"
-                                             "baselines.sqlite)."),
+        store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
         output: Optional[Path] = typer.Option(None, "-o", "--output", help="export: the runs "
                                               "CSV to write (feed it to planner calibrate)."),
         platform: Optional[str] = typer.Option(None, "--platform", help="save: keep rows of "

@@ -10,6 +10,7 @@ import typer
 
 from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
                                   TABLE_OPTIONS, TPS_COLUMN_HELP)
+from planner.cli.rank import STORE_HELP
 from planner.defaults import DEFAULT_ASSURANCE, DEFAULT_ROPE
 from planner.errors import InputError
 
@@ -81,7 +82,7 @@ def register(app: typer.Typer) -> None:
                                                "the budget in runs that land."),
         baseline: Optional[str] = typer.Option(None, "--baseline", help="A saved baseline "
                                                "as config A."),
-        store: Optional[Path] = typer.Option(None, "--store", help="The baseline store."),
+        store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
         md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
         html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML report."),

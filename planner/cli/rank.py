@@ -19,8 +19,10 @@ _OPTIONS = {"rope": "--rope", "configs": "--configs", "prior": "--prior", "cv": 
 
 BASELINE_HELP = ("A saved baseline (planner baseline save) to rank with the configs, as "
                  "config baseline:NAME.")
-STORE_HELP = ("The baseline store (default $XDG_DATA_HOME/spec-planner/baselines.sqlite, "
-              "else ~/.local/share/spec-planner/baselines.sqlite).")
+#: (no word longer than the help column is wide at 80 columns, 17: rich cut the paths
+#: to "$XDG_DATA_HOME/s…")
+STORE_HELP = ("The baseline store (default: baselines.sqlite in the spec-planner folder of "
+              "$XDG_DATA_HOME, else of ~/.local/share).")
 
 
 def split_configs(text: str | None) -> list[str] | None:

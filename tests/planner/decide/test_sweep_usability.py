@@ -219,3 +219,18 @@ def test_shift_help_keeps_its_defaults(capsys, monkeypatch):
     out = " ".join(capsys.readouterr().out.split())
     assert "(default: official)" in out and "(default: 7)" in out
     assert "else not tuned)" in out and " . " not in out.replace("│", " ")
+
+
+@pytest.mark.parametrize("command", ["rank", "next", "baseline"])
+def test_store_help_is_whole_at_80_columns(command, capsys, monkeypatch):
+    """At 80 columns rich cut the store's default path to '$XDG_DATA_HOME/s…'."""
+    monkeypatch.setenv("COLUMNS", "80")
+    try:
+        main([command, "--help"])
+    except SystemExit as exc:
+        assert not exc.code
+    out = capsys.readouterr().out
+    assert max(len(x) for x in out.splitlines()) <= 80
+    block = out[out.index("--store"):]
+    block = block[:block.index("~/.local/share") + 20]
+    assert "…" not in block and "$XDG_DATA_HOME" in block
