@@ -234,3 +234,27 @@ def test_store_help_is_whole_at_80_columns(command, capsys, monkeypatch):
     block = out[out.index("--store"):]
     block = block[:block.index("~/.local/share") + 20]
     assert "…" not in block and "$XDG_DATA_HOME" in block
+
+
+def test_a_policy_has_one_label_whatever_the_key_order():
+    """'pld:depth=12' was labelled pld(depth=12,n=2), the sweep's row pld(n=2,depth=12):
+    two labels (and two rows) of one policy."""
+    from planner.decide.draft.policy import PolicySpec, default_specs
+
+    a, = default_specs(["pld:depth=12"])
+    b, = default_specs(["pld:n=2,depth=12"])
+    assert a.label == b.label == "pld(n=2,depth=12)"
+    t, = default_specs(["tree:tree_depth=24"])
+    assert t.label == PolicySpec("tree", {"k": 7, "lookup": "suffix",
+                                          "tree_depth": 24}).label
+    assert t.label == "tree(k=7,lookup=suffix,tree_depth=24)"
+
+
+@pytest.mark.parametrize("texts", [["pld", "pld"], ["pld:depth=12", "pld:n=2,depth=12"]])
+def test_one_policy_given_twice_is_refused(texts):
+    """It was replayed twice and printed as two identical rows."""
+    from planner.decide.draft.policy import default_specs
+    from planner.errors import InputError
+
+    with pytest.raises(InputError, match="already given"):
+        default_specs(texts)
