@@ -258,3 +258,11 @@ def test_one_policy_given_twice_is_refused(texts):
 
     with pytest.raises(InputError, match="already given"):
         default_specs(texts)
+
+
+def test_rank_figures_keep_four_significant_digits():
+    """':.4g' printed '254' and '252.3..256' beside '254.2', as if less precise."""
+    from planner.report.views.rank import _g4
+
+    assert [_g4(v) for v in (254.0, 256, 254.2, 12.345, 0.01234, 999.96)] == \
+        ["254.0", "256.0", "254.2", "12.35", "0.01234", "1000"]
