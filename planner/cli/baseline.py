@@ -11,12 +11,15 @@ import typer
 
 from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
                                   TABLE_OPTIONS, TPS_COLUMN_HELP)
-from planner.cli.rank import STORE_HELP
 from planner.errors import InputError
 
 _OPTIONS = {"config": "--config", "store": "--store", "name": "NAME",
             "baseline": "NAME", **TABLE_OPTIONS}
 _ACTIONS = ("save", "list", "show", "delete", "export")
+#: (no word longer than the help column is wide at 80 columns, 17: rich cut the paths
+#: to "$XDG_DATA_HOME/s…")
+STORE_HELP = ("The baseline store (default: baselines.sqlite in the spec-planner folder of "
+              "$XDG_DATA_HOME, else of ~/.local/share).")
 
 
 def register(app: typer.Typer) -> None:

@@ -10,7 +10,7 @@ import typer
 
 from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
                                   TABLE_OPTIONS, TPS_COLUMN_HELP)
-from planner.cli.rank import STORE_HELP
+from planner.cli.baseline import STORE_HELP
 from planner.defaults import DEFAULT_ASSURANCE, DEFAULT_ROPE
 from planner.errors import InputError
 

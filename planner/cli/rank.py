@@ -9,6 +9,7 @@ import typer
 
 from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
                                   TABLE_OPTIONS, TPS_COLUMN_HELP)
+from planner.cli.baseline import STORE_HELP
 from planner.defaults import DEFAULT_ROPE
 
 #: Plain field of the decision layer -> option of ``planner rank``.
@@ -19,11 +20,6 @@ _OPTIONS = {"rope": "--rope", "configs": "--configs", "prior": "--prior", "cv": 
 
 BASELINE_HELP = ("A saved baseline (planner baseline save) to rank with the configs, as "
                  "config baseline:NAME.")
-#: (no word longer than the help column is wide at 80 columns, 17: rich cut the paths
-#: to "$XDG_DATA_HOME/s…")
-STORE_HELP = ("The baseline store (default: baselines.sqlite in the spec-planner folder of "
-              "$XDG_DATA_HOME, else of ~/.local/share).")
-
 
 def split_configs(text: str | None) -> list[str] | None:
     """The configs of ``--configs A,B,C`` (None: every config the filters keep).

@@ -163,7 +163,7 @@ def default_specs(texts, overrides: dict | None = None) -> list[PolicySpec]:
         twin = next((t for t, o in specs if o.label == sp.label), None)
         if twin is not None:  # it was run twice, two identical rows
             raise InputError(f"policy {text!r} is {sp.label}, already given as {twin!r}",
-                             field="--policy")
+                             field="policy")
         specs.append((text, sp))
     return [sp for _, sp in specs]
 

@@ -96,7 +96,7 @@ def render_terminal(r) -> None:
     con.print(t)
     left = len(r["actions"]) - len(_rows(r))
     if left > 0:
-        con.print(term(f"{left} more design size(s): --json or --md lists every action",
+        con.print(term(f"{left} more design size(s): the JSON and Markdown reports list every action",
                        "dim"))
     rep = r.get("repeats")
     if rep:
