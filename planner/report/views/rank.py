@@ -55,8 +55,15 @@ def _g4(v: float) -> str:
 
 
 def _unit(r) -> str:
-    u = (r.get("rope") or {}).get("unit") or "TPS"
-    return "TPS" if u == "%" else u
+    """The metric's unit: the ROPE's when it is given in the metric's unit, else from the
+    metric's name and direction (a relative ROPE used to make every metric "TPS": a
+    mean_tpot_ms ranking printed "11.51 TPS")."""
+    from planner.io.limits import metric_unit
+
+    u = (r.get("rope") or {}).get("unit") or "%"
+    if u != "%":
+        return u
+    return metric_unit(r.get("metric"), r.get("direction") == "lower_is_better")
 
 
 def headline(r) -> list[str]:

@@ -266,3 +266,17 @@ def test_rank_figures_keep_four_significant_digits():
 
     assert [_g4(v) for v in (254.0, 256, 254.2, 12.345, 0.01234, 999.96)] == \
         ["254.0", "256.0", "254.2", "12.35", "0.01234", "1000"]
+
+
+def test_a_latency_ranking_prints_its_unit(tmp_path, capsys):
+    """A mean_tpot_ms ranking with the default relative ROPE printed '11.51 TPS' and a
+    'mean TPS' column."""
+    f = tmp_path / "lat.csv"
+    f.write_text("config,mean_tpot_ms,instance,rep\n" + "".join(
+        f"{c},{v},m1,{k}\n" for c, vs in (("a", (12.10, 12.14, 12.08)),
+                                          ("b", (11.50, 11.55, 11.48)))
+        for k, v in enumerate(vs, 1)))
+    main(["rank", str(f), "--tps-column", "mean_tpot_ms", "--draws", "1000"])
+    out = capsys.readouterr().out
+    assert "TPS" not in out.split("inputs:")[0]
+    assert "ms (95 % HDI" in out and "mean ms" in out
