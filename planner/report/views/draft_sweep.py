@@ -68,7 +68,10 @@ def headline(r: dict) -> list[str]:
         return ["no configuration replayed"]
     b = rows[0]
     x = "" if b.get("speedup_vs_ar") is None else f"{b['speedup_vs_ar']:.2f}x plain decoding, "
-    out = [f"best of {len(rows)} configurations: {b['policy']} {_params(b)}, "
+    # the row's label, as every table and the worth-a-run line name it ("mtp k=7" beside
+    # "mtp(k=7)" read as two policies)
+    name = b.get("label") or f"{b['policy']} {_params(b)}"
+    out = [f"best of {len(rows)} configurations: {name}, "
            f"{b['projected_tps']:.1f} TPS projected ({x}"
            f"{b['tokens_per_forward']:.3f} tokens/forward)"]
     w = r.get("worth_a_run")

@@ -280,3 +280,19 @@ def test_a_latency_ranking_prints_its_unit(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "TPS" not in out.split("inputs:")[0]
     assert "ms (95 % HDI" in out and "mean ms" in out
+
+
+def test_sweep_headline_names_the_best_row_by_its_label():
+    """The headline said 'mtp k=7' where every table and the worth-a-run line say
+    'mtp(k=7)'."""
+    import gzip
+    import json
+
+    from planner.report.views.draft_sweep import headline
+
+    r = json.loads(gzip.decompress((GOLDEN / "draft_sweep.json.gz").read_bytes()))
+    b = r["rows"][0]
+    b["policy"], b["params"], b["label"] = "mtp", {"k": 7}, "mtp(k=7)"
+    assert "configurations: mtp(k=7)," in headline(r)[0]
+    del b["label"]  # a result saved before rows had labels: as before
+    assert "configurations: mtp k=7," in headline(r)[0]
