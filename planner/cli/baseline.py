@@ -16,6 +16,10 @@ from planner.errors import InputError
 _OPTIONS = {"config": "--config", "store": "--store", "name": "NAME",
             "baseline": "NAME", **TABLE_OPTIONS}
 _ACTIONS = ("save", "list", "show", "delete", "export")
+#: (no word longer than the help column is wide at 80 columns, 17: rich cut the paths
+#: to "$XDG_DATA_HOME/s…")
+STORE_HELP = ("The baseline store (default: baselines.sqlite in the spec-planner folder of "
+              "$XDG_DATA_HOME, else of ~/.local/share).")
 
 
 def register(app: typer.Typer) -> None:
@@ -29,10 +33,7 @@ def register(app: typer.Typer) -> None:
                                               "config."),
         config: Optional[str] = typer.Option(None, "--config", help="save: the config whose "
                                              "runs are kept."),
-        store: Optional[Path] = typer.Option(None, "--store", help="The store file (default "
-                                             "$XDG_DATA_HOME/spec-planner/baselines.sqlite, "
-                                             "else ~/.local/share/spec-planner/"
-                                             "baselines.sqlite)."),
+        store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
         output: Optional[Path] = typer.Option(None, "-o", "--output", help="export: the runs "
                                               "CSV to write (feed it to planner calibrate)."),
         platform: Optional[str] = typer.Option(None, "--platform", help="save: keep rows of "
@@ -100,12 +101,19 @@ def _baseline(action, name, runs, config, store, output, platform, metric, workl
                              file=str(runs), field="--config")
         kept = rows.measured().select([config]).runs
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        # saving under a name in use replaces that baseline (as criterion's
+        # --save-baseline): say so, with what it held, instead of a plain "saved"
+        old = next((x for x in (bs.list_baselines(path) if Path(path).is_file() else [])
+                    if x.name == name), None)
         b = bs.save(path, name, kept, config=config, source=runs, saved_at=stamp)
         if as_json:
-            print(json.dumps({"store": str(path), **b.to_dict()}, indent=2))
+            print(json.dumps({"store": str(path), **b.to_dict(),
+                              "replaced": old.to_dict() if old else None}, indent=2))
         else:
-            print(f"saved baseline {name!r}: {b.n_runs} runs of {config} ({b.platform or '-'}"
-                  f", {b.metric or '-'}, {b.workload or '-'}) in {path}")
+            print(f"{'replaced' if old else 'saved'} baseline {name!r}: {b.n_runs} runs of "
+                  f"{config} ({b.platform or '-'}, {b.metric or '-'}, {b.workload or '-'}) "
+                  f"in {path}" + (f" (it held {old.n_runs} runs of {old.config}, saved "
+                                  f"{old.saved_at})" if old else ""))
         return
     if action == "delete":
         gone = bs.delete(path, name)
@@ -155,6 +163,39 @@ def baseline_runs(store: Path | None, name: str, run_group: str | None = None):
     path = store if store is not None else default_path()
     _, runs = load(path, name)
     return baseline_config(name), as_config(runs, name, run_group)
+
+
+def check_matches(table, base_runs, name: str, *, platform=None, metric=None, workload=None,
+                  run_group=None) -> None:
+    """Refuse a saved baseline whose platform, metric or workload is not the new runs'.
+
+    ``table`` is the new runs (a :class:`planner.io.table.RunsTable`, the baseline not yet
+    appended), read with the same filters as the comparison. Without this check the mix was
+    the table's own "rows mix" error, which named line 0 of the new runs' file for a row that
+    came from the store.
+
+    Raises
+    ------
+    InputError
+        The baseline's value of a column differs from every value of the rows kept (names
+        both and the option that selects one; field ``--baseline``).
+    """
+    try:
+        kept = table.filter(platform=platform, metric=metric, workload=workload,
+                            run_group=run_group, blank_platform=True).runs
+    except InputError:
+        return  # the comparison names the empty selection itself
+    from planner.io.platforms import canonical_platform
+
+    for col in ("platform", "metric", "workload"):
+        new = sorted({getattr(r, col) for r in kept if getattr(r, col)})
+        old = sorted({getattr(r, col) for r in base_runs if getattr(r, col)})
+        same = (lambda v: canonical_platform(v)) if col == "platform" else (lambda v: v)
+        if new and old and not {same(v) for v in old} & {same(v) for v in new}:
+            raise InputError(f"baseline {name!r} holds {col} {', '.join(old)}; the rows kept "
+                             f"of {table.path} hold {', '.join(new)}: compare within one "
+                             f"{col} (--{col}) or save a baseline of it",
+                             field="--baseline")
 
 
 def appended(table, runs):

@@ -125,6 +125,20 @@ def _policy_specs(policy: List[str], n, depth, min_n, max_n, k, lookup_k, thresh
                                   "tree_depth": tree_depth, "lookup": lookup})
 
 
+def _baseline_spec(baseline: str, *args):
+    """The spec of ``--baseline`` (:func:`_policy_specs` of one policy); its errors name
+    ``--baseline`` (they named ``--policy``, which the user may not have given)."""
+    from models.errors import ModelInputError
+
+    try:
+        return _policy_specs([baseline], *args)[0]
+    except ModelInputError as exc:
+        if exc.field in (None, "policy", "--policy"):
+            exc.field = "--baseline"
+            exc.args = (exc.one_line(),)
+        raise
+
+
 def _params(ctx, values) -> dict:
     """The command's parameters for its input record
     (:func:`planner.cli._options.command_params`); without a CAPTURE, the shipped example
@@ -292,8 +306,8 @@ def register(app: typer.Typer) -> None:
             SYNC_FACTOR.check(sync_factor, field="--sync-factor")
         specs = _policy_specs(policy, n, depth, min_n, max_n, k, lookup_k, threshold,
                               tree_depth, lookup)
-        base = _policy_specs([baseline], n, depth, min_n, max_n, k, lookup_k, threshold,
-                             tree_depth, lookup)[0]
+        base = _baseline_spec(baseline, n, depth, min_n, max_n, k, lookup_k, threshold,
+                              tree_depth, lookup)
         cv = acc = None
         if curve is not None:
             if "," in curve or curve.replace(".", "", 1).isdigit():
@@ -477,8 +491,8 @@ def register(app: typer.Typer) -> None:
                              field="--convention")
         if baseline.startswith("="):
             raise InputError(f"baseline {baseline!r} starts with '='", field="--baseline")
-        base = _policy_specs([baseline], None, None, None, None, None, None, None, None,
-                             "suffix")[0]
+        base = _baseline_spec(baseline, None, None, None, None, None, None, None, None,
+                              "suffix")
         result = run_sweep(capture, families=fams, baseline=base,
                            start=0 if convention == "reference" else 1,
                            n_values=ints(n_values, "--n-values", N_WINDOW),

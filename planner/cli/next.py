@@ -10,6 +10,7 @@ import typer
 
 from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
                                   TABLE_OPTIONS, TPS_COLUMN_HELP)
+from planner.cli.baseline import STORE_HELP
 from planner.defaults import DEFAULT_ASSURANCE, DEFAULT_ROPE
 from planner.errors import InputError
 
@@ -81,7 +82,7 @@ def register(app: typer.Typer) -> None:
                                                "the budget in runs that land."),
         baseline: Optional[str] = typer.Option(None, "--baseline", help="A saved baseline "
                                                "as config A."),
-        store: Optional[Path] = typer.Option(None, "--store", help="The baseline store."),
+        store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
         md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
         html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML report."),
@@ -127,12 +128,23 @@ def _next(runs, a, b, configs, rope, prior, cv, cv_instance, aa_runs, platform, 
     if runs is None and watch is None:
         raise InputError("give a RUNS file, or a folder to --watch", field="RUNS")
     sel = Selection(platform, metric, workload, run_group)
-    base = None
+    base = base_cfg = None
     if baseline is not None:
         from planner.cli.baseline import baseline_runs
 
-        a, base_runs = baseline_runs(store, baseline, run_group)
-        base = base_runs
+        if a is not None:  # it used to be dropped without a word
+            raise InputError(f"--baseline {baseline} is config A: give --b only (or drop "
+                             "--baseline)", field="--a")
+        base_cfg, base = baseline_runs(store, baseline, run_group)
+        a = base_cfg
+        if runs is not None:
+            from planner.cli.baseline import check_matches
+
+            check_matches(read_runs(runs, format=format, metric=metric,
+                                    tps_column=tps_column, instance=instance,
+                                    config_column=config_column), base, baseline,
+                          platform=platform, metric=metric, workload=workload,
+                          run_group=run_group)
 
     def table_of(extra=()):
         rows = []
@@ -143,6 +155,9 @@ def _next(runs, a, b, configs, rope, prior, cv, cv_instance, aa_runs, platform, 
         return RunsTable(rows, str(runs if runs is not None else watch))
 
     if configs is not None:
+        if a is not None and a != base_cfg or b is not None:
+            raise InputError("--configs picks A and B (the best and its closest rival): "
+                             "drop --a/--b", field="--configs")
         if watch is not None:
             raise InputError("--watch follows one comparison: give --a and --b",
                              field="--configs")
@@ -150,6 +165,8 @@ def _next(runs, a, b, configs, rope, prior, cv, cv_instance, aa_runs, platform, 
         from planner.decide.rank import from_table as rank_field, rank as do_rank
 
         names = split_configs(configs)
+        if base_cfg is not None and base_cfg not in names:
+            names = [base_cfg] + names  # as rank --baseline: the saved runs are ranked too
         res = do_rank(rank_field(table_of(), names, selection=sel, prior=prior, cv=cv,
                                  cv_instance=cv_instance, aa_runs=aa_runs,
                                  lower_is_better=lower_is_better, value_name=tps_column),
@@ -159,6 +176,8 @@ def _next(runs, a, b, configs, rope, prior, cv, cv_instance, aa_runs, platform, 
         a, b = rival, res.best
     if a is None or b is None:
         raise InputError("give --a CONFIG and --b CONFIG (or --configs)", field="--a")
+    if a == b:  # --watch used to poll until its timeout on this
+        raise InputError("A and B name the same config", field="--b")
 
     from planner.decide.costs import cost_model
     from planner.decide.next_run import advise

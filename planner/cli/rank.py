@@ -9,6 +9,7 @@ import typer
 
 from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
                                   TABLE_OPTIONS, TPS_COLUMN_HELP)
+from planner.cli.baseline import STORE_HELP
 from planner.defaults import DEFAULT_ROPE
 
 #: Plain field of the decision layer -> option of ``planner rank``.
@@ -19,9 +20,6 @@ _OPTIONS = {"rope": "--rope", "configs": "--configs", "prior": "--prior", "cv": 
 
 BASELINE_HELP = ("A saved baseline (planner baseline save) to rank with the configs, as "
                  "config baseline:NAME.")
-STORE_HELP = ("The baseline store (default $XDG_DATA_HOME/spec-planner/baselines.sqlite, "
-              "else ~/.local/share/spec-planner/baselines.sqlite).")
-
 
 def split_configs(text: str | None) -> list[str] | None:
     """The configs of ``--configs A,B,C`` (None: every config the filters keep).
@@ -117,7 +115,11 @@ def _rank(runs, configs, rope, prior, cv, cv_instance, aa_runs, platform, metric
     if baseline is not None:
         from planner.cli.baseline import appended, baseline_runs
 
+        from planner.cli.baseline import check_matches
+
         base_cfg, base_runs = baseline_runs(store, baseline, run_group)
+        check_matches(table, base_runs, baseline, platform=platform, metric=metric,
+                      workload=workload, run_group=run_group)
         table = appended(table, base_runs)
         if names is not None and base_cfg not in names:
             names = [base_cfg] + names

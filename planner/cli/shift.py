@@ -32,8 +32,8 @@ def register(app: typer.Typer) -> None:
                                                        help="Capture of the private-proxy "
                                                        "prompts."),
         evidence: Optional[str] = typer.Option(None, "--evidence", help="Without a private "
-                                               "capture: official | proxy shipped pairs "
-                                               "[default: official]."),
+                                               "capture: official or proxy shipped pairs "
+                                               "(default: official)."),
         submission: Optional[str] = typer.Option(None, "--submission", help="The "
                                                  "submission's label; 'drafterft' in it "
                                                  "marks a drafter fine-tuned on public-like "
@@ -41,11 +41,11 @@ def register(app: typer.Typer) -> None:
         drafter_tuned: Optional[bool] = typer.Option(None, "--drafter-tuned/--no-drafter-tuned",
                                                      help="Whether the drafter was fine-tuned "
                                                      "on public-like prompts (overrides the "
-                                                     "label) [default: from --submission, "
-                                                     "else not tuned]."),
+                                                     "label; default: from --submission, "
+                                                     "else not tuned)."),
         x: float = typer.Option(5.0, "--x", help="Drop threshold X in %."),
         k: Optional[int] = typer.Option(None, "--k", help="With a private capture: MTP "
-                                        "chain depth (1..7) [default: 7]."),
+                                        "chain depth, 1..7 (default: 7)."),
         level: float = typer.Option(0.90, "--level", help="Interval level."),
         draws: int = typer.Option(20000, "--draws", help="Monte-Carlo draws "
                                   "(100..1,000,000)."),
@@ -81,6 +81,9 @@ def register(app: typer.Typer) -> None:
         if private_capture is not None and evidence is not None:
             raise InputError("--evidence picks the shipped pairs used without a private "
                              "capture; with --private-capture the captures are the evidence",
+                             field="--evidence")
+        if evidence is not None and evidence not in ("official", "proxy"):  # was accepted
+            raise InputError(f"unknown evidence {evidence!r} (official or proxy)",
                              field="--evidence")
         if private_capture is None and k is not None:
             raise InputError("--k sets the MTP depth the captures are projected at; without "

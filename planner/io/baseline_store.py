@@ -329,9 +329,10 @@ def baseline_config(name: str) -> str:
 
 def as_config(runs: list[Run], name: str, run_group: str | None = None) -> list[Run]:
     """The baseline's runs relabelled as config :func:`baseline_config` ``(name)``, their
-    instances and sessions kept (prefixed, so they never share an instance with new runs
-    unless the names were equal), and ``run_group`` set when given (so that a run-group
-    filter of the new runs keeps them)."""
+    instances and sessions kept as saved (not prefixed: a baseline run shares its instance
+    with new runs of the same instance name and run group, as the same rows in one table
+    would), and ``run_group`` set when given (so that a run-group filter of the new runs
+    keeps them)."""
     from dataclasses import replace as _replace
 
     cfg = baseline_config(name)

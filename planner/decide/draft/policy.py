@@ -52,9 +52,15 @@ class PolicySpec:
 
     @property
     def label(self) -> str:
+        """``NAME(KEY=VALUE,...)``, the keys in the declaration's order (so ``pld:depth=12``
+        and ``pld:n=2,depth=12`` are one policy, ``pld(n=2,depth=12)``, as the sweep labels
+        it; the order the keys were typed in used to make two labels of one policy)."""
         if not self.params:
             return self.name
-        return self.name + "(" + ",".join(f"{k}={v}" for k, v in self.params.items()) + ")"
+        pol = registry().get(self.name)
+        order = {q.name: i for i, q in enumerate(pol.params)} if pol is not None else {}
+        keys = sorted(self.params, key=lambda k: order.get(k, len(order)))
+        return self.name + "(" + ",".join(f"{k}={self.params[k]}" for k in keys) + ")"
 
 
 def default_policies() -> tuple:
@@ -154,8 +160,12 @@ def default_specs(texts, overrides: dict | None = None) -> list[PolicySpec]:
     for text in (list(texts) or list(default_policies())):
         sp = parse_policy(text)
         registry()[sp.name].fill_defaults(sp.params, overrides)
-        specs.append(sp)
-    return specs
+        twin = next((t for t, o in specs if o.label == sp.label), None)
+        if twin is not None:  # it was run twice, two identical rows
+            raise InputError(f"policy {text!r} is {sp.label}, already given as {twin!r}",
+                             field="policy")
+        specs.append((text, sp))
+    return [sp for _, sp in specs]
 
 
 def check_range(v, lim: Limit, fld: str) -> None:

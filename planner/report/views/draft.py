@@ -18,7 +18,8 @@ __all__ = ["SCHEMA", "POLICY_HEADERS", "VLLM_HEADERS", "RESTS_ON_HEADERS", "NOT_
            "rests_on_rows", "rests_on_summary", "policy_rows",
            "vllm_rows", "headline", "settings_line", "footnotes", "evidence_line",
            "extrapolation_line", "render_terminal", "render_markdown", "render_html",
-           "markdown_plot", "md_table", "rich_table", "console"]
+           "markdown_plot", "md_table", "rich_table", "console", "print_table",
+           "table_fits"]
 
 
 class _Interval(TypedDict):
@@ -296,11 +297,39 @@ def rich_table(title: str, headers: list[str], rows: list[list[str]]):
     from rich.table import Table
 
     t = Table(title=term(title), title_justify="left")
-    for h in headers:
-        t.add_column(term(h))
+    for j, h in enumerate(headers):
+        # the first column (the policy label, the constant's name) on one line, so rich
+        # narrows the others, wrapping at their spaces, instead of cutting a label to
+        # "suffix-first(k=7,lookup=suff…" (print_table checks that the words fit)
+        t.add_column(term(h), no_wrap=j == 0)
     for row in rows:
         t.add_row(*[term(c) for c in row])
     return t
+
+
+def table_fits(width: int, headers: list[str], rows: list[list[str]]) -> bool:
+    """Whether a rich table of these cells fits ``width`` columns with every word whole
+    (each column at least its longest word, plus rich's 3 columns of border and padding)."""
+    need = 1
+    for j, h in enumerate(headers):
+        cells = [h] + [row[j] for row in rows if j < len(row)]
+        need += 3 + max((len(w) for c in cells for w in str(c).split()), default=1)
+    return need <= width
+
+
+def print_table(con, title: str, headers: list[str], rows: list[list[str]]) -> None:
+    """Print the cells as a rich table when it fits the console with every word whole;
+    else (a narrow terminal, where rich would cut every figure to "3.8…") one block per row:
+    its first cell, then ``header: value`` lines."""
+    if table_fits(con.width, headers, rows):
+        con.print(rich_table(title, headers, rows))
+        return
+    con.print(term(title, "bold"))
+    for row in rows:
+        con.print(term(str(row[0]), "bold"))
+        for h, c in zip(headers[1:], row[1:]):
+            if str(c).strip():
+                con.print(term(f"  {h}: {c}"))
 
 
 def render_terminal(r: dict) -> None:
@@ -314,20 +343,20 @@ def render_terminal(r: dict) -> None:
     ev = evidence_line(r)
     if ev:
         con.print(term(ev, "bold"))
-    con.print(rich_table("drafting policies (95 % bootstrap intervals)", POLICY_HEADERS,
-                         policy_rows(r)))
+    print_table(con, "drafting policies (95 % bootstrap intervals)", POLICY_HEADERS,
+                policy_rows(r))
     for note in footnotes(r):
         con.print(term(note))
     if extrapolation_line(r):
         con.print(term(extrapolation_line(r)))
     ro = rests_on_rows(r)
     if ro:
-        con.print(rich_table("rests on: the constants that decide it, their plausible ranges "
-                             "and where the conclusion flips", RESTS_ON_HEADERS, ro))
+        print_table(con, "rests on: the constants that decide it, their plausible ranges "
+                    "and where the conclusion flips", RESTS_ON_HEADERS, ro)
     vr = vllm_rows(r)
     if vr:
-        con.print(rich_table("vLLM spec-decode counters of the replay (per run)", VLLM_HEADERS,
-                             vr))
+        print_table(con, "vLLM spec-decode counters of the replay (per run)", VLLM_HEADERS,
+                    vr)
 
 
 def render_markdown(r: dict, plot_name: str | None = None) -> str:

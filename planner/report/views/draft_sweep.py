@@ -17,7 +17,7 @@ from planner.report.views.draft import (
     md_table,
     rests_on_rows,
     rests_on_summary,
-    rich_table,
+    print_table,
 )
 
 __all__ = ["SCHEMA", "SWEEP_HEADERS", "headline", "sweep_rows", "sweep_footnotes",
@@ -68,7 +68,10 @@ def headline(r: dict) -> list[str]:
         return ["no configuration replayed"]
     b = rows[0]
     x = "" if b.get("speedup_vs_ar") is None else f"{b['speedup_vs_ar']:.2f}x plain decoding, "
-    out = [f"best of {len(rows)} configurations: {b['policy']} {_params(b)}, "
+    # the row's label, as every table and the worth-a-run line name it ("mtp k=7" beside
+    # "mtp(k=7)" read as two policies)
+    name = b.get("label") or f"{b['policy']} {_params(b)}"
+    out = [f"best of {len(rows)} configurations: {name}, "
            f"{b['projected_tps']:.1f} TPS projected ({x}"
            f"{b['tokens_per_forward']:.3f} tokens/forward)"]
     w = r.get("worth_a_run")
@@ -156,13 +159,13 @@ def render_terminal(r: dict, top: int = 20) -> None:
         con.print(term(line, "bold"))
     if rests_on_summary(r):
         con.print(term(rests_on_summary(r), "bold"))
-    con.print(rich_table(_title(r), SWEEP_HEADERS, sweep_rows(r, top)))
+    print_table(con, _title(r), SWEEP_HEADERS, sweep_rows(r, top))
     for note in sweep_footnotes(r):
         con.print(term(note))
     ro = rests_on_rows(r)
     if ro:
-        con.print(rich_table("rests on: the constants that decide it, their plausible ranges "
-                             "and where the conclusion flips", RESTS_ON_HEADERS, ro))
+        print_table(con, "rests on: the constants that decide it, their plausible ranges "
+                    "and where the conclusion flips", RESTS_ON_HEADERS, ro)
 
 
 def render_markdown(r: dict) -> str:

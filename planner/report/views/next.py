@@ -62,8 +62,18 @@ def headline(r) -> list[str]:
                    f"{rec['p_decided']:.2f}, expected cost {_cost(r, rec['expected_cost'])})"]
 
 
+def _kept(x) -> bool:
+    """An action the terminal always shows: stop, one more run, repeats' own plan."""
+    return x["action"] in ("stop", "one_more_a", "one_more_b") or \
+        bool(x.get("recommended_by_repeats"))
+
+
 def _rows(r, most: int = 12):
-    return r["actions"][:most]
+    """The ``most`` cheapest actions, plus (in their place, cheapest first) stopping, one
+    more run of A or B and the plan ``repeats --runs`` recommends: with a long design
+    ladder these used to fall past the first 12 rows, so the terminal never showed them."""
+    acts = r["actions"]
+    return [x for i, x in enumerate(acts) if i < most or _kept(x)]
 
 
 def render_terminal(r) -> None:
@@ -84,6 +94,10 @@ def render_terminal(r) -> None:
         t.add_row(term(_what(x)), str(x["runs"]), _cost(r, own), f"{x['p_decided']:.2f}",
                   _cost(r, x["expected_cost"]), x["source"])
     con.print(t)
+    left = len(r["actions"]) - len(_rows(r))
+    if left > 0:
+        con.print(term(f"{left} more design size(s): the JSON and Markdown reports list every action",
+                       "dim"))
     rep = r.get("repeats")
     if rep:
         con.print(term(f"planner repeats on these runs recommends {rep['design']} "

@@ -38,9 +38,32 @@ class SCHEMA(TypedDict):
     hdi_prob: float
 
 
+#: Terminal width (columns) below which the table leaves out each mean's HDI column.
+NARROW = 110
+
+
+def _g4(v: float) -> str:
+    """Four significant digits, trailing zeros kept: ``254.0`` and ``256.0`` beside
+    ``254.2`` (``:.4g`` printed "254" and "252.3..256", as if less precise)."""
+    import math
+
+    v = float(v)
+    if v == 0 or not math.isfinite(v) or not 1e-4 <= abs(v) < 1e6:
+        return f"{v:.4g}"
+    r = float(f"{v:.4g}")  # rounded first: 999.96 is 1000, not "1000.0"
+    return f"{r:.{max(0, 3 - math.floor(math.log10(abs(r))))}f}"
+
+
 def _unit(r) -> str:
-    u = (r.get("rope") or {}).get("unit") or "TPS"
-    return "TPS" if u == "%" else u
+    """The metric's unit: the ROPE's when it is given in the metric's unit, else from the
+    metric's name and direction (a relative ROPE used to make every metric "TPS": a
+    mean_tpot_ms ranking printed "11.51 TPS")."""
+    from planner.io.limits import metric_unit
+
+    u = (r.get("rope") or {}).get("unit") or "%"
+    if u != "%":
+        return u
+    return metric_unit(r.get("metric"), r.get("direction") == "lower_is_better")
 
 
 def headline(r) -> list[str]:
@@ -49,8 +72,8 @@ def headline(r) -> list[str]:
     unit = _unit(r)
     hp = int(round(100 * r["hdi_prob"]))
     first = (f"{best['config']} is the fastest of {len(rows)}: P(fastest) "
-             f"{best['p_fastest']:.2f}, {best['mean']:.4g} {unit} "
-             f"({hp} % HDI {best['hdi_low']:.4g} to {best['hdi_high']:.4g})")
+             f"{best['p_fastest']:.2f}, {_g4(best['mean'])} {unit} "
+             f"({hp} % HDI {_g4(best['hdi_low'])} to {_g4(best['hdi_high'])})")
     if r["label"] == "fastest":
         second = (f"decisive: every other config is slower beyond the ROPE "
                   f"(±{r['rope']['pct']:.3g} %)")
@@ -80,14 +103,26 @@ def render_terminal(r) -> None:
         con.print(term(line, "bold"))
     unit = _unit(r)
     t = Table(show_header=True, header_style="bold")
-    for h in ("#", "config", "n", f"mean {unit}", "HDI", "vs best (HDI)", "P(fastest)",
-              "tied"):
-        t.add_column(h, justify="right" if h not in ("config", "tied") else "left",
-                     no_wrap=h != "config")
+    # the config names are what the table is about: on a narrow terminal they fold onto
+    # several lines (never squeezed to nothing), and the means' own HDIs (shown only, no
+    # decision reads them; the headline gives the best's) make room
+    longest = max((len(x["config"]) for x in r["configs"]), default=6)
+    narrow = con.width < NARROW
+    heads = ["#", "config", "n", f"mean {unit}"] + ([] if narrow else ["HDI"]) + \
+        ["vs best (HDI)", "P(fastest)", "tied"]
+    for h in heads:
+        if h == "config":
+            t.add_column(h, justify="left", overflow="fold", min_width=min(longest, 16))
+        else:  # the intervals break at their spaces; the short columns never
+            short = h in ("#", "n", "P(fastest)", "tied")
+            t.add_column(h, justify="left" if h == "tied" else "right", no_wrap=short,
+                         min_width=len(h) if short else None)
     for i, x in enumerate(r["configs"], 1):
-        t.add_row(str(i), term(x["config"]), str(x["n"]), f"{x['mean']:.4g}",
-                  f"{x['hdi_low']:.4g}..{x['hdi_high']:.4g}", _diff(x),
-                  f"{x['p_fastest']:.3f}", "yes" if x["tied_with_best"] else "")
+        cells = [str(i), term(x["config"]), str(x["n"]), f"{_g4(x['mean'])}"]
+        if not narrow:
+            cells.append(f"{_g4(x['hdi_low'])}..{_g4(x['hdi_high'])}")
+        t.add_row(*cells, _diff(x), f"{x['p_fastest']:.3f}",
+                  "yes" if x["tied_with_best"] else "")
     con.print(t)
     for n in r.get("notes") or []:
         con.print(term(f"note: {n}", "dim"))
@@ -99,8 +134,8 @@ def render_markdown(r) -> str:
     lines += ["", f"| # | config | n | mean {unit} | HDI | vs best % (HDI) | P(fastest) | "
               "tied with best |", "|---|---|---|---|---|---|---|---|"]
     for i, x in enumerate(r["configs"], 1):
-        lines.append(f"| {i} | {md(x['config'])} | {x['n']} | {x['mean']:.4g} | "
-                     f"{x['hdi_low']:.4g} to {x['hdi_high']:.4g} | {md(_diff(x))} | "
+        lines.append(f"| {i} | {md(x['config'])} | {x['n']} | {_g4(x['mean'])} | "
+                     f"{_g4(x['hdi_low'])} to {_g4(x['hdi_high'])} | {md(_diff(x))} | "
                      f"{x['p_fastest']:.3f} | {'yes' if x['tied_with_best'] else ''} |")
     notes = r.get("notes") or []
     if notes:
@@ -203,8 +238,8 @@ def render_html(r) -> str:
     from planner.report import html as h
 
     unit = _unit(r)
-    rows = [[str(i), h.e(x["config"]), str(x["n"]), h.e(f"{x['mean']:.4g}"),
-             h.e(f"{x['hdi_low']:.4g} to {x['hdi_high']:.4g}"), h.e(_diff(x)),
+    rows = [[str(i), h.e(x["config"]), str(x["n"]), h.e(f"{_g4(x['mean'])}"),
+             h.e(f"{_g4(x['hdi_low'])} to {_g4(x['hdi_high'])}"), h.e(_diff(x)),
              h.e(f"{x['p_fastest']:.3f}"), "yes" if x["tied_with_best"] else ""]
             for i, x in enumerate(r["configs"], 1)]
     notes = "".join(f"<p class=\"note\">{h.e(n)}</p>" for n in r.get("notes") or [])

@@ -227,7 +227,8 @@ def _why(r: dict) -> str | None:
 def render_terminal(r: dict) -> None:
     """Print the result with rich (every value as text)."""
     from rich.console import Console
-    from rich.table import Table
+
+    from planner.report.views.draft import print_table
 
     con = Console()
     for i, line in enumerate(headline(r)):
@@ -240,19 +241,11 @@ def render_terminal(r: dict) -> None:
     con.print(term(_ratio_line(r)))
     for line in fit_lines(r):
         con.print(term(line))
+    # a table that cannot fit the terminal with its words whole is printed one block per
+    # row (at 80 columns rich cut the constants' names to "officia…")
     if r.get("rests_on"):
-        tab = Table(title="rests on")
-        for h in REST_HEAD:
-            tab.add_column(h)
-        for row in rests_rows(r):
-            tab.add_row(*[term(c) for c in row])
-        con.print(tab)
-    tab = Table(title="validation (held-out)")
-    for h in _VHEAD:
-        tab.add_column(h)
-    for row in _val_rows(r):
-        tab.add_row(*[term(c) for c in row])
-    con.print(tab)
+        print_table(con, "rests on", REST_HEAD, rests_rows(r))
+    print_table(con, "validation (held-out)", _VHEAD, _val_rows(r))
     con.print(term(f"trust: {r['trust']}"))
 
 
