@@ -14,10 +14,12 @@ read-only one), the kernels are compiled in memory (``cache=False``): slower to 
 same results.
 
 **A cache that fails never fails a command.** A compile that raises with caching on (a
-truncated or corrupt cache file: ``UnpicklingError``, ``EOFError``; numba's "cannot cache
-function ... no locator available" for a read-only install; an unwritable folder) is
-redone in memory, with the group's callees recompiled in memory too, and every later
-compile of this process stays in memory.
+truncated or corrupt cache file: ``UnpicklingError``, ``EOFError``) drops the cache
+entries of that kernel module and compiles again into the cache (a rebuild: the next run
+loads them again). When that fails too (numba's "cannot cache function ... no locator
+available" for a read-only install; an unwritable folder), it is redone in memory, with
+the group's callees recompiled in memory too, and every later compile of this process
+stays in memory.
 
 **Threads.** The first compile of a group runs under one lock (``planner budget`` sizes
 comparisons on two threads that may reach a kernel together).
@@ -83,6 +85,26 @@ def _cache_off() -> None:
     """Compile in memory from now on (a cached compile failed)."""
     with _LOCK:
         _STATE["cache"] = False
+
+
+def _purge(fn) -> int:
+    """Remove the cache entries (``.nbi`` index, ``.nbc`` data) of every kernel of ``fn``'s
+    module from numba's cache folder, so that the next cached compile rebuilds them; the
+    number of files removed (0 when there is no cache folder or nothing to remove)."""
+    import glob
+
+    folder = os.environ.get("NUMBA_CACHE_DIR")
+    if not folder or not os.path.isdir(folder):
+        return 0
+    module = fn.__module__.rsplit(".", 1)[-1]
+    n = 0
+    for f in glob.glob(os.path.join(glob.escape(folder), "*", f"{glob.escape(module)}.*.nb[ci]")):
+        try:
+            os.unlink(f)
+            n += 1
+        except OSError:
+            pass
+    return n
 
 
 def _tell_compiling(disp) -> None:
@@ -190,12 +212,17 @@ class _Kernel:
                 return self._disp
             cache = _use_cache()
             if cache:
-                try:
-                    self._disp = self._compile(True, args)
-                    self._cached = True
-                    return self._disp
-                except Exception:  # noqa: BLE001 - any failure with caching on: redo in memory
-                    _cache_off()
+                for rebuild in (False, True):
+                    try:
+                        if rebuild:  # a damaged entry: drop the module's entries, rebuild them
+                            _purge(self._fn)
+                            self._group._bound = None
+                        self._disp = self._compile(True, args)
+                        self._cached = True
+                        return self._disp
+                    except Exception:  # noqa: BLE001 - any failure with caching on
+                        continue
+                _cache_off()  # rebuilt and still failing (unwritable): in memory from now on
             self._disp = self._compile(False, args)
             self._cached = False
             return self._disp

@@ -9,6 +9,7 @@ options built (a ``planner verdict`` process never builds ``draft``'s forty opti
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 
@@ -16,6 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from models.errors import ModelInputError
+from planner.errors import visible
 
 try:  # typer >= 0.26 vendors click
     from typer._click.exceptions import ClickException as _CLICK_ERRORS
@@ -187,6 +189,9 @@ def main(argv: list[str] | None = None) -> None:
         args = ["draft-sweep"] + args[2:]
     try:
         try:
+            from planner.cli._options import check_output_names
+
+            check_output_names(args)  # '--md newdir/' names a folder, never a file 'newdir'
             rv = app(args=args, standalone_mode=False)
         except KeyboardInterrupt:  # outside typer's own guard: as typer does, quiet, 130
             sys.exit(130)
@@ -199,8 +204,6 @@ def main(argv: list[str] | None = None) -> None:
         # Python documentation's recipe (signal.SIGPIPE notes) points stdout at devnull so
         # the interpreter's final flush cannot fail again; exit 141 (128 + SIGPIPE), what a
         # tool killed by SIGPIPE reports to a shell with pipefail.
-        import os
-
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(141)
@@ -211,13 +214,15 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(141)
         raise
     except ModelInputError as exc:  # planner.errors.InputError derives from it
-        print(f"planner: error: {exc.one_line()}", file=sys.stderr)
+        # control characters of a name (a newline, an escape sequence) shown escaped: one line
+        print(f"planner: error: {visible(exc.one_line())}", file=sys.stderr)
         sys.exit(2)
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        print(f"planner: error: {exc.filename}: {exc.strerror}", file=sys.stderr)
+    except OSError as exc:  # unreadable, unwritable, full disk, read-only file system
+        name = f"{visible(os.fsdecode(exc.filename))}: " if exc.filename is not None else ""
+        print(f"planner: error: {name}{exc.strerror or exc}", file=sys.stderr)
         sys.exit(2)
     except _CLICK_ERRORS as exc:  # usage errors: one line, exit 2 (click's own code)
-        msg = " ".join(exc.format_message().split())
+        msg = visible(" ".join(exc.format_message().split()))
         if "'--delta'" in msg and any(t.endswith("%") for t in args):
             msg += "; for a relative effect give the number with --relative (--delta 0.3 --relative)"
         cmd = getattr(getattr(exc, "ctx", None), "command_path", None)

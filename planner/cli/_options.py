@@ -13,7 +13,7 @@ from typing import Mapping
 from models.errors import ModelInputError
 from planner.io.formats import format_help
 
-__all__ = ["CONFIG_COLUMN_HELP", "FORMAT_HELP", "INSTANCE_HELP", "TABLE_OPTIONS",
+__all__ = ["OUTPUT_OPTIONS", "check_output_names", "CONFIG_COLUMN_HELP", "FORMAT_HELP", "INSTANCE_HELP", "TABLE_OPTIONS",
            "TPS_COLUMN_HELP", "as_option", "command_params"]
 
 
@@ -92,3 +92,49 @@ def command_params(ctx, values: Mapping) -> dict:
         before passing the dict to :func:`planner.report.output.input_record`.
     """
     return {name: values[name] for name in ctx.params if name in values}
+
+
+#: Options that name a file a command writes.
+OUTPUT_OPTIONS = ("--md", "--html", "-o", "--output", "--idata")
+
+
+def check_output_names(args) -> None:
+    """Refuse an output option whose value names a folder by its spelling (``--md newdir/``,
+    ``-o out/.``, ``--html .``): typer's ``Path`` drops the trailing separator, and the
+    report would be written as a file named ``newdir``.
+
+    Parameters
+    ----------
+    args : list of str
+        The command line (without the program name).
+
+    Raises
+    ------
+    planner.errors.InputError
+        Naming the option and the value: give a file name (an existing folder is refused
+        by :func:`planner.report.output.guard_outputs` too).
+    """
+    import os
+
+    from planner.errors import InputError
+
+    seps = tuple({os.sep, "/"} | ({os.altsep} if os.altsep else set()))
+    for i, a in enumerate(args):
+        if a == "--":
+            return
+        opt = value = None
+        if a in OUTPUT_OPTIONS and i + 1 < len(args):
+            opt, value = a, args[i + 1]
+        elif "=" in a and a.split("=", 1)[0] in OUTPUT_OPTIONS:
+            opt, value = a.split("=", 1)
+        elif a.startswith("-o") and len(a) > 2 and not a.startswith("--"):
+            opt, value = "-o", a[2:]
+        if opt is None or not value:
+            continue
+        tail = value.rstrip(".") if value.endswith((f"{seps[0]}.", "/.")) else value
+        if value in (".", "..") or value.endswith(seps) or tail.endswith(seps) or \
+                value.endswith(tuple(s + ".." for s in seps)):
+            raise InputError(f"{value!r} names a folder: give a file name (e.g. "
+                             f"{value.rstrip(''.join(seps)) or '.'}/report"
+                             f"{'.md' if opt == '--md' else '.html' if opt == '--html' else ''})",
+                             field=opt)

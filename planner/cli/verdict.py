@@ -249,4 +249,7 @@ def _write_idata(path: Path, table, a: str, b: str, prior, *, seed: int, likelih
 
     data = build_data(table, a, b, use_cold=use_cold, lower_is_better=lower_is_better)
     post, _ = fit(data, prior or WEAK, "mcmc", seed=seed, likelihood=likelihood)
-    inference_data(post, data).to_netcdf(str(path))
+    from planner.io.files import atomic_output
+
+    with atomic_output(path, field="--idata") as tmp:  # a failed write leaves no partial file
+        inference_data(post, data).to_netcdf(tmp)

@@ -26,8 +26,8 @@ from typing import IO, Iterator
 
 from planner.errors import InputError
 
-__all__ = ["MAX_FILE_BYTES", "MAX_LINE_CHARS", "bounded_lines", "check_encoding",
-           "check_size", "read_text"]
+__all__ = ["MAX_FILE_BYTES", "MAX_LINE_CHARS", "atomic_output", "bounded_lines",
+           "check_encoding", "check_size", "read_text", "same_file", "write_atomic"]
 
 #: Largest input file read, in bytes.
 MAX_FILE_BYTES = 512 * 2**20
@@ -166,3 +166,152 @@ def bounded_lines(fh: IO[str], name: str) -> Iterator[str]:
             raise InputError(f"a line longer than {_mib(MAX_LINE_CHARS)} characters (the bound "
                              "of a line)", file=name, line=k)
         yield line
+
+
+def same_file(a, b) -> bool:
+    """True when paths ``a`` and ``b`` name one file: the same device and inode, so also
+    through a hard link or a symlink (False when either does not exist)."""
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+    except (OSError, ValueError):
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def _visible_name(path) -> str:
+    from planner.errors import visible
+
+    return visible(os.fsdecode(path))
+
+
+#: ``os.write`` and ``os.fsync`` as :func:`write_atomic` calls them (a test replaces them to
+#: fake a full disk).
+_write = os.write
+_fsync = os.fsync
+
+
+def write_atomic(path, data: bytes | str, *, field: str | None = None) -> None:
+    """Write ``data`` to ``path`` so that the file is either its old self or wholly the new
+    content: a temporary file in the same folder, flushed to disk (``fsync``), then renamed
+    over ``path`` (``os.replace``, atomic on POSIX and Windows).
+
+    A symlink ``path`` is written through (its target replaced, the link kept); an existing
+    file's permission bits are kept. A text ``data`` is written as UTF-8 (file names not in
+    UTF-8, ``os.fsdecode``'s surrogates, go back out as their bytes).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file to write.
+    data : bytes or str
+        Its whole new content.
+    field : str, optional
+        The option that named the file, for the error.
+
+    Raises
+    ------
+    planner.errors.InputError
+        The folder cannot be written or the disk is full (``OSError`` of the write, the
+        flush or the rename): one line naming the file and the system's reason; the old
+        file is left as it was and no partial or temporary file is left behind.
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8", errors="surrogateescape")
+    target = os.path.realpath(path)
+    folder = os.path.dirname(target) or "."
+    tmp = None
+    try:
+        try:
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            mode = None
+        import tempfile
+
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".tmp",
+                                   dir=folder)
+        try:
+            view = memoryview(data)
+            while view:
+                n = _write(fd, view)
+                view = view[n:]
+            _fsync(fd)
+        finally:
+            os.close(fd)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        else:  # a new file gets the mode open() would give it (0o666 less the umask)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise InputError(f"cannot write it: {reason}; nothing was written (an old file of "
+                         "that name is left as it was)", file=_visible_name(path),
+                         field=field) from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+class atomic_output:
+    """``with atomic_output(path) as tmp:`` hands a temporary path in ``path``'s folder to a
+    writer that needs a file name (NetCDF); on a clean exit the file is flushed to disk and
+    renamed over ``path`` (as :func:`write_atomic`), on an error removed.
+
+    Raises
+    ------
+    planner.errors.InputError
+        As :func:`write_atomic` (an ``OSError`` of the writer included).
+    """
+
+    def __init__(self, path, *, field: str | None = None):
+        self.path = path
+        self.field = field
+        self.target = os.path.realpath(path)
+        self.tmp = None
+
+    def __enter__(self) -> str:
+        import tempfile
+
+        base = os.path.basename(self.target)
+        stem, ext = os.path.splitext(base)
+        try:
+            fd, self.tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=f".tmp{ext}",
+                                            dir=os.path.dirname(self.target) or ".")
+            os.close(fd)
+        except OSError as exc:
+            self._fail(exc)
+        return self.tmp
+
+    def _fail(self, exc: OSError):
+        raise InputError(f"cannot write it: {exc.strerror or exc}; nothing was written (an "
+                         "old file of that name is left as it was)",
+                         file=_visible_name(self.path), field=self.field) from None
+
+    def __exit__(self, et, ev, tb) -> bool:
+        try:
+            if et is None:
+                try:
+                    fd = os.open(self.tmp, os.O_RDONLY)
+                    try:
+                        _fsync(fd)
+                    finally:
+                        os.close(fd)
+                    os.replace(self.tmp, self.target)
+                    self.tmp = None
+                except OSError as exc:
+                    self._fail(exc)
+            elif issubclass(et, OSError):
+                self._fail(ev)
+        finally:
+            if self.tmp is not None:
+                try:
+                    os.unlink(self.tmp)
+                except OSError:
+                    pass
+        return False

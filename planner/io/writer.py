@@ -32,20 +32,28 @@ def write_runs_csv(runs: Sequence[Run], path: str | Path) -> None:
     that a spreadsheet would run as a formula are written as text (:func:`cell`); numbers
     are written as numbers (a warm-up's ``rep`` -1 stays -1).
 
+    The file is written atomically (:func:`planner.io.files.write_atomic`).
+
     Raises
     ------
     planner.errors.InputError
-        A run that no reader would accept (naming its source file and field); nothing is
-        written.
+        A run that no reader would accept (naming its source file and field), or the file
+        cannot be written (full disk, read-only folder); nothing is written.
     """
+    import io
+
+    from planner.io.files import write_atomic
+
     for r in runs:
         validate_run(r, file=str(r.extra.get("source") or path))
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(KNOWN_COLUMNS)
-        for r in runs:
-            w.writerow([cell(r.config), repr(r.tps), cell(r.instance), cell(r.session),
-                        "" if r.rep is None else r.rep, cell(r.platform), cell(r.metric),
-                        cell(r.workload), cell(r.phase), cell(r.server),
-                        "" if r.ppl is None else r.ppl, cell(r.timestamp), cell(r.run_group),
-                        "" if r.cold is None else int(r.cold)])
+    fh = io.StringIO(newline="")
+    w = csv.writer(fh)
+    w.writerow(KNOWN_COLUMNS)
+    for r in runs:
+        w.writerow([cell(r.config), repr(r.tps), cell(r.instance), cell(r.session),
+                    "" if r.rep is None else r.rep, cell(r.platform), cell(r.metric),
+                    cell(r.workload), cell(r.phase), cell(r.server),
+                    "" if r.ppl is None else r.ppl, cell(r.timestamp), cell(r.run_group),
+                    "" if r.cold is None else int(r.cold)])
+    # temp file + fsync + rename: a full disk never leaves a truncated table
+    write_atomic(path, fh.getvalue(), field="--output")

@@ -1,6 +1,6 @@
 """models.kernels: lazily JIT-compiled kernels, the cache folder chosen on first use, and a
-cache that fails (corrupt, unwritable, no home) falling back to an in-memory compile with the
-same results."""
+cache that fails (corrupt: rebuilt; unwritable, no home: an in-memory compile) with the same
+results."""
 
 import os
 import subprocess
@@ -93,20 +93,24 @@ def test_compiled_kernels_give_the_plain_python_results():
     assert np.array_equal(out, want)  # NumPy's pairwise sums, bit for bit
 
 
-def test_a_corrupt_cache_file_compiles_in_memory(tmp_path):
+def test_a_corrupt_cache_file_is_rebuilt(tmp_path):
+    """A truncated or garbage cache file (UnpicklingError, EOFError) gives the right answer,
+    and the damaged entries are rebuilt into the cache, so the next run loads them."""
     cache = tmp_path / "numba"
     ok, where, folder = _child({"NUMBA_CACHE_DIR": str(cache)})[0]
     assert (ok, where, folder) == ("True", "True", str(cache))
     files = [f for f in cache.rglob("*") if f.suffix in (".nbi", ".nbc")]
     assert files, "nothing was cached"
-    for f in files:  # truncated: the index or data pickle ends early
-        f.write_bytes(f.read_bytes()[: max(1, f.stat().st_size // 3)])
-    ok, where, _ = _child({"NUMBA_CACHE_DIR": str(cache)})[0]
-    assert (ok, where) == ("True", "False")
-    for f in files:  # garbage
-        f.write_bytes(b"\x80\x04not a pickle")
-    ok, where, _ = _child({"NUMBA_CACHE_DIR": str(cache)})[0]
-    assert (ok, where) == ("True", "False")
+    for damage in ("truncated", "garbage"):
+        for f in [f for f in cache.rglob("*") if f.suffix in (".nbi", ".nbc")]:
+            f.write_bytes(f.read_bytes()[: max(1, f.stat().st_size // 3)]
+                          if damage == "truncated" else b"\x80\x04not a pickle")
+        ok, where, _ = _child({"NUMBA_CACHE_DIR": str(cache)})[0]
+        assert (ok, where) == ("True", "True"), damage  # right answer, cache rebuilt
+        stamps = {f: f.stat().st_mtime_ns for f in cache.rglob("*.nbc")}
+        ok, where, _ = _child({"NUMBA_CACHE_DIR": str(cache)})[0]
+        assert (ok, where) == ("True", "True")
+        assert {f: f.stat().st_mtime_ns for f in cache.rglob("*.nbc")} == stamps  # loaded
 
 
 def test_an_unwritable_cache_folder_compiles_in_memory(tmp_path):
