@@ -13,7 +13,7 @@ import re
 
 from models.errors import ModelInputError
 
-__all__ = ["InputError", "visible"]
+__all__ = ["InputError", "line_of", "visible"]
 
 #: C0 and C1 control characters, DEL, and the Unicode format characters that reorder or
 #: hide text on a terminal (bidi embeddings / overrides / isolates, marks, zero-width
@@ -80,5 +80,18 @@ class InputError(ModelInputError):
     """
 
     def one_line(self) -> str:
-        """As :meth:`models.errors.ModelInputError.one_line`, control characters escaped."""
-        return visible(super().one_line())
+        """As :meth:`models.errors.ModelInputError.one_line`, control characters escaped
+        (in the message too, before its whitespace is folded: a config ``'x\\ny'`` is not
+        shown as ``'x y'``)."""
+        return line_of(self)
+
+
+def line_of(exc: ModelInputError) -> str:
+    """The one line of an input error of either layer, control characters of its file,
+    field and message escaped (:func:`visible`)."""
+    message = exc.message
+    try:
+        exc.message = visible(str(message))
+        return visible(ModelInputError.one_line(exc))
+    finally:
+        exc.message = message

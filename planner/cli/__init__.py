@@ -17,7 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from models.errors import ModelInputError
-from planner.errors import visible
+from planner.errors import line_of, visible
 
 try:  # typer >= 0.26 vendors click
     from typer._click.exceptions import ClickException as _CLICK_ERRORS
@@ -72,7 +72,11 @@ def load_command(name: str):
     if len(info) != 1:
         raise KeyError(f"planner.cli.{module} registers no command {name!r}")
     sub.registered_commands = info
-    return typer.main.get_command(sub)
+    from planner.cli._options import strict_numbers
+
+    cmd = typer.main.get_command(sub)
+    strict_numbers(cmd)  # one grammar of numbers: '0_4' is not 4, 'nan' is not a delta
+    return cmd
 
 
 class _Commands(Mapping):
@@ -215,7 +219,11 @@ def main(argv: list[str] | None = None) -> None:
         raise
     except ModelInputError as exc:  # planner.errors.InputError derives from it
         # control characters of a name (a newline, an escape sequence) shown escaped: one line
-        print(f"planner: error: {visible(exc.one_line())}", file=sys.stderr)
+        from planner.io.hints import choice_hint
+
+        hint = choice_hint(str(exc.message), exc.field,  # '-p hybrid_max': 'hybrid-max'?
+                           value=exc.file if isinstance(exc.file, str) else None)
+        print(f"planner: error: {line_of(exc)}{visible(hint)}", file=sys.stderr)
         sys.exit(2)
     except OSError as exc:  # unreadable, unwritable, full disk, read-only file system
         name = f"{visible(os.fsdecode(exc.filename))}: " if exc.filename is not None else ""
@@ -223,6 +231,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     except _CLICK_ERRORS as exc:  # usage errors: one line, exit 2 (click's own code)
         msg = visible(" ".join(exc.format_message().split()))
+        import re
+
+        comma = re.search(r"'([+-]?[0-9]+),([0-9]+)' is not a valid (float|integer)", msg)
+        if comma:  # '--delta 0,44': a decimal comma
+            msg = msg.rstrip(".") + f"; a decimal comma? write {comma.group(1)}.{comma.group(2)}"
         if "'--delta'" in msg and any(t.endswith("%") for t in args):
             msg += "; for a relative effect give the number with --relative (--delta 0.3 --relative)"
         cmd = getattr(getattr(exc, "ctx", None), "command_path", None)

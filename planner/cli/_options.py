@@ -13,7 +13,7 @@ from typing import Mapping
 from models.errors import ModelInputError
 from planner.io.formats import format_help
 
-__all__ = ["OUTPUT_OPTIONS", "check_output_names", "CONFIG_COLUMN_HELP", "FORMAT_HELP", "INSTANCE_HELP", "TABLE_OPTIONS",
+__all__ = ["OUTPUT_OPTIONS", "check_output_names", "strict_numbers", "CONFIG_COLUMN_HELP", "FORMAT_HELP", "INSTANCE_HELP", "TABLE_OPTIONS",
            "TPS_COLUMN_HELP", "as_option", "command_params"]
 
 
@@ -138,3 +138,63 @@ def check_output_names(args) -> None:
                              f"{value.rstrip(''.join(seps)) or '.'}/report"
                              f"{'.md' if opt == '--md' else '.html' if opt == '--html' else ''})",
                              field=opt)
+
+
+#: Click's number types (by their ``name``) that :func:`strict_numbers` holds to the one
+#: grammar: float-like -> :data:`planner.io._parse.NUMBER`, integer-like -> ASCII digits.
+_FLOAT_TYPES = ("float", "float range")
+_INT_TYPES = ("integer", "integer range", "int", "int range")
+
+
+def _grammar_fail(value: str, integer: bool) -> str:
+    import re
+
+    shown = repr(value)
+    m = re.fullmatch(r"\s*([+-]?[0-9]+),([0-9]+)\s*", value)
+    if m:
+        return (f"{shown} looks like a decimal comma: write {m.group(1)}.{m.group(2)}")
+    if integer:
+        return f"{shown} is not a whole number (ASCII digits, e.g. 2000)"
+    return (f"{shown} is not a number (digits with an optional '.' fraction and exponent, "
+            "e.g. 308, -0.5, 1e-3)")
+
+
+def strict_numbers(command) -> None:
+    """Hold every number option of a click ``command`` to the one grammar of numbers.
+
+    Click converts a float option with Python's ``float()``, which also takes ``3_00``
+    (300), ``0_4`` (4), ``nan``, ``infinity`` and digits of other scripts (``٣``), and an
+    integer option with ``int()`` (``1_000``, full-width digits): each silently another
+    number than a benchmark value could be. Each float-like option is checked against
+    :data:`planner.io._parse.NUMBER` (finite values only), each integer-like one against
+    ASCII digits with an optional sign, before click's own conversion and range check
+    run. The option's type is copied (click's types are shared singletons).
+
+    Parameters
+    ----------
+    command : click.Command
+        Built by typer (:func:`planner.cli.load_command`); changed in place.
+    """
+    import copy
+    import re
+
+    from planner.io._parse import NUMBER
+
+    for p in getattr(command, "params", ()):
+        t = getattr(p, "type", None)
+        name = getattr(t, "name", None)
+        if name not in _FLOAT_TYPES + _INT_TYPES or getattr(t, "_strict", False):
+            continue
+        integer = name in _INT_TYPES
+        pattern = re.compile(r"[+-]?[0-9]+") if integer else NUMBER
+        new = copy.copy(t)
+        orig = t.convert
+
+        def convert(value, param, ctx, _orig=orig, _pattern=pattern, _int=integer, _t=new):
+            if isinstance(value, str) and not _pattern.fullmatch(value.strip(" \t")):
+                _t.fail(_grammar_fail(value, _int), param, ctx)
+            return _orig(value, param, ctx)
+
+        new.convert = convert
+        new._strict = True
+        p.type = new

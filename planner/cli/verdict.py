@@ -33,8 +33,9 @@ def _floats(text: str, opt: str) -> list[float]:
     InputError
         An empty position, a token that is not a number, or no value at all.
     """
-    from planner.io._parse import to_float
+    from planner.io._parse import refuse_decimal_comma, to_float
 
+    refuse_decimal_comma(text, field=opt)  # '308,5' is 308.5, not two runs
     out = []
     toks = text.replace(";", ",").split(",")
     for k, tok in enumerate(toks):

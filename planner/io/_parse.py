@@ -6,9 +6,11 @@ import math
 import re
 from typing import Any
 
+from models.files import HUGE_INTEGER as _HUGE
 from planner.errors import InputError
 
-__all__ = ["HUGE_INTEGER", "NUMBER", "to_float", "parse_number", "LIST_GRAMMAR", "split_items"]
+__all__ = ["HUGE_INTEGER", "NUMBER", "to_float", "parse_number", "LIST_GRAMMAR", "split_items",
+           "decimal_comma", "refuse_decimal_comma"]
 
 #: The one grammar of a number typed by a user or read from a file: optional sign, decimal
 #: digits with an optional fraction, optional exponent (``308``, ``-0.5``, ``1e-3``, ``.5``,
@@ -20,9 +22,8 @@ NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NONFINITE = ("inf", "infinity", "nan")
 
 #: The error of a JSON or TOML file holding an integer of more digits than Python converts
-#: (``sys.get_int_max_str_digits()``, 4300; the parsers raise a plain ValueError, not their
-#: syntax error): no benchmark value has so many.
-HUGE_INTEGER = "an integer of thousands of digits (over Python's 4300); not a benchmark value"
+#: (one message for both layers: :data:`models.files.HUGE_INTEGER`).
+HUGE_INTEGER = _HUGE
 
 
 def to_float(v: Any) -> float:
@@ -137,3 +138,43 @@ def split_items(text: str, *, field: str, what: str = "list") -> list[str]:
             raise InputError(f"{what} {text!r}: item {i} of {len(items)} is empty "
                              f"(grammar {LIST_GRAMMAR})", field=field)
     return items
+
+
+def decimal_comma(text: str) -> str | None:
+    """The first ``INT,D`` (``308,5``) of a number list typed with a decimal comma, or None.
+
+    The rule: a list with no ``.`` and no exponent anywhere, in which some item after a
+    comma (or ``;``) is 1 or 2 digits, is ambiguous: ``308,5`` is one value written the
+    European way far more often than runs of 308 and 5 TPS. A list of full numbers
+    (``308.1,307.9``, ``300,301``, ``308.0,5``) is read as it is.
+
+    Examples
+    --------
+    >>> decimal_comma("308,5"), decimal_comma("308.1,307.9"), decimal_comma("300,301")
+    ('308,5', None, None)
+    """
+    s = str(text)
+    if "." in s or "e" in s.lower():
+        return None
+    items = [t.strip() for t in s.replace(";", ",").split(",")]
+    for k in range(1, len(items)):
+        if re.fullmatch(r"[0-9]{1,2}", items[k]) and re.fullmatch(r"[+-]?[0-9]+", items[k - 1]):
+            return f"{items[k - 1]},{items[k]}"
+    return None
+
+
+def refuse_decimal_comma(text: str, *, field: str) -> None:
+    """Refuse a number list typed with a decimal comma (:func:`decimal_comma`).
+
+    Raises
+    ------
+    InputError
+        Naming ``field``: ``308,5 looks like a decimal comma: write 308.5; separate runs with
+        ',' only between full numbers``.
+    """
+    hit = decimal_comma(text)
+    if hit is not None:
+        whole, frac = hit.split(",")
+        raise InputError(f"{hit} looks like a decimal comma: write {whole}.{frac}; separate runs "
+                         f"with ',' only between full numbers (whole values as {whole}.0,"
+                         f"{frac}.0)", field=field)

@@ -18,10 +18,26 @@ FORMULA_STARTS = ("=", "+", "-", "@")
 
 
 def cell(name: str) -> str:
-    """A text cell as written: a name starting with one of :data:`FORMULA_STARTS` gets a
-    leading ``'`` so that a spreadsheet shows it as text; read back by
-    :func:`planner.io.runs.read_runs`, the quote is part of the name."""
-    return "'" + name if name.startswith(FORMULA_STARTS) else name
+    """A text cell as written: a name starting (after any spaces) with one of
+    :data:`FORMULA_STARTS` gets a leading ``'`` so that a spreadsheet shows it as text
+    (OWASP's advice for CSV injection); a ``+`` or ``-`` that starts a plain number
+    (``-1``, ``+0.5``: a spreadsheet reads it as that number, no formula) is left as it is.
+    Read back by :func:`planner.io.runs.read_runs`, the quote is part of the name.
+
+    Examples
+    --------
+    >>> cell("=cmd|' /C calc'!A0"), cell("-O2"), cell("-1"), cell("plain")
+    ("'=cmd|' /C calc'!A0", "'-O2", '-1', 'plain')
+    """
+    head = name.lstrip(" ")
+    if not head.startswith(FORMULA_STARTS):
+        return name
+    if head[0] in "+-":
+        from planner.io._parse import NUMBER
+
+        if NUMBER.fullmatch(head[1:]) and head[1:2] not in "+-":
+            return name  # a signed number, no formula
+    return "'" + name
 
 
 def write_runs_csv(runs: Sequence[Run], path: str | Path) -> None:
