@@ -254,15 +254,15 @@ def _read_chunks(p: Path, gz: bool, fname: str | None = None):
                                       f"{' of the decompressed data' if gz else ''}), not a "
                                       "JSON Lines capture", file=name)
             total += len(block)
-            if total > MAX_FILE_BYTES:
-                raise ModelInputError(f"more than the {mib(MAX_FILE_BYTES)} a capture may hold"
-                                      f"{' decompressed (a gzip bomb?)' if gz else ''}",
-                                      file=name)
             blank = blank + len(block) if not block.strip() else len(block) - len(block.rstrip())
             if blank >= BLANK_RUN_BYTES:
                 raise ModelInputError(f"{mib(blank)} of nothing but spaces and blank lines "
                                       f"(up to byte {total}): not a capture"
                                       f"{' (a gzip bomb?)' if gz else ''}", file=name)
+            if total > MAX_FILE_BYTES:
+                raise ModelInputError(f"more than the {mib(MAX_FILE_BYTES)} a capture may hold"
+                                      f"{' decompressed (a gzip bomb?)' if gz else ''}",
+                                      file=name)
             buf = rest + block if rest else block
             cut = buf.rfind(b"\n") + 1
             if cut == 0:

@@ -193,6 +193,8 @@ def _projection_delta(c: Comparison, plan: Plan, baseline_tps: float, sims: int,
         from models.files import loads_json
 
         pols = draft_policies(loads_json(read_text(pp, str(pp)), str(pp), InputError))
+    except InputError:  # the file's own one line (binary, too large, 5,000-digit integer)
+        raise
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise err(f"projection is not JSON ({exc})") from None
     except ValueError:
