@@ -86,12 +86,20 @@ class InputError(ModelInputError):
         return line_of(self)
 
 
+#: A quoted value in a message (``'x\ny'``, ``"a b"``).
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
 def line_of(exc: ModelInputError) -> str:
     """The one line of an input error of either layer, control characters of its file,
-    field and message escaped (:func:`visible`)."""
+    field and message escaped (:func:`visible`).
+
+    Inside a quoted value of the message a newline or tab is escaped (a config ``'x\\ny'``
+    is not shown as ``'x y'``); elsewhere runs of whitespace are folded to one space, as
+    :meth:`models.errors.ModelInputError.one_line` does (a message wrapped in the source)."""
     message = exc.message
     try:
-        exc.message = visible(str(message))
+        exc.message = _QUOTED.sub(lambda m: visible(m.group()), str(message))
         return visible(ModelInputError.one_line(exc))
     finally:
         exc.message = message

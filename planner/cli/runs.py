@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
         if not runs:
             raise InputError(f"all {stats['found']} runs are marked completed: false; nothing "
                              "to write", file=str(folder), field="completed")
-        write_runs_csv(runs, output)
+        write_runs_csv(runs, output, field="--output")
         skipped = (f"{stats['skipped_incomplete']} incomplete skipped"
                    if "skipped_incomplete" in stats
                    else f"{stats['skipped_unrecognised']} unrecognised files skipped"

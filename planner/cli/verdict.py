@@ -148,7 +148,8 @@ def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, eng
 
     check_limit("seed", seed, field="--seed")  # the range every other command applies
     prior_path = Path(prior) if prior and Path(prior).exists() else None
-    guard_outputs([("--md", md), ("--html", html), ("--idata", idata)], [runs, prior_path])
+    guard_outputs([("--md", md), ("--html", html), ("--idata", idata, "netcdf")],
+                  [runs, prior_path])
     if idata is not None and engine != "mcmc":
         raise InputError("--idata needs --engine mcmc (the exact engine has no draws)",
                          field="--idata")

@@ -54,8 +54,7 @@ def closest(name: str, options: Iterable[str]) -> str | None:
 
 
 #: Choices of options whose "unknown ..." message does not list them.
-CHOICES = {"--likelihood": ("normal", "student-t"), "likelihood": ("normal", "student-t"),
-           "--correlation": ("calibrated", "independent")}
+CHOICES = {"likelihood": ("normal", "student-t"), "correlation": ("calibrated", "independent")}
 
 
 def _norm(s: str) -> str:
@@ -106,7 +105,7 @@ def choice_hint(message: str, field: str | None = None, value: str | None = None
         choices = [c.strip(" '\"") for c in re.split(r"[,;]", body) if c.strip(" '\"")]
         choices = [c for c in choices if re.fullmatch(r"[\w.:%+-]+", c)]
     if not choices:
-        choices = list(CHOICES.get(field or "", ()))
+        choices = list(CHOICES.get((field or "").lstrip("-").replace("-", "_"), ()))
     if not choices or value in choices:
         return ""
     by = {_norm(c): c for c in choices}

@@ -40,7 +40,7 @@ def cell(name: str) -> str:
     return "'" + name
 
 
-def write_runs_csv(runs: Sequence[Run], path: str | Path) -> None:
+def write_runs_csv(runs: Sequence[Run], path: str | Path, *, field: str | None = None) -> None:
     """Write runs to a CSV with the :data:`KNOWN_COLUMNS` header (``planner ingest`` output).
 
     Every run is checked first (:func:`validate_run`, the check every reader makes), so the
@@ -48,7 +48,8 @@ def write_runs_csv(runs: Sequence[Run], path: str | Path) -> None:
     that a spreadsheet would run as a formula are written as text (:func:`cell`); numbers
     are written as numbers (a warm-up's ``rep`` -1 stays -1).
 
-    The file is written atomically (:func:`planner.io.files.write_atomic`).
+    The file is written atomically (:func:`planner.io.files.write_atomic`); ``field`` is the
+    option that named it, for a write error.
 
     Raises
     ------
@@ -72,4 +73,4 @@ def write_runs_csv(runs: Sequence[Run], path: str | Path) -> None:
                     "" if r.ppl is None else r.ppl, cell(r.timestamp), cell(r.run_group),
                     "" if r.cold is None else int(r.cold)])
     # temp file + fsync + rename: a full disk never leaves a truncated table
-    write_atomic(path, fh.getvalue(), field="--output")
+    write_atomic(path, fh.getvalue(), field=field)

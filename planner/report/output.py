@@ -42,8 +42,9 @@ def to_json(result: dict) -> str:
 
 
 #: What each output option writes: option -> kind (the first word of the option names it;
-#: ``planner ingest -o`` and ``planner calibrate -o`` pass their kind themselves).
-_OPTION_KINDS = {"--md": "md", "--md (its plot)": "png", "--html": "html", "--idata": "netcdf"}
+#: ``planner ingest -o``, ``planner calibrate -o`` and ``verdict --idata`` pass their kind
+#: themselves).
+_OPTION_KINDS = {"--md": "md", "--md (its plot)": "png", "--html": "html"}
 
 #: Every kind of output file: (suffixes an existing file may have to be replaced, what it
 #: is called in a message). A new file may have any name; an existing one is replaced only
