@@ -16,7 +16,11 @@ same results.
 **A cache that fails never fails a command.** A compile that raises with caching on (a
 truncated or corrupt cache file: ``UnpicklingError``, ``EOFError``) drops the cache
 entries of that kernel module and compiles again into the cache (a rebuild: the next run
-loads them again). When that fails too (numba's "cannot cache function ... no locator
+loads them again). A cache file damaged so that it still loads (bytes flipped inside
+numba's object code: LLVM aborted the process, SIGABRT, on every later run) is caught
+before numba reads it: each cache file gets a checksum file (``.b2sum``) when it is
+written, and a module's files are checked once per process before its first cached
+compile; a mismatch rebuilds the module's entries. When a rebuild fails too (numba's "cannot cache function ... no locator
 available" for a read-only install; an unwritable folder), it is redone in memory, with
 the group's callees recompiled in memory too, and every later compile of this process
 stays in memory.
@@ -46,7 +50,7 @@ _OMP_WAIT_POLICY = "PASSIVE"
 _LOCK = threading.RLock()
 #: Process-wide state: ``cache`` is None until the first compile decides it (True: numba's
 #: disk cache, False: in memory); ``told`` whether the progress line was printed.
-_STATE: dict = {"cache": None, "told": False}
+_STATE: dict = {"cache": None, "told": False, "verified": set(), "sealed": {}}
 
 _PROGRESS = "planner: compiling the replay kernels once (about 15 s)..."
 
@@ -87,24 +91,113 @@ def _cache_off() -> None:
         _STATE["cache"] = False
 
 
-def _purge(fn) -> int:
-    """Remove the cache entries (``.nbi`` index, ``.nbc`` data) of every kernel of ``fn``'s
-    module from numba's cache folder, so that the next cached compile rebuilds them; the
-    number of files removed (0 when there is no cache folder or nothing to remove)."""
+#: Suffix of the checksum file kept next to each of numba's cache files (``X.nbc.b2sum``).
+_SUM = ".b2sum"
+
+
+def _module_files(fn) -> list[str]:
+    """numba's cache files (``.nbi`` index, ``.nbc`` data) of every kernel of ``fn``'s module
+    in the cache folder (none without a folder)."""
     import glob
 
     folder = os.environ.get("NUMBA_CACHE_DIR")
     if not folder or not os.path.isdir(folder):
-        return 0
+        return []
     module = fn.__module__.rsplit(".", 1)[-1]
+    return sorted(glob.glob(os.path.join(glob.escape(folder), "*",
+                                         f"{glob.escape(module)}.*.nb[ci]")))
+
+
+def _digest(path: str) -> str | None:
+    import hashlib
+
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.blake2b(fh.read(), digest_size=16).hexdigest()
+    except OSError:
+        return None
+
+
+def _purge(fn) -> int:
+    """Remove the cache entries (``.nbi`` index, ``.nbc`` data, their checksums) of every
+    kernel of ``fn``'s module from numba's cache folder, so that the next cached compile
+    rebuilds them; the number of cache files removed (0 when there is no cache folder or
+    nothing to remove)."""
     n = 0
-    for f in glob.glob(os.path.join(glob.escape(folder), "*", f"{glob.escape(module)}.*.nb[ci]")):
-        try:
-            os.unlink(f)
-            n += 1
-        except OSError:
-            pass
+    for f in _module_files(fn):
+        for g in (f, f + _SUM):
+            try:
+                os.unlink(g)
+                n += g == f
+            except OSError:
+                pass
     return n
+
+
+def _verify(fn) -> bool:
+    """Before a module's first cached compile in this process: check each of its cache files
+    against the checksum written when it was made (:func:`_seal`); a file that no longer
+    matches (damaged on disk: bytes flipped inside numba's object code load without an
+    error and crashed the process with SIGABRT / SIGSEGV on every later run) drops the
+    module's entries, which are then rebuilt. True when the entries were dropped."""
+    module = fn.__module__
+    if module in _STATE["verified"]:
+        return False
+    _STATE["verified"].add(module)
+    for f in _module_files(fn):
+        try:
+            with open(f + _SUM, encoding="ascii") as fh:
+                want = fh.read().strip()
+        except (OSError, ValueError):
+            continue  # never sealed (another version wrote it): trusted as numba trusts it
+        if want != _digest(f):
+            _purge(fn)
+            return True
+    return False
+
+
+def _seal(fn) -> None:
+    """Write the checksum of each cache file of ``fn``'s module that lacks a current one
+    (atomically: a temporary file renamed over it). Errors are ignored: a folder that cannot
+    take them is only not protected."""
+    for f in _module_files(fn):
+        d = _digest(f)
+        if d is None:
+            continue
+        side = f + _SUM
+        try:
+            with open(side, encoding="ascii") as fh:
+                if fh.read().strip() == d:
+                    continue
+        except (OSError, ValueError):
+            pass
+        tmp = f"{side}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "w", encoding="ascii") as fh:
+                fh.write(d + "\n")
+            os.replace(tmp, side)
+        except OSError:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _sealed(fn) -> None:
+    """Seal ``fn``'s module now and at exit (:func:`_seal_used`)."""
+    _seal(fn)
+    if not _STATE["sealed"]:
+        import atexit
+
+        atexit.register(_seal_used)
+    _STATE["sealed"].setdefault(fn.__module__, fn)
+
+
+def _seal_used() -> None:
+    """At exit: seal the cache files of every module compiled with the cache in this
+    process (a kernel called with new argument types adds entries after its first compile)."""
+    for fn in list(_STATE["sealed"].values()):
+        _seal(fn)
 
 
 def _tell_compiling(disp) -> None:
@@ -212,6 +305,8 @@ class _Kernel:
                 return self._disp
             cache = _use_cache()
             if cache:
+                if _verify(self._fn):  # damaged on disk: rebuilt below, never loaded
+                    self._group._bound = None
                 for rebuild in (False, True):
                     try:
                         if rebuild:  # a damaged entry: drop the module's entries, rebuild them
@@ -219,6 +314,7 @@ class _Kernel:
                             self._group._bound = None
                         self._disp = self._compile(True, args)
                         self._cached = True
+                        _sealed(self._fn)
                         return self._disp
                     except Exception:  # noqa: BLE001 - any failure with caching on
                         continue

@@ -113,6 +113,29 @@ def test_a_corrupt_cache_file_is_rebuilt(tmp_path):
         assert {f: f.stat().st_mtime_ns for f in cache.rglob("*.nbc")} == stamps  # loaded
 
 
+def test_a_cache_file_damaged_inside_is_caught_by_its_checksum(tmp_path):
+    """Bytes flipped inside numba's object code still unpickle: LLVM then aborted the process
+    (SIGABRT) on every later run. Each cache file has a checksum written with it; a
+    mismatch rebuilds the module's entries before numba reads them."""
+    import random
+
+    cache = tmp_path / "numba"
+    assert _child({"NUMBA_CACHE_DIR": str(cache)})[0][:2] == ["True", "True"]
+    data = sorted(cache.rglob("*.nbc"))
+    assert data and all(Path(str(f) + ".b2sum").exists() for f in data)
+    rng = random.Random(2)  # this pattern aborted the process before the checksums
+    for f in data:
+        b = bytearray(f.read_bytes())
+        for _ in range(20):
+            b[rng.randrange(len(b) // 3, len(b))] = rng.randrange(256)
+        f.write_bytes(bytes(b))
+    ok, where, _ = _child({"NUMBA_CACHE_DIR": str(cache)})[0]
+    assert (ok, where) == ("True", "True")
+    stamps = {f: f.stat().st_mtime_ns for f in cache.rglob("*.nbc")}
+    assert _child({"NUMBA_CACHE_DIR": str(cache)})[0][:2] == ["True", "True"]
+    assert {f: f.stat().st_mtime_ns for f in cache.rglob("*.nbc")} == stamps  # loaded again
+
+
 def test_an_unwritable_cache_folder_compiles_in_memory(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
