@@ -13,7 +13,7 @@ import re
 
 from models.errors import ModelInputError
 
-__all__ = ["InputError", "line_of", "visible"]
+__all__ = ["InputError", "line_of", "shorten", "visible"]
 
 #: C0 and C1 control characters, DEL, and the Unicode format characters that reorder or
 #: hide text on a terminal (bidi embeddings / overrides / isolates, marks, zero-width
@@ -86,6 +86,15 @@ class InputError(ModelInputError):
         return line_of(self)
 
 
+def shorten(text: str, most: int = 80) -> str:
+    """``text`` cut to its first ``most`` characters and its length when longer (a value of
+    5,000 digits quoted in an error line): ``'1000...' (5,003 characters)``."""
+    if len(text) <= most:
+        return text
+    q = text[0] if text[:1] in "'\"" and text[-1:] == text[:1] else ""
+    return f"{text[:most - 4]}...{q} ({len(text):,} characters)"
+
+
 #: A quoted value in a message (``'x\ny'``, ``"a b"``).
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
@@ -99,7 +108,7 @@ def line_of(exc: ModelInputError) -> str:
     :meth:`models.errors.ModelInputError.one_line` does (a message wrapped in the source)."""
     message = exc.message
     try:
-        exc.message = _QUOTED.sub(lambda m: visible(m.group()), str(message))
+        exc.message = _QUOTED.sub(lambda m: visible(shorten(m.group())), str(message))
         return visible(ModelInputError.one_line(exc))
     finally:
         exc.message = message

@@ -230,9 +230,12 @@ def main(argv: list[str] | None = None) -> None:
         print(f"planner: error: {name}{exc.strerror or exc}", file=sys.stderr)
         sys.exit(2)
     except _CLICK_ERRORS as exc:  # usage errors: one line, exit 2 (click's own code)
-        msg = visible(" ".join(exc.format_message().split()))
         import re
 
+        from planner.errors import shorten
+
+        msg = visible(re.sub(r"'[^']*'", lambda m: shorten(m.group()),
+                             " ".join(exc.format_message().split())))
         comma = re.search(r"'([+-]?[0-9]+),([0-9]+)' is not a valid (float|integer)", msg)
         if comma:  # '--delta 0,44': a decimal comma
             msg = msg.rstrip(".") + f"; a decimal comma? write {comma.group(1)}.{comma.group(2)}"

@@ -146,3 +146,11 @@ def test_plain_spellings_still_read(cli):
         code, out, err = cli("repeats", "--delta", delta, "--sims", "200", "--json")
         assert code == 0, (delta, err)
         assert json.loads(out)["inputs"]["options"]["delta"] == pytest.approx(0.4)
+
+
+def test_a_5000_digit_value_typed_is_one_short_line(cli):
+    for args in (["repeats", "--delta", "0.4", "--sims", BIG], ["verdict", "--a", BIG, "--b", "300"],
+                 ["draft", "-p", f"pld:n={BIG}"], ["repeats", "--delta", BIG]):
+        code, _, err = cli(*args)
+        _one(code, err)
+        assert len(err) < 400, err  # the value shown cut, with its length
