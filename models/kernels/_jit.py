@@ -60,6 +60,54 @@ _REGISTRY: list = []
 KERNEL_MODULES = ("assurance", "bootstrap", "capture", "lookup", "mtp", "special")
 
 
+#: numba's threading layers (``NUMBA_THREADING_LAYER``).
+_LAYERS = ("default", "safe", "threadsafe", "forksafe", "omp", "tbb", "workqueue")
+
+
+def _note(text: str) -> None:
+    print(f"planner: note: {text}", file=sys.stderr, flush=True)
+
+
+def _sane_numba_env() -> None:
+    """Drop numba settings of the environment that would fail every kernel (numba raises
+    at its first parallel launch): ``NUMBA_NUM_THREADS`` that is not a whole number in 1 ..
+    the CPU count (``0``: "Number of threads specified must be > 0"), a
+    ``NUMBA_THREADING_LAYER`` numba does not know (``bogus``). numba's defaults are used
+    instead, with one note on stderr."""
+    n = os.environ.get("NUMBA_NUM_THREADS")
+    if n is not None and "numba" not in sys.modules:
+        s = n.strip()
+        if not (s.isascii() and s.isdigit() and 1 <= int(s) <= (os.cpu_count() or 1)):
+            os.environ.pop("NUMBA_NUM_THREADS")
+            _note(f"NUMBA_NUM_THREADS={n!r} is not a thread count in 1..{os.cpu_count() or 1}; "
+                  "using numba's default")
+    t = os.environ.get("NUMBA_THREADING_LAYER")
+    if t is not None and t.strip().lower() not in _LAYERS and "numba" not in sys.modules:
+        os.environ.pop("NUMBA_THREADING_LAYER")
+        _note(f"NUMBA_THREADING_LAYER={t!r} is not one of {', '.join(_LAYERS)}; using "
+              "numba's default")
+
+
+def _layer_fallback(exc: BaseException) -> bool:
+    """After a kernel failed with ``exc``: when it is numba's "no threading layer could be
+    loaded" (``NUMBA_THREADING_LAYER=tbb`` without TBB installed), switch to numba's default
+    layer once, with a note, and return True (the call is then retried)."""
+    if "threading layer" not in str(exc) or _STATE.get("layer_reset"):
+        return False
+    try:
+        from numba.core import config
+        from numba.np.ufunc import parallel
+    except ImportError:
+        return False
+    if getattr(parallel, "_is_initialized", False):
+        return False
+    _STATE["layer_reset"] = True
+    asked = os.environ.pop("NUMBA_THREADING_LAYER", config.THREADING_LAYER)
+    config.THREADING_LAYER = "default"
+    _note(f"numba's threading layer {asked!r} could not be loaded; using its default")
+    return True
+
+
 def _use_cache() -> bool:
     """Decide (once per process) whether kernels are cached on disk, and prepare numba's
     environment before its first import. Returns the decision."""
@@ -67,6 +115,7 @@ def _use_cache() -> bool:
         if _STATE["cache"] is None:
             from models.kernels._cache import cache_folder
 
+            _sane_numba_env()
             os.environ.setdefault("OMP_WAIT_POLICY", _OMP_WAIT_POLICY)
             folder = cache_folder()
             if folder is not None and not os.environ.get("NUMBA_CACHE_DIR"):
@@ -294,9 +343,21 @@ class _Kernel:
         with _LOCK:
             self._group._bind(cache)
             disp = njit(cache=cache, **self._options)(self._fn)
+            if not hasattr(disp, "compile"):  # NUMBA_DISABLE_JIT=1: the plain Python kernel
+                if not _STATE.get("plain"):
+                    _STATE["plain"] = True
+                    _note("NUMBA_DISABLE_JIT is set: the kernels run as plain Python (the "
+                          "same results, minutes instead of seconds)")
+                return disp
             if cache:
                 _tell_compiling(disp)
-            disp.compile(tuple(disp.typeof_pyval(a) for a in args))
+            sig = tuple(disp.typeof_pyval(a) for a in args)
+            try:
+                disp.compile(sig)
+            except Exception as exc:  # noqa: BLE001 - only numba's threading layer is retried
+                if not _layer_fallback(exc):  # a parallel kernel launches the layer here
+                    raise
+                disp.compile(sig)
             return disp
 
     def _first(self, args):
@@ -326,6 +387,8 @@ class _Kernel:
     def prepare(self, *args) -> None:
         """Compile (or load from the cache) for the types of ``args`` without running."""
         disp = self._disp if self._disp is not None else self._first(args)
+        if not hasattr(disp, "overloads"):  # NUMBA_DISABLE_JIT=1: nothing to compile
+            return
         sig = tuple(disp.typeof_pyval(a) for a in args)
         if sig not in disp.overloads:
             with _LOCK:
@@ -343,10 +406,17 @@ class _Kernel:
         if disp is None:
             disp = self._first(args)
         if self._cached is False:
-            return disp(*args)
+            try:
+                return disp(*args)
+            except Exception as exc:  # noqa: BLE001
+                if _layer_fallback(exc):  # NUMBA_THREADING_LAYER=tbb without TBB
+                    return disp(*args)
+                raise
         try:
             return disp(*args)
-        except Exception:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001
+            if _layer_fallback(exc):
+                return disp(*args)
             # a later signature's cache entry that cannot be read (numba loads it before the
             # kernel runs); a kernel's own error is raised again by the in-memory compile
             _cache_off()

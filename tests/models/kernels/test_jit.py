@@ -136,6 +136,39 @@ def test_a_cache_file_damaged_inside_is_caught_by_its_checksum(tmp_path):
     assert {f: f.stat().st_mtime_ns for f in cache.rglob("*.nbc")} == stamps  # loaded again
 
 
+@pytest.mark.parametrize("env,note", [
+    ({"NUMBA_NUM_THREADS": "0"}, "NUMBA_NUM_THREADS='0'"),
+    ({"NUMBA_NUM_THREADS": "100000"}, "NUMBA_NUM_THREADS='100000'"),
+    ({"NUMBA_THREADING_LAYER": "bogus"}, "NUMBA_THREADING_LAYER='bogus'"),
+    ({"NUMBA_DISABLE_JIT": "1"}, "plain Python"),
+])
+def test_numba_settings_that_would_fail_every_kernel_fall_back(tmp_path, env, note):
+    """numba raised at its first launch ("Number of threads specified must be > 0", "The
+    threading layer requested 'bogus' is unknown") or, with NUMBA_DISABLE_JIT, the kernels
+    had no compile(): numba's defaults (or the plain Python kernel) instead, one note."""
+    out, err = _child({"NUMBA_CACHE_DIR": str(tmp_path / "numba"), **env})
+    assert out[0] == "True", err
+    assert note in err and "Traceback" not in err, err
+
+
+def test_an_unloadable_threading_layer_falls_back_to_the_default(tmp_path):
+    """NUMBA_THREADING_LAYER=tbb without TBB: "No threading layer could be loaded" at the
+    first parallel kernel; numba's default layer instead, one note."""
+    code = ("import numpy as np\n"
+            "from models.kernels import assurance, _jit\n"
+            "_jit.compile_all()\n"
+            "print('ok')\n")
+    env = dict(os.environ, NUMBA_THREADING_LAYER="tbb", PYTHONPATH=str(ROOT),
+               NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True,
+                         text=True, timeout=900)
+    assert out.returncode == 0 and out.stdout.split() == ["ok"], out.stderr[-3000:]
+    try:
+        import tbb  # noqa: F401
+    except ImportError:
+        assert "threading layer 'tbb' could not be loaded" in out.stderr
+
+
 def test_an_unwritable_cache_folder_compiles_in_memory(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
