@@ -101,7 +101,8 @@ def _restore_sigint() -> None:
 
 
 def homeless_dirs() -> None:
-    """With no usable home directory (``HOME`` empty, unset, relative or ``/``), point the
+    """With no usable home directory (``HOME`` empty, unset, relative, ``/`` or missing),
+    point the
     libraries that would make a folder under it (matplotlib's font cache and config:
     ``/.cache/matplotlib``, ``/.config/matplotlib``; PyTensor's compile folder
     ``/.pytensor``) at one temporary folder of this process, removed at exit. A folder the
@@ -112,7 +113,7 @@ def homeless_dirs() -> None:
     if os.name != "posix":
         return
     home = os.environ.get("HOME") or ""
-    if home and os.path.isabs(home) and home.strip("/"):
+    if home and os.path.isabs(home) and home.strip("/") and os.path.isdir(home):
         return
     tmp = None
 

@@ -109,6 +109,16 @@ def _visible_name(path) -> str:
     return visible(os.fsdecode(path))
 
 
+def _stream(path) -> bool:
+    """True when ``path`` is a character device or a named pipe (``/dev/stdout``,
+    ``/dev/null``, ``<(cmd)``): written in place, as a stream."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
 #: ``os.write`` and ``os.fsync`` as :func:`write_atomic` calls them (a test replaces them to
 #: fake a full disk).
 _write = os.write
@@ -121,7 +131,8 @@ def write_atomic(path, data: bytes | str, *, field: str | None = None) -> None:
     over ``path`` (``os.replace``, atomic on POSIX and Windows).
 
     A symlink ``path`` is written through (its target replaced, the link kept); an existing
-    file's permission bits are kept. A text ``data`` is written as UTF-8 (file names not in
+    file's permission bits are kept. A character device or named pipe (``/dev/stdout``) is
+    written in place, as a stream. A text ``data`` is written as UTF-8 (file names not in
     UTF-8, ``os.fsdecode``'s surrogates, go back out as their bytes).
 
     Parameters
@@ -142,6 +153,14 @@ def write_atomic(path, data: bytes | str, *, field: str | None = None) -> None:
     """
     if isinstance(data, str):
         data = data.encode("utf-8", errors="surrogateescape")
+    if _stream(path):  # /dev/stdout, /dev/null, a named pipe: written in place, never replaced
+        try:
+            with open(path, "wb") as fh:
+                fh.write(data)
+            return
+        except OSError as exc:
+            raise InputError(f"cannot write it: {exc.strerror or exc}",
+                             file=_visible_name(path), field=field) from None
     target = os.path.realpath(path)
     folder = os.path.dirname(target) or "."
     tmp = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -161,7 +162,8 @@ def guard_outputs(outputs, inputs) -> None:
         report and its plot) are one file, an output is a directory, an existing file an
         output would replace is not of the kind written (``--md photo.png``, ``calibrate -o
         plan.toml``, a ``.md`` name holding a PNG: see :func:`_content_kind`), or its
-        folder does not exist.
+        folder does not exist; a block device or a socket. A character device or a named
+        pipe (``/dev/stdout``, ``/dev/null``) is a stream and passes.
     """
     from planner.errors import InputError
 
@@ -175,6 +177,15 @@ def guard_outputs(outputs, inputs) -> None:
             continue
         kind = item[2] if len(item) > 2 else _OPTION_KINDS.get(opt, _OPTION_KINDS.get(
             opt.split()[0]))
+        try:
+            mode = os.stat(out).st_mode
+        except (OSError, ValueError):
+            mode = None
+        if mode is not None and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
+            continue  # /dev/stdout, /dev/null, a named pipe: a stream, written in place
+        if mode is not None and (stat.S_ISBLK(mode) or stat.S_ISSOCK(mode)):
+            raise InputError("is a device or socket, not a file: refusing to write to it",
+                             file=str(out), field=opt)
         real = os.path.realpath(out)
         ident = _identity(real)
         other = seen.get(real) or (seen_ids.get(ident) if ident is not None else None)
@@ -357,7 +368,11 @@ def emit(result: dict, *, as_json: bool,
     if record:
         result = with_record(result, record)
     saved = saved_form(result)
+    from planner.io.files import _stream
+
     png = render.markdown_plot_path(saved, md) if md_renderer is None else None
+    if md is not None and _stream(md):
+        png = None  # '--md /dev/stdout': no plot beside a stream (it would land in /dev)
     guard_outputs([("--md", md), ("--html", html), ("--md (its plot)", png)], inputs)
     # everything is rendered before anything is written: a renderer's error writes nothing
     files = []

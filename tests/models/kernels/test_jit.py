@@ -181,7 +181,7 @@ def test_an_unwritable_cache_folder_compiles_in_memory(tmp_path):
     assert (ok, where) == ("True", "False")
 
 
-@pytest.mark.parametrize("home", ["", None, "/"])
+@pytest.mark.parametrize("home", ["", None, "/", "/nonexistent-home"])
 def test_no_home_compiles_in_memory_and_makes_no_folder(tmp_path, home):
     from models.kernels import _cache
 
@@ -189,6 +189,7 @@ def test_no_home_compiles_in_memory_and_makes_no_folder(tmp_path, home):
     ok, where, *rest = _child(env, cwd=tmp_path)[0]
     assert (ok, where, rest) == ("True", "False", [])
     assert list(tmp_path.iterdir()) == []  # no ./.cache from an empty HOME
+    assert not os.path.exists("/nonexistent-home")
     old = dict(os.environ)
     try:
         for k, v in env.items():

@@ -64,7 +64,7 @@ def test_a_notebook_backend_does_not_break_html_reports(tmp_path, backend):
     assert b"Traceback" not in out.stderr and "data:image/png;base64" in page.read_text()
 
 
-@pytest.mark.parametrize("home", ["", "/", "relative/home", None])
+@pytest.mark.parametrize("home", ["", "/", "relative/home", None, "/nonexistent-home"])
 def test_no_home_makes_no_folder_at_the_root(tmp_path, home):
     code = ("import os, sys\n"
             "from planner.__main__ import homeless_dirs\n"
@@ -89,6 +89,7 @@ def test_no_home_makes_no_folder_at_the_root(tmp_path, home):
                                                     "XDG_CACHE_HOME": None}, cwd=tmp_path)
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html"]
+    assert not os.path.exists("/nonexistent-home")  # a missing home is not made
 
 
 def test_a_home_is_left_alone(tmp_path):

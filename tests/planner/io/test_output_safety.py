@@ -233,3 +233,21 @@ def test_atomic_output_for_writers_that_need_a_path(tmp_path):
     with files.atomic_output(p) as tmp:
         Path(tmp).write_bytes(b"CDF\x01new")
     assert p.read_bytes() == b"CDF\x01new" and list(tmp_path.iterdir()) == [p]
+
+
+def test_a_stream_is_written_in_place_never_replaced(cli, tmp_path):
+    import threading
+
+    code, _, err = cli(*QUICK, "--md", "/dev/null", "--html", "/dev/null")
+    assert code == 0, err
+    assert Path("/dev/null").is_char_device()
+    fifo = tmp_path / "pipe.md"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    code, _, err = cli(*QUICK, "--md", fifo)
+    reader.join(timeout=60)
+    assert code == 0, err
+    assert got and got[0].startswith(b"# Verdict") and fifo.is_fifo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe.md"]
