@@ -9,7 +9,7 @@ from typing import Any
 from models.files import HUGE_INTEGER as _HUGE
 from planner.errors import InputError
 
-__all__ = ["HUGE_INTEGER", "NUMBER", "to_float", "parse_number", "LIST_GRAMMAR", "split_items",
+__all__ = ["HUGE_INTEGER", "NUMBER", "not_a_number", "to_float", "parse_number", "LIST_GRAMMAR", "split_items",
            "decimal_comma", "refuse_decimal_comma"]
 
 #: The one grammar of a number typed by a user or read from a file: optional sign, decimal
@@ -24,6 +24,18 @@ _NONFINITE = ("inf", "infinity", "nan")
 #: The error of a JSON or TOML file holding an integer of more digits than Python converts
 #: (one message for both layers: :data:`models.files.HUGE_INTEGER`).
 HUGE_INTEGER = _HUGE
+
+
+def not_a_number(v: Any) -> str:
+    """``not a number: '308,5' (a decimal comma? write 308.5)``: the message for a value
+    outside :data:`NUMBER`, with the hint when it is a number written with a decimal comma
+    (a spreadsheet's export in a European locale)."""
+    msg = f"not a number: {v!r}"
+    if isinstance(v, str):
+        m = re.fullmatch(r"\s*([+-]?[0-9]*),([0-9]+)\s*", v)
+        if m:
+            msg += f" (a decimal comma? write {m.group(1) or '0'}.{m.group(2)})"
+    return msg
 
 
 def to_float(v: Any) -> float:
@@ -85,7 +97,7 @@ def parse_number(v: Any, *, path: str | None, line: int | None, field: str,
     try:
         x = to_float(v)
     except (TypeError, ValueError, OverflowError):
-        raise InputError(f"not a number: {v!r}", file=path, line=line, field=field) from None
+        raise InputError(not_a_number(v), file=path, line=line, field=field) from None
     if not math.isfinite(x):
         raise InputError(f"not a finite number: {v!r}", file=path, line=line, field=field)
     if positive and (x < 0 or (x == 0 and not allow_zero)):

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from planner.io._parse import to_float
+from planner.io._parse import not_a_number, to_float
 from planner.errors import InputError
 
 __all__ = ["Limit", "LIMITS", "TPS", "DURATION", "BYTES", "PPL", "DELTA_TPS", "DELTA_PCT", "DELTA_SD",
@@ -94,7 +94,7 @@ class Limit:
         try:
             x = to_float(value)
         except (TypeError, ValueError, OverflowError):
-            raise InputError(f"not a number: {value!r}", **where) from None
+            raise InputError(not_a_number(value), **where) from None
         if not math.isfinite(x):
             raise InputError(f"not a finite number: {value!r}", **where)
         below = x <= self.low if self.low_open else x < self.low

@@ -154,3 +154,10 @@ def test_a_5000_digit_value_typed_is_one_short_line(cli):
         code, _, err = cli(*args)
         _one(code, err)
         assert len(err) < 400, err  # the value shown cut, with its length
+
+
+def test_a_decimal_comma_in_a_file_value_gets_the_hint(cli, tmp_path):
+    plan = tmp_path / "plan.toml"
+    plan.write_text(_PLAN.format(base=307, delta='"0,5"', extra=""))
+    code, _, err = cli("budget", plan)
+    _one(code, err, "delta_tps", "not a number: '0,5' (a decimal comma? write 0.5)")
