@@ -101,19 +101,22 @@ def _restore_sigint() -> None:
 
 
 def homeless_dirs() -> None:
-    """With no usable home directory (``HOME`` empty, unset, relative, ``/`` or missing),
-    point the
+    """With no usable home directory (``HOME`` empty, unset, relative, ``/``, missing or
+    read-only), point the
     libraries that would make a folder under it (matplotlib's font cache and config:
     ``/.cache/matplotlib``, ``/.config/matplotlib``; PyTensor's compile folder
-    ``/.pytensor``) at one temporary folder of this process, removed at exit. A folder the
-    user named (``MPLCONFIGDIR``, ``PYTENSOR_FLAGS=base_compiledir=...``) is kept. The
-    kernels' own cache then stays in memory (:mod:`models.kernels._cache`)."""
+    ``/.pytensor``; ArviZ's ``~/.cache/arviz``, through ``XDG_CACHE_HOME``) at one
+    temporary folder of this process, removed at exit. A folder the user named
+    (``MPLCONFIGDIR``, ``XDG_CACHE_HOME``, ``PYTENSOR_FLAGS=base_compiledir=...``) is kept.
+    The kernels' own cache then lives in that folder for this process only
+    (:mod:`models.kernels._cache`)."""
     import os
 
     if os.name != "posix":
         return
     home = os.environ.get("HOME") or ""
-    if home and os.path.isabs(home) and home.strip("/") and os.path.isdir(home):
+    if home and os.path.isabs(home) and home.strip("/") and os.path.isdir(home) and \
+            os.access(home, os.W_OK | os.X_OK):
         return
     tmp = None
 
@@ -130,6 +133,10 @@ def homeless_dirs() -> None:
 
     if not os.environ.get("MPLCONFIGDIR"):
         os.environ["MPLCONFIGDIR"] = os.path.join(folder(), "matplotlib")
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if not (xdg and os.path.isabs(xdg) and xdg.strip("/")):
+        # ArviZ (the MCMC engine) makes ~/.cache/arviz at import: "Read-only file system"
+        os.environ["XDG_CACHE_HOME"] = os.path.join(folder(), "cache")
     flags = os.environ.get("PYTENSOR_FLAGS", "")
     if "base_compiledir" not in flags and "compiledir" not in flags:
         extra = f"base_compiledir={os.path.join(folder(), 'pytensor')}"
