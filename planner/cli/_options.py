@@ -153,9 +153,11 @@ def _grammar_fail(value: str, integer: bool) -> str:
     m = re.fullmatch(r"\s*([+-]?[0-9]+),([0-9]+)\s*", value)
     if m:
         return (f"{shown} looks like a decimal comma: write {m.group(1)}.{m.group(2)}")
+    if value.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        return f"not a finite number: {shown}"
     if integer:
-        return f"{shown} is not a whole number (ASCII digits, e.g. 2000)"
-    return (f"{shown} is not a number (digits with an optional '.' fraction and exponent, "
+        return f"not a whole number: {shown} (ASCII digits, e.g. 2000)"
+    return (f"not a number: {shown} (digits with an optional '.' fraction and exponent, "
             "e.g. 308, -0.5, 1e-3)")
 
 
@@ -168,7 +170,9 @@ def strict_numbers(command) -> None:
     number than a benchmark value could be. Each float-like option is checked against
     :data:`planner.io._parse.NUMBER` (finite values only), each integer-like one against
     ASCII digits with an optional sign, before click's own conversion and range check
-    run. The option's type is copied (click's types are shared singletons).
+    run; a value outside it is an :class:`planner.errors.InputError` naming the option (one
+    line, exit 2, as every bad value). The option's type is copied (click's types are
+    shared singletons).
 
     Parameters
     ----------
@@ -190,9 +194,19 @@ def strict_numbers(command) -> None:
         new = copy.copy(t)
         orig = t.convert
 
-        def convert(value, param, ctx, _orig=orig, _pattern=pattern, _int=integer, _t=new):
+        def convert(value, param, ctx, _orig=orig, _pattern=pattern, _int=integer):
             if isinstance(value, str) and not _pattern.fullmatch(value.strip(" \t")):
-                _t.fail(_grammar_fail(value, _int), param, ctx)
+                from planner.errors import InputError
+
+                opts = list(getattr(param, "opts", None) or [])
+                name = next((o for o in opts if o.startswith("--")), opts[0] if opts else None)
+                msg = _grammar_fail(value, _int)
+                if value.strip().endswith("%"):
+                    msg += ("; for a relative effect give the number with --relative "
+                            f"({name} {value.strip()[:-1]} --relative)" if name == "--delta"
+                            else "; give the number without '%'")
+                # the one line of every bad value: 'field '--run': not a finite number: ...'
+                raise InputError(msg, field=name)
             return _orig(value, param, ctx)
 
         new.convert = convert

@@ -155,10 +155,13 @@ def split_items(text: str, *, field: str, what: str = "list") -> list[str]:
 def decimal_comma(text: str) -> str | None:
     """The first ``INT,D`` (``308,5``) of a number list typed with a decimal comma, or None.
 
-    The rule: a list with no ``.`` and no exponent anywhere, in which some item after a
-    comma (or ``;``) is 1 or 2 digits, is ambiguous: ``308,5`` is one value written the
-    European way far more often than runs of 308 and 5 TPS. A list of full numbers
-    (``308.1,307.9``, ``300,301``, ``308.0,5``) is read as it is.
+    The rule: a list with no ``.`` and no exponent anywhere is ambiguous when every item
+    after the first is 1 or 2 digits, each shorter than the first item (or the first is
+    ``0``): ``308,5``, ``308,50``, ``12,1``, ``0,5`` are one value written the European way
+    far more often than runs of 308 and 5 TPS; and when it holds both ``;`` and ``,``
+    (``308,5;309,1``). A list of full numbers (``308.1,307.9``, ``300,301``, ``300,301,30``,
+    ``308.0,5``) and of small whole numbers alike in length (``1,2``, ``12,15``) is read as
+    it is.
 
     Examples
     --------
@@ -166,12 +169,16 @@ def decimal_comma(text: str) -> str | None:
     ('308,5', None, None)
     """
     s = str(text)
-    if "." in s or "e" in s.lower():
+    if "." in s or "e" in s.lower() or "," not in s:
         return None
-    items = [t.strip() for t in s.replace(";", ",").split(",")]
-    for k in range(1, len(items)):
-        if re.fullmatch(r"[0-9]{1,2}", items[k]) and re.fullmatch(r"[+-]?[0-9]+", items[k - 1]):
-            return f"{items[k - 1]},{items[k]}"
+    if ";" in s:  # '308,5;309,1': ';' between values, ',' inside them
+        m = re.search(r"([+-]?[0-9]+),([0-9]+)", s)
+        return f"{m.group(1)},{m.group(2)}" if m else None
+    items = [t.strip() for t in s.split(",")]
+    head = items[0].lstrip("+-")
+    if re.fullmatch(r"[0-9]+", head) and all(re.fullmatch(r"[0-9]{1,2}", t) for t in items[1:]) \
+            and (head == "0" or all(len(t) < len(head) for t in items[1:])):
+        return f"{items[0]},{items[1]}"
     return None
 
 
