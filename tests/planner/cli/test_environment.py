@@ -55,8 +55,7 @@ def test_the_ascii_map_and_its_fallbacks():
     assert s.encode("ascii", "planner-test") == b"Delta +/-0.1 % -- 95 % ... >= e ?"
 
 
-@pytest.mark.parametrize("backend", ["module://matplotlib_inline.backend_inline", "bogus",
-                                     "TkAgg"])
+@pytest.mark.parametrize("backend", ["module://matplotlib_inline.backend_inline", "bogus"])
 def test_a_notebook_backend_does_not_break_html_reports(tmp_path, backend):
     page = tmp_path / "r.html"
     out = _planner([*QUICK, "--html", page], {"MPLBACKEND": backend})
@@ -85,11 +84,13 @@ def test_no_home_makes_no_folder_at_the_root(tmp_path, home):
         assert not d.startswith(("/.", str(tmp_path))), d  # not / nor the current folder
         assert "spec-planner-" in d
     assert list(tmp_path.iterdir()) == []
+    assert not os.path.exists("/nonexistent-home")  # a missing home is not made
+    if home != "":
+        return  # the whole command once (it compiles the kernels, ~15 s)
     done = _planner([*QUICK, "--html", "r.html"], {"HOME": home, "MPLCONFIGDIR": None,
                                                     "XDG_CACHE_HOME": None}, cwd=tmp_path)
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html"]
-    assert not os.path.exists("/nonexistent-home")  # a missing home is not made
 
 
 def test_a_home_is_left_alone(tmp_path):
@@ -145,7 +146,7 @@ def test_ctrl_c_while_starting_is_quiet(tmp_path):
     never a traceback. (Before it, Python's own start-up, ``site`` and ``runpy``, is
     Python's to handle.)"""
     bad = []
-    for delay in (0.0, 0.002, 0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3):
+    for delay in (0.0, 0.005, 0.02, 0.04, 0.07, 0.1, 0.15, 0.25):
         p = subprocess.Popen([sys.executable, "-c", _STARTING.format(args=QUICK)],
                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert p.stdout.readline() == b"go\n"
