@@ -49,8 +49,10 @@ def check_assurance(value: float, *, field: str = "assurance", **where) -> float
         Naming ``field`` (and ``where``: file, line) when it is not.
     """
     if not (0.0 < float(value) < 1.0):
-        raise InputError(f"assurance target must be in (0, 1), got {value!r}", field=field,
-                         **where)
+        hint = (f"; did you mean {float(value) / 100:g}? (a fraction, not a percent)"
+                if 1.0 < float(value) < 100.0 else "")
+        raise InputError(f"assurance target must be in (0, 1), got {value!r}{hint}",
+                         field=field, **where)
     return float(value)
 
 

@@ -547,9 +547,11 @@ def load_acceptance(path: str | Path | None = None, *, curve: Sequence[float] | 
         model = record_model(str(path))
     else:
         fname = str(path)
-        text = Path(path).read_text(encoding="utf-8")
+        from models.files import loads_json, read_text  # bounded; no 5,000-digit ints
+
+        text = read_text(path)
         try:
-            obj = json.loads(text)
+            obj = loads_json(text, fname)
         except json.JSONDecodeError:
             obj = None
             rows = []
@@ -557,7 +559,7 @@ def load_acceptance(path: str | Path | None = None, *, curve: Sequence[float] | 
                 if not line.strip():
                     continue
                 try:
-                    rows.append(json.loads(line))
+                    rows.append(loads_json(line, fname))
                 except json.JSONDecodeError as exc:
                     raise ModelInputError(f"not JSON: {exc.msg}", file=fname, line=j) from None
             rows = [r for r in rows if not r.get("_meta")]

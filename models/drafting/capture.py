@@ -225,21 +225,51 @@ class _Record(msgspec.Struct):
 _DECODER = msgspec.json.Decoder(_Record)
 
 
-def _read_chunks(p: Path, gz: bool):
+def _read_chunks(p: Path, gz: bool, fname: str | None = None):
     """Yield the file's bytes in pieces of about ``_CHUNK_BYTES`` ending at a newline
-    (only the last piece may lack one)."""
+    (only the last piece may lack one), within the bounds of :mod:`models.files`: at most
+    ``MAX_FILE_BYTES`` (decompressed), a line at most ``MAX_LINE_CHARS``, no NUL byte, no
+    ``BLANK_RUN_BYTES`` of nothing but blank space (a gzip bomb of spaces or blank lines).
+
+    Raises
+    ------
+    models.errors.ModelInputError
+        A bound is passed (naming the file and the byte offset).
+    """
+    from models.files import BLANK_RUN_BYTES, MAX_FILE_BYTES, MAX_LINE_CHARS, mib
+
+    name = str(p) if fname is None else fname
     with (gzip.open(p, "rb") if gz else open(p, "rb")) as fh:
         rest = b""
+        total = blank = 0
         while True:
             block = fh.read(_CHUNK_BYTES)
             if not block:
                 if rest:
                     yield rest
                 return
+            k = block.find(b"\0")
+            if k >= 0:
+                raise ModelInputError(f"a binary file (a NUL byte at byte {total + k}"
+                                      f"{' of the decompressed data' if gz else ''}), not a "
+                                      "JSON Lines capture", file=name)
+            total += len(block)
+            blank = blank + len(block) if not block.strip() else len(block) - len(block.rstrip())
+            if blank >= BLANK_RUN_BYTES:
+                raise ModelInputError(f"{mib(blank)} of nothing but spaces and blank lines "
+                                      f"(up to byte {total}): not a capture"
+                                      f"{' (a gzip bomb?)' if gz else ''}", file=name)
+            if total > MAX_FILE_BYTES:
+                raise ModelInputError(f"more than the {mib(MAX_FILE_BYTES)} a capture may hold"
+                                      f"{' decompressed (a gzip bomb?)' if gz else ''}",
+                                      file=name)
             buf = rest + block if rest else block
             cut = buf.rfind(b"\n") + 1
             if cut == 0:
                 rest = buf
+                if len(rest) > MAX_LINE_CHARS:
+                    raise ModelInputError(f"a line longer than {mib(MAX_LINE_CHARS)} (the bound "
+                                          "of a line)", file=name)
                 continue
             rest = buf[cut:]
             yield buf[:cut] if rest else buf
@@ -249,7 +279,7 @@ def _load_fast(p: Path, fname: str, gz: bool, stop_at_eos: bool, eos_ids) -> Cap
     ids, prompts, comps, groups = [], [], [], []
     removed = 0
     line0 = 1  # file line number of the chunk's first line
-    for buf in _read_chunks(p, gz):
+    for buf in _read_chunks(p, gz, fname):
         if not buf.isascii():
             buf.decode("utf-8")  # UnicodeDecodeError -> slow path (its exact message)
         if b"\r" in buf and buf.count(b"\r") != buf.count(b"\r\n"):
@@ -454,6 +484,32 @@ def _mark_duplicates(cap: Capture) -> None:
     cap.prompt_cluster = cluster
 
 
+def _bounded(fh, fname: str):
+    """The lines of the open text file ``fh`` within the bounds of :func:`_read_chunks`
+    (the line-by-line reader's; its NUL bytes are refused per line by :func:`_parse_line`)."""
+    from models.files import BLANK_RUN_BYTES, MAX_FILE_BYTES, MAX_LINE_CHARS, mib
+
+    total = blank = 0
+    k = 0
+    while True:
+        line = fh.readline(MAX_LINE_CHARS + 1)
+        if not line:
+            return
+        k += 1
+        if len(line) > MAX_LINE_CHARS:
+            raise ModelInputError(f"a line longer than {mib(MAX_LINE_CHARS)} (the bound of a "
+                                  "line)", file=fname, line=k)
+        total += len(line)
+        if total > MAX_FILE_BYTES:
+            raise ModelInputError(f"more than the {mib(MAX_FILE_BYTES)} a capture may hold",
+                                  file=fname, line=k)
+        blank = blank + len(line) if not line.strip() else 0
+        if blank >= BLANK_RUN_BYTES:
+            raise ModelInputError(f"{mib(blank)} of nothing but spaces and blank lines: not "
+                                  "a capture", file=fname, line=k)
+        yield line
+
+
 def _load(p: Path, fname: str, gz: bool, stop_at_eos: bool, eos_ids) -> Capture:
     """Fast reader, falling back to the line-by-line one (see the fast-path comment)."""
     ids, prompts, comps, groups = [], [], [], []
@@ -467,7 +523,7 @@ def _load(p: Path, fname: str, gz: bool, stop_at_eos: bool, eos_ids) -> Capture:
     try:
         raw = gzip.open(p, "rb") if magic == b"\x1f\x8b" else open(p, "rb")
         with raw, io.TextIOWrapper(raw, encoding="utf-8") as fh:
-            for lineno, text in enumerate(fh, start=1):
+            for lineno, text in enumerate(_bounded(fh, fname), start=1):
                 parsed = _parse_line(text, lineno, fname)
                 if parsed is None:
                     continue

@@ -246,7 +246,9 @@ def load_cost_model(profile: str = "F", path: str | Path | None = None, *,
             return dict(pairs)
 
         try:
-            obj = json.loads(Path(path).read_text(encoding="utf-8"), object_pairs_hook=no_repeats)
+            from models.files import loads_json, read_text  # bounded; no 5,000-digit ints
+
+            obj = loads_json(read_text(path), str(path), object_pairs_hook=no_repeats)
         except json.JSONDecodeError as exc:
             hint = ("; a cost file is one JSON object (this looks like JSON Lines)"
                     if exc.msg == "Extra data" else "")

@@ -9,8 +9,8 @@ cached instead under the user's cache folder:
   and other POSIX systems, ``~/Library/Caches/spec-planner/numba`` on macOS,
   ``%LOCALAPPDATA%\\spec-planner\\numba`` on Windows;
 * no folder (the kernels are compiled in memory) when there is no home directory (``HOME``
-  empty, unset, relative or ``/``: a cache is never made at the file system's root) or the
-  folder cannot be created or written.
+  empty, unset, relative, ``/`` or a folder that does not exist: a cache is never made at
+  the file system's root, nor a home created) or the folder cannot be created or written.
 
 Nothing here runs at import; :func:`cache_folder` is called by :mod:`models.kernels._jit`
 before the first compile. This module does not import numba.
@@ -53,7 +53,7 @@ def cache_dir() -> Path | None:
         base = _absolute(os.environ.get("XDG_CACHE_HOME")) if sys.platform != "darwin" else None
         if base is None:
             home = _absolute(os.environ.get("HOME"))
-            if home is None:
+            if home is None or not home.is_dir():  # a missing home is not made here
                 return None
             base = home / ("Library/Caches" if sys.platform == "darwin" else ".cache")
     return base / "spec-planner" / "numba"

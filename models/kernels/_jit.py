@@ -14,10 +14,16 @@ read-only one), the kernels are compiled in memory (``cache=False``): slower to 
 same results.
 
 **A cache that fails never fails a command.** A compile that raises with caching on (a
-truncated or corrupt cache file: ``UnpicklingError``, ``EOFError``; numba's "cannot cache
-function ... no locator available" for a read-only install; an unwritable folder) is
-redone in memory, with the group's callees recompiled in memory too, and every later
-compile of this process stays in memory.
+truncated or corrupt cache file: ``UnpicklingError``, ``EOFError``) drops the cache
+entries of that kernel module and compiles again into the cache (a rebuild: the next run
+loads them again). A cache file damaged so that it still loads (bytes flipped inside
+numba's object code: LLVM aborted the process, SIGABRT, on every later run) is caught
+before numba reads it: each cache file gets a checksum file (``.b2sum``) when it is
+written, and a module's files are checked once per process before its first cached
+compile; a mismatch rebuilds the module's entries. When a rebuild fails too (numba's "cannot cache function ... no locator
+available" for a read-only install; an unwritable folder), it is redone in memory, with
+the group's callees recompiled in memory too, and every later compile of this process
+stays in memory.
 
 **Threads.** The first compile of a group runs under one lock (``planner budget`` sizes
 comparisons on two threads that may reach a kernel together).
@@ -44,7 +50,7 @@ _OMP_WAIT_POLICY = "PASSIVE"
 _LOCK = threading.RLock()
 #: Process-wide state: ``cache`` is None until the first compile decides it (True: numba's
 #: disk cache, False: in memory); ``told`` whether the progress line was printed.
-_STATE: dict = {"cache": None, "told": False}
+_STATE: dict = {"cache": None, "told": False, "verified": set(), "sealed": {}}
 
 _PROGRESS = "planner: compiling the replay kernels once (about 15 s; cached afterwards)..."
 
@@ -54,6 +60,54 @@ _REGISTRY: list = []
 KERNEL_MODULES = ("assurance", "bootstrap", "capture", "lookup", "mtp", "special")
 
 
+#: numba's threading layers (``NUMBA_THREADING_LAYER``).
+_LAYERS = ("default", "safe", "threadsafe", "forksafe", "omp", "tbb", "workqueue")
+
+
+def _note(text: str) -> None:
+    print(f"planner: note: {text}", file=sys.stderr, flush=True)
+
+
+def _sane_numba_env() -> None:
+    """Drop numba settings of the environment that would fail every kernel (numba raises
+    at its first parallel launch): ``NUMBA_NUM_THREADS`` that is not a whole number in 1 ..
+    the CPU count (``0``: "Number of threads specified must be > 0"), a
+    ``NUMBA_THREADING_LAYER`` numba does not know (``bogus``). numba's defaults are used
+    instead, with one note on stderr."""
+    n = os.environ.get("NUMBA_NUM_THREADS")
+    if n is not None and "numba" not in sys.modules:
+        s = n.strip()
+        if not (s.isascii() and s.isdigit() and 1 <= int(s) <= (os.cpu_count() or 1)):
+            os.environ.pop("NUMBA_NUM_THREADS")
+            _note(f"NUMBA_NUM_THREADS={n!r} is not a thread count in 1..{os.cpu_count() or 1}; "
+                  "using numba's default")
+    t = os.environ.get("NUMBA_THREADING_LAYER")
+    if t is not None and t.strip().lower() not in _LAYERS and "numba" not in sys.modules:
+        os.environ.pop("NUMBA_THREADING_LAYER")
+        _note(f"NUMBA_THREADING_LAYER={t!r} is not one of {', '.join(_LAYERS)}; using "
+              "numba's default")
+
+
+def _layer_fallback(exc: BaseException) -> bool:
+    """After a kernel failed with ``exc``: when it is numba's "no threading layer could be
+    loaded" (``NUMBA_THREADING_LAYER=tbb`` without TBB installed), switch to numba's default
+    layer once, with a note, and return True (the call is then retried)."""
+    if "threading layer" not in str(exc) or _STATE.get("layer_reset"):
+        return False
+    try:
+        from numba.core import config
+        from numba.np.ufunc import parallel
+    except ImportError:
+        return False
+    if getattr(parallel, "_is_initialized", False):
+        return False
+    _STATE["layer_reset"] = True
+    asked = os.environ.pop("NUMBA_THREADING_LAYER", config.THREADING_LAYER)
+    config.THREADING_LAYER = "default"
+    _note(f"numba's threading layer {asked!r} could not be loaded; using its default")
+    return True
+
+
 def _use_cache() -> bool:
     """Decide (once per process) whether kernels are cached on disk, and prepare numba's
     environment before its first import. Returns the decision."""
@@ -61,6 +115,7 @@ def _use_cache() -> bool:
         if _STATE["cache"] is None:
             from models.kernels._cache import cache_folder
 
+            _sane_numba_env()
             os.environ.setdefault("OMP_WAIT_POLICY", _OMP_WAIT_POLICY)
             folder = cache_folder()
             if folder is not None and not os.environ.get("NUMBA_CACHE_DIR"):
@@ -83,6 +138,115 @@ def _cache_off() -> None:
     """Compile in memory from now on (a cached compile failed)."""
     with _LOCK:
         _STATE["cache"] = False
+
+
+#: Suffix of the checksum file kept next to each of numba's cache files (``X.nbc.b2sum``).
+_SUM = ".b2sum"
+
+
+def _module_files(fn) -> list[str]:
+    """numba's cache files (``.nbi`` index, ``.nbc`` data) of every kernel of ``fn``'s module
+    in the cache folder (none without a folder)."""
+    import glob
+
+    folder = os.environ.get("NUMBA_CACHE_DIR")
+    if not folder or not os.path.isdir(folder):
+        return []
+    module = fn.__module__.rsplit(".", 1)[-1]
+    return sorted(glob.glob(os.path.join(glob.escape(folder), "*",
+                                         f"{glob.escape(module)}.*.nb[ci]")))
+
+
+def _digest(path: str) -> str | None:
+    import hashlib
+
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.blake2b(fh.read(), digest_size=16).hexdigest()
+    except OSError:
+        return None
+
+
+def _purge(fn) -> int:
+    """Remove the cache entries (``.nbi`` index, ``.nbc`` data, their checksums) of every
+    kernel of ``fn``'s module from numba's cache folder, so that the next cached compile
+    rebuilds them; the number of cache files removed (0 when there is no cache folder or
+    nothing to remove)."""
+    n = 0
+    for f in _module_files(fn):
+        for g in (f, f + _SUM):
+            try:
+                os.unlink(g)
+                n += g == f
+            except OSError:
+                pass
+    return n
+
+
+def _verify(fn) -> bool:
+    """Before a module's first cached compile in this process: check each of its cache files
+    against the checksum written when it was made (:func:`_seal`); a file that no longer
+    matches (damaged on disk: bytes flipped inside numba's object code load without an
+    error and crashed the process with SIGABRT / SIGSEGV on every later run) drops the
+    module's entries, which are then rebuilt. True when the entries were dropped."""
+    module = fn.__module__
+    if module in _STATE["verified"]:
+        return False
+    _STATE["verified"].add(module)
+    for f in _module_files(fn):
+        try:
+            with open(f + _SUM, encoding="ascii") as fh:
+                want = fh.read().strip()
+        except (OSError, ValueError):
+            continue  # never sealed (another version wrote it): trusted as numba trusts it
+        if want != _digest(f):
+            _purge(fn)
+            return True
+    return False
+
+
+def _seal(fn) -> None:
+    """Write the checksum of each cache file of ``fn``'s module that lacks a current one
+    (atomically: a temporary file renamed over it). Errors are ignored: a folder that cannot
+    take them is only not protected."""
+    for f in _module_files(fn):
+        d = _digest(f)
+        if d is None:
+            continue
+        side = f + _SUM
+        try:
+            with open(side, encoding="ascii") as fh:
+                if fh.read().strip() == d:
+                    continue
+        except (OSError, ValueError):
+            pass
+        tmp = f"{side}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "w", encoding="ascii") as fh:
+                fh.write(d + "\n")
+            os.replace(tmp, side)
+        except OSError:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _sealed(fn) -> None:
+    """Seal ``fn``'s module now and at exit (:func:`_seal_used`)."""
+    _seal(fn)
+    if not _STATE["sealed"]:
+        import atexit
+
+        atexit.register(_seal_used)
+    _STATE["sealed"].setdefault(fn.__module__, fn)
+
+
+def _seal_used() -> None:
+    """At exit: seal the cache files of every module compiled with the cache in this
+    process (a kernel called with new argument types adds entries after its first compile)."""
+    for fn in list(_STATE["sealed"].values()):
+        _seal(fn)
 
 
 def _tell_compiling(disp) -> None:
@@ -179,9 +343,21 @@ class _Kernel:
         with _LOCK:
             self._group._bind(cache)
             disp = njit(cache=cache, **self._options)(self._fn)
+            if not hasattr(disp, "compile"):  # NUMBA_DISABLE_JIT=1: the plain Python kernel
+                if not _STATE.get("plain"):
+                    _STATE["plain"] = True
+                    _note("NUMBA_DISABLE_JIT is set: the kernels run as plain Python (the "
+                          "same results, minutes instead of seconds)")
+                return disp
             if cache:
                 _tell_compiling(disp)
-            disp.compile(tuple(disp.typeof_pyval(a) for a in args))
+            sig = tuple(disp.typeof_pyval(a) for a in args)
+            try:
+                disp.compile(sig)
+            except Exception as exc:  # noqa: BLE001 - only numba's threading layer is retried
+                if not _layer_fallback(exc):  # a parallel kernel launches the layer here
+                    raise
+                disp.compile(sig)
             return disp
 
     def _first(self, args):
@@ -190,12 +366,20 @@ class _Kernel:
                 return self._disp
             cache = _use_cache()
             if cache:
-                try:
-                    self._disp = self._compile(True, args)
-                    self._cached = True
-                    return self._disp
-                except Exception:  # noqa: BLE001 - any failure with caching on: redo in memory
-                    _cache_off()
+                if _verify(self._fn):  # damaged on disk: rebuilt below, never loaded
+                    self._group._bound = None
+                for rebuild in (False, True):
+                    try:
+                        if rebuild:  # a damaged entry: drop the module's entries, rebuild them
+                            _purge(self._fn)
+                            self._group._bound = None
+                        self._disp = self._compile(True, args)
+                        self._cached = True
+                        _sealed(self._fn)
+                        return self._disp
+                    except Exception:  # noqa: BLE001 - any failure with caching on
+                        continue
+                _cache_off()  # rebuilt and still failing (unwritable): in memory from now on
             self._disp = self._compile(False, args)
             self._cached = False
             return self._disp
@@ -203,6 +387,8 @@ class _Kernel:
     def prepare(self, *args) -> None:
         """Compile (or load from the cache) for the types of ``args`` without running."""
         disp = self._disp if self._disp is not None else self._first(args)
+        if not hasattr(disp, "overloads"):  # NUMBA_DISABLE_JIT=1: nothing to compile
+            return
         sig = tuple(disp.typeof_pyval(a) for a in args)
         if sig not in disp.overloads:
             with _LOCK:
@@ -220,10 +406,17 @@ class _Kernel:
         if disp is None:
             disp = self._first(args)
         if self._cached is False:
-            return disp(*args)
+            try:
+                return disp(*args)
+            except Exception as exc:  # noqa: BLE001
+                if _layer_fallback(exc):  # NUMBA_THREADING_LAYER=tbb without TBB
+                    return disp(*args)
+                raise
         try:
             return disp(*args)
-        except Exception:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001
+            if _layer_fallback(exc):
+                return disp(*args)
             # a later signature's cache entry that cannot be read (numba loads it before the
             # kernel runs); a kernel's own error is raised again by the in-memory compile
             _cache_off()

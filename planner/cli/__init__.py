@@ -9,6 +9,7 @@ options built (a ``planner verdict`` process never builds ``draft``'s forty opti
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 
@@ -16,6 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from models.errors import ModelInputError
+from planner.errors import line_of, visible
 
 try:  # typer >= 0.26 vendors click
     from typer._click.exceptions import ClickException as _CLICK_ERRORS
@@ -76,7 +78,10 @@ def load_command(name: str):
     if len(info) != 1:
         raise KeyError(f"planner.cli.{module} registers no command {name!r}")
     sub.registered_commands = info
+    from planner.cli._options import strict_numbers
+
     cmd = typer.main.get_command(sub)
+    strict_numbers(cmd)  # one grammar of numbers: '0_4' is not 4, 'nan' is not a delta
     if _HELP["markup"] is None:  # plain help: rich's escaped brackets (\\[budget]) as typed
         for obj in [cmd, *cmd.params]:
             if isinstance(getattr(obj, "help", None), str):
@@ -226,6 +231,9 @@ def main(argv: list[str] | None = None) -> None:
     _plain_help_off_a_terminal()
     try:
         try:
+            from planner.cli._options import check_output_names
+
+            check_output_names(args)  # '--md newdir/' names a folder, never a file 'newdir'
             rv = app(args=args, standalone_mode=False)
         except KeyboardInterrupt:  # outside typer's own guard: as typer does, quiet, 130
             sys.exit(130)
@@ -238,8 +246,6 @@ def main(argv: list[str] | None = None) -> None:
         # Python documentation's recipe (signal.SIGPIPE notes) points stdout at devnull so
         # the interpreter's final flush cannot fail again; exit 141 (128 + SIGPIPE), what a
         # tool killed by SIGPIPE reports to a shell with pipefail.
-        import os
-
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(141)
@@ -250,13 +256,27 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(141)
         raise
     except ModelInputError as exc:  # planner.errors.InputError derives from it
-        print(f"planner: error: {_visible(exc.one_line())}", file=sys.stderr)
+        # control characters of a name (a newline, an escape sequence) shown escaped: one line
+        from planner.io.hints import choice_hint
+
+        hint = choice_hint(str(exc.message), exc.field,  # '-p hybrid_max': 'hybrid-max'?
+                           value=exc.file if isinstance(exc.file, str) else None)
+        print(f"planner: error: {line_of(exc)}{visible(hint)}", file=sys.stderr)
         sys.exit(2)
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        print(f"planner: error: {_visible(f'{exc.filename}: {exc.strerror}')}", file=sys.stderr)
+    except OSError as exc:  # unreadable, unwritable, full disk, read-only file system
+        name = f"{visible(os.fsdecode(exc.filename))}: " if exc.filename is not None else ""
+        print(f"planner: error: {name}{exc.strerror or exc}", file=sys.stderr)
         sys.exit(2)
     except _CLICK_ERRORS as exc:  # usage errors: one line, exit 2 (click's own code)
-        msg = " ".join(exc.format_message().split())
+        import re
+
+        from planner.errors import shorten
+
+        msg = visible(re.sub(r"'[^']*'", lambda m: shorten(m.group()),
+                             " ".join(exc.format_message().split())))
+        comma = re.search(r"'([+-]?[0-9]+),([0-9]+)' is not a valid (float|integer)", msg)
+        if comma:  # '--delta 0,44': a decimal comma
+            msg = msg.rstrip(".") + f"; a decimal comma? write {comma.group(1)}.{comma.group(2)}"
         if "'--delta'" in msg and any(t.endswith("%") for t in args):
             msg += "; for a relative effect give the number with --relative (--delta 0.3 --relative)"
         cmd = getattr(getattr(exc, "ctx", None), "command_path", None)

@@ -13,7 +13,7 @@ from typing import Mapping
 from models.errors import ModelInputError
 from planner.io.formats import format_help
 
-__all__ = ["CONFIG_COLUMN_HELP", "FORMAT_HELP", "INSTANCE_HELP", "TABLE_OPTIONS",
+__all__ = ["OUTPUT_OPTIONS", "check_output_names", "strict_numbers", "CONFIG_COLUMN_HELP", "FORMAT_HELP", "INSTANCE_HELP", "TABLE_OPTIONS",
            "TPS_COLUMN_HELP", "as_option", "command_params"]
 
 
@@ -92,3 +92,123 @@ def command_params(ctx, values: Mapping) -> dict:
         before passing the dict to :func:`planner.report.output.input_record`.
     """
     return {name: values[name] for name in ctx.params if name in values}
+
+
+#: Options that name a file a command writes.
+OUTPUT_OPTIONS = ("--md", "--html", "-o", "--output", "--idata")
+
+
+def check_output_names(args) -> None:
+    """Refuse an output option whose value names a folder by its spelling (``--md newdir/``,
+    ``-o out/.``, ``--html .``): typer's ``Path`` drops the trailing separator, and the
+    report would be written as a file named ``newdir``.
+
+    Parameters
+    ----------
+    args : list of str
+        The command line (without the program name).
+
+    Raises
+    ------
+    planner.errors.InputError
+        Naming the option and the value: give a file name (an existing folder is refused
+        by :func:`planner.report.output.guard_outputs` too).
+    """
+    import os
+
+    from planner.errors import InputError
+
+    seps = tuple({os.sep, "/"} | ({os.altsep} if os.altsep else set()))
+    for i, a in enumerate(args):
+        if a == "--":
+            return
+        opt = value = None
+        if a in OUTPUT_OPTIONS and i + 1 < len(args):
+            opt, value = a, args[i + 1]
+        elif "=" in a and a.split("=", 1)[0] in OUTPUT_OPTIONS:
+            opt, value = a.split("=", 1)
+        elif a.startswith("-o") and len(a) > 2 and not a.startswith("--"):
+            opt, value = "-o", a[2:]
+        if opt is None or not value:
+            continue
+        tail = value.rstrip(".") if value.endswith((f"{seps[0]}.", "/.")) else value
+        if value in (".", "..") or value.endswith(seps) or tail.endswith(seps) or \
+                value.endswith(tuple(s + ".." for s in seps)):
+            raise InputError(f"{value!r} names a folder: give a file name (e.g. "
+                             f"{value.rstrip(''.join(seps)) or '.'}/report"
+                             f"{'.md' if opt == '--md' else '.html' if opt == '--html' else ''})",
+                             field=opt)
+
+
+#: Click's number types (by their ``name``) that :func:`strict_numbers` holds to the one
+#: grammar: float-like -> :data:`planner.io._parse.NUMBER`, integer-like -> ASCII digits.
+_FLOAT_TYPES = ("float", "float range")
+_INT_TYPES = ("integer", "integer range", "int", "int range")
+
+
+def _grammar_fail(value: str, integer: bool) -> str:
+    import re
+
+    shown = repr(value)
+    m = re.fullmatch(r"\s*([+-]?[0-9]+),([0-9]+)\s*", value)
+    if m:
+        return (f"{shown} looks like a decimal comma: write {m.group(1)}.{m.group(2)}")
+    if value.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        return f"not a finite number: {shown}"
+    if integer:
+        return f"not a whole number: {shown} (ASCII digits, e.g. 2000)"
+    return (f"not a number: {shown} (digits with an optional '.' fraction and exponent, "
+            "e.g. 308, -0.5, 1e-3)")
+
+
+def strict_numbers(command) -> None:
+    """Hold every number option of a click ``command`` to the one grammar of numbers.
+
+    Click converts a float option with Python's ``float()``, which also takes ``3_00``
+    (300), ``0_4`` (4), ``nan``, ``infinity`` and digits of other scripts (``٣``), and an
+    integer option with ``int()`` (``1_000``, full-width digits): each silently another
+    number than a benchmark value could be. Each float-like option is checked against
+    :data:`planner.io._parse.NUMBER` (finite values only), each integer-like one against
+    ASCII digits with an optional sign, before click's own conversion and range check
+    run; a value outside it is an :class:`planner.errors.InputError` naming the option (one
+    line, exit 2, as every bad value). The option's type is copied (click's types are
+    shared singletons).
+
+    Parameters
+    ----------
+    command : click.Command
+        Built by typer (:func:`planner.cli.load_command`); changed in place.
+    """
+    import copy
+    import re
+
+    from planner.io._parse import NUMBER
+
+    for p in getattr(command, "params", ()):
+        t = getattr(p, "type", None)
+        name = getattr(t, "name", None)
+        if name not in _FLOAT_TYPES + _INT_TYPES or getattr(t, "_strict", False):
+            continue
+        integer = name in _INT_TYPES
+        pattern = re.compile(r"[+-]?[0-9]+") if integer else NUMBER
+        new = copy.copy(t)
+        orig = t.convert
+
+        def convert(value, param, ctx, _orig=orig, _pattern=pattern, _int=integer):
+            if isinstance(value, str) and not _pattern.fullmatch(value.strip(" \t")):
+                from planner.errors import InputError
+
+                opts = list(getattr(param, "opts", None) or [])
+                name = next((o for o in opts if o.startswith("--")), opts[0] if opts else None)
+                msg = _grammar_fail(value, _int)
+                if value.strip().endswith("%"):
+                    msg += ("; for a relative effect give the number with --relative "
+                            f"({name} {value.strip()[:-1]} --relative)" if name == "--delta"
+                            else "; give the number without '%'")
+                # the one line of every bad value: 'field '--run': not a finite number: ...'
+                raise InputError(msg, field=name)
+            return _orig(value, param, ctx)
+
+        new.convert = convert
+        new._strict = True
+        p.type = new

@@ -291,7 +291,8 @@ def register(app: typer.Typer) -> None:
                              "MTP policy (run draft once per curve)", field="--curve")
         curve = curve[0] if curve else None
         inputs = [capture, cost_file] + ([Path(curve)] if curve and Path(curve).exists() else [])
-        guard_outputs([("--md", md), ("--md", md.with_suffix(".png") if md and md.name else None),
+        guard_outputs([("--md", md), ("--md (its plot)",
+                                      md.with_suffix(".png") if md and md.name else None),
                        ("--html", html)], inputs)
         check_all([("bootstrap", bootstrap, "--bootstrap"), ("mc_reps", mc_reps, "--mc-reps"),
                    ("seed", seed, "--seed"), ("baseline_tps", baseline_tps, "--baseline-tps"),
@@ -311,6 +312,9 @@ def register(app: typer.Typer) -> None:
         cv = acc = None
         if curve is not None:
             if "," in curve or curve.replace(".", "", 1).isdigit():
+                from planner.io._parse import refuse_decimal_comma
+
+                refuse_decimal_comma(curve, field="--curve")  # '0,9,0,8': decimal commas
                 cv = [_number(x, "--curve", curve)
                       for x in split_items(curve, field="--curve", what="curve")]
             else:

@@ -172,6 +172,10 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
                ("runs_per_instance", runs_per_instance, "--runs-per-instance"),
                ("pairs_per_instance", pairs_per_instance, "--pairs-per-instance"),
                ("batch", batch, "--batch"), ("seed", seed, "--seed")])
+    if delta is not None and not relative and baseline_tps is not None:
+        from planner.io.limits import check_delta_at
+
+        check_delta_at(delta, baseline_tps, field="--delta", baseline_field="--baseline-tps")
     guard_outputs([("--md", md), ("--html", html)], [runs] + ([Path(prior)] if prior and Path(prior).exists()
                                             else []))
     # runs without a platform (no column, or what 'planner ingest' writes from tools' files)

@@ -40,13 +40,13 @@ def register(app: typer.Typer) -> None:
 
         from planner.report.output import guard_outputs
 
-        guard_outputs([("--output", output)], [folder])
+        guard_outputs([("--output", output, "csv")], [folder])
         runs, stats = do_ingest(folder, platform=platform, metric=metric, workload=workload,
                                 format=format, instance=instance)
         if not runs:
             raise InputError(f"all {stats['found']} runs are marked completed: false; nothing "
                              "to write", file=str(folder), field="completed")
-        write_runs_csv(runs, output)
+        write_runs_csv(runs, output, field="--output")
         skipped = (f"{stats['skipped_incomplete']} incomplete skipped"
                    if "skipped_incomplete" in stats
                    else f"{stats['skipped_unrecognised']} unrecognised files skipped"
@@ -99,7 +99,7 @@ def register(app: typer.Typer) -> None:
         from planner.io.limits import check as check_limit
 
         check_limit("max_df", max_df, field="--max-df")
-        guard_outputs([("--md", md), ("--html", html), ("--output", output)], [runs])
+        guard_outputs([("--md", md), ("--html", html), ("--output", output, "json")], [runs])
         from models.errors import ModelInputError
         from planner.cli._options import as_option
 
@@ -117,10 +117,10 @@ def register(app: typer.Typer) -> None:
         except ModelInputError as exc:
             raise as_option(exc, TABLE_OPTIONS) from None
         if output is not None:
-            from planner.report.output import guard_outputs
+            from planner.io.files import write_atomic
 
-            guard_outputs([("--output", output)], [runs])
-            output.write_text(json.dumps(res, indent=2), encoding="utf-8")
+            guard_outputs([("--output", output, "json")], [runs])
+            write_atomic(output, json.dumps(res, indent=2), field="--output")
         emit(res, as_json=as_json, md=md, html=html, inputs=[runs],
              record=input_record(params))
         if output is not None and not as_json:

@@ -33,8 +33,9 @@ def _floats(text: str, opt: str) -> list[float]:
     InputError
         An empty position, a token that is not a number, or no value at all.
     """
-    from planner.io._parse import to_float
+    from planner.io._parse import refuse_decimal_comma, to_float
 
+    refuse_decimal_comma(text, field=opt)  # '308,5' is 308.5, not two runs
     out = []
     toks = text.replace(";", ",").split(",")
     for k, tok in enumerate(toks):
@@ -152,7 +153,8 @@ def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, eng
 
     check_limit("seed", seed, field="--seed")  # the range every other command applies
     prior_path = Path(prior) if prior and Path(prior).exists() else None
-    guard_outputs([("--md", md), ("--html", html), ("--idata", idata)], [runs, prior_path])
+    guard_outputs([("--md", md), ("--html", html), ("--idata", idata, "netcdf")],
+                  [runs, prior_path])
     if idata is not None and engine != "mcmc":
         raise InputError("--idata needs --engine mcmc (the exact engine has no draws)",
                          field="--idata")
@@ -268,4 +270,7 @@ def _write_idata(path: Path, table, a: str, b: str, prior, *, seed: int, likelih
 
     data = build_data(table, a, b, use_cold=use_cold, lower_is_better=lower_is_better)
     post, _ = fit(data, prior or WEAK, "mcmc", seed=seed, likelihood=likelihood)
-    inference_data(post, data).to_netcdf(str(path))
+    from planner.io.files import atomic_output
+
+    with atomic_output(path, field="--idata") as tmp:  # a failed write leaves no partial file
+        inference_data(post, data).to_netcdf(tmp)

@@ -188,7 +188,13 @@ def _projection_delta(c: Comparison, plan: Plan, baseline_tps: float, sims: int,
     if not pp.exists():
         raise err(f"projection file not found: {c.projection}")
     try:
-        pols = draft_policies(json.loads(pp.read_text(encoding="utf-8")))
+        from planner.io.files import read_text  # bounded: /dev/zero, a sparse file refused
+
+        from models.files import loads_json
+
+        pols = draft_policies(loads_json(read_text(pp, str(pp)), str(pp), InputError))
+    except InputError:  # the file's own one line (binary, too large, 5,000-digit integer)
+        raise
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise err(f"projection is not JSON ({exc})") from None
     except ValueError:

@@ -220,9 +220,10 @@ def parse_runs_list(text: str, *, field: str = "aa_runs") -> list[float]:
         A token that is not a number or a value outside the TPS range (naming its position
         and ``field``), or fewer than 2 values.
     """
-    from planner.io._parse import to_float
+    from planner.io._parse import refuse_decimal_comma, to_float
     from planner.io.limits import TPS
 
+    refuse_decimal_comma(str(text), field=field)  # '308,5' is 308.5, not two runs
     out = []
     for k, tok in enumerate(str(text).replace(";", ",").split(",")):
         try:
@@ -313,7 +314,11 @@ def _read_prior_file(spec: str) -> NoisePrior:
 
     p = Path(spec)
     try:
-        d = json.loads(p.read_text(encoding="utf-8"))
+        from planner.io.files import read_text  # bounded: /dev/zero, a sparse file refused
+
+        from models.files import loads_json
+
+        d = loads_json(read_text(p, spec), spec, InputError)
         # the rule planner calibrate applies to what it writes: kinds, scale and df ranges,
         # no booleans for numbers, no control characters in name/source
         d = check_noise_prior(d, file=spec)

@@ -6,9 +6,11 @@ import math
 import re
 from typing import Any
 
+from models.files import HUGE_INTEGER as _HUGE
 from planner.errors import InputError
 
-__all__ = ["HUGE_INTEGER", "NUMBER", "to_float", "parse_number", "LIST_GRAMMAR", "split_items"]
+__all__ = ["HUGE_INTEGER", "NUMBER", "not_a_number", "to_float", "parse_number", "LIST_GRAMMAR", "split_items",
+           "decimal_comma", "refuse_decimal_comma"]
 
 #: The one grammar of a number typed by a user or read from a file: optional sign, decimal
 #: digits with an optional fraction, optional exponent (``308``, ``-0.5``, ``1e-3``, ``.5``,
@@ -20,9 +22,20 @@ NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NONFINITE = ("inf", "infinity", "nan")
 
 #: The error of a JSON or TOML file holding an integer of more digits than Python converts
-#: (``sys.get_int_max_str_digits()``, 4300; the parsers raise a plain ValueError, not their
-#: syntax error): no benchmark value has so many.
-HUGE_INTEGER = "an integer of thousands of digits (over Python's 4300); not a benchmark value"
+#: (one message for both layers: :data:`models.files.HUGE_INTEGER`).
+HUGE_INTEGER = _HUGE
+
+
+def not_a_number(v: Any) -> str:
+    """``not a number: '308,5' (a decimal comma? write 308.5)``: the message for a value
+    outside :data:`NUMBER`, with the hint when it is a number written with a decimal comma
+    (a spreadsheet's export in a European locale)."""
+    msg = f"not a number: {v!r}"
+    if isinstance(v, str):
+        m = re.fullmatch(r"\s*([+-]?[0-9]*),([0-9]+)\s*", v)
+        if m:
+            msg += f" (a decimal comma? write {m.group(1) or '0'}.{m.group(2)})"
+    return msg
 
 
 def to_float(v: Any) -> float:
@@ -84,7 +97,7 @@ def parse_number(v: Any, *, path: str | None, line: int | None, field: str,
     try:
         x = to_float(v)
     except (TypeError, ValueError, OverflowError):
-        raise InputError(f"not a number: {v!r}", file=path, line=line, field=field) from None
+        raise InputError(not_a_number(v), file=path, line=line, field=field) from None
     if not math.isfinite(x):
         raise InputError(f"not a finite number: {v!r}", file=path, line=line, field=field)
     if positive and (x < 0 or (x == 0 and not allow_zero)):
@@ -137,3 +150,50 @@ def split_items(text: str, *, field: str, what: str = "list") -> list[str]:
             raise InputError(f"{what} {text!r}: item {i} of {len(items)} is empty "
                              f"(grammar {LIST_GRAMMAR})", field=field)
     return items
+
+
+def decimal_comma(text: str) -> str | None:
+    """The first ``INT,D`` (``308,5``) of a number list typed with a decimal comma, or None.
+
+    The rule: a list with no ``.`` and no exponent anywhere is ambiguous when every item
+    after the first is 1 or 2 digits, each shorter than the first item (or the first is
+    ``0``): ``308,5``, ``308,50``, ``12,1``, ``0,5`` are one value written the European way
+    far more often than runs of 308 and 5 TPS; and when it holds both ``;`` and ``,``
+    (``308,5;309,1``). A list of full numbers (``308.1,307.9``, ``300,301``, ``300,301,30``,
+    ``308.0,5``) and of small whole numbers alike in length (``1,2``, ``12,15``) is read as
+    it is.
+
+    Examples
+    --------
+    >>> decimal_comma("308,5"), decimal_comma("308.1,307.9"), decimal_comma("300,301")
+    ('308,5', None, None)
+    """
+    s = str(text)
+    if "." in s or "e" in s.lower() or "," not in s:
+        return None
+    if ";" in s:  # '308,5;309,1': ';' between values, ',' inside them
+        m = re.search(r"([+-]?[0-9]+),([0-9]+)", s)
+        return f"{m.group(1)},{m.group(2)}" if m else None
+    items = [t.strip() for t in s.split(",")]
+    head = items[0].lstrip("+-")
+    if re.fullmatch(r"[0-9]+", head) and all(re.fullmatch(r"[0-9]{1,2}", t) for t in items[1:]) \
+            and (head == "0" or all(len(t) < len(head) for t in items[1:])):
+        return f"{items[0]},{items[1]}"
+    return None
+
+
+def refuse_decimal_comma(text: str, *, field: str) -> None:
+    """Refuse a number list typed with a decimal comma (:func:`decimal_comma`).
+
+    Raises
+    ------
+    InputError
+        Naming ``field``: ``308,5 looks like a decimal comma: write 308.5; separate runs with
+        ',' only between full numbers``.
+    """
+    hit = decimal_comma(text)
+    if hit is not None:
+        whole, frac = hit.split(",")
+        raise InputError(f"{hit} looks like a decimal comma: write {whole}.{frac}; separate runs "
+                         f"with ',' only between full numbers (whole values as {whole}.0,"
+                         f"{frac}.0)", field=field)

@@ -24,65 +24,27 @@ import stat
 from pathlib import Path
 from typing import IO, Iterator
 
+from models import files as _mf
+from models.files import MAX_FILE_BYTES, MAX_LINE_CHARS
 from planner.errors import InputError
 
-__all__ = ["MAX_FILE_BYTES", "MAX_LINE_CHARS", "bounded_lines", "check_encoding",
-           "check_size", "read_text"]
+__all__ = ["MAX_FILE_BYTES", "MAX_LINE_CHARS", "atomic_output", "bounded_lines",
+           "check_encoding", "check_size", "read_text", "same_file", "write_atomic"]
 
-#: Largest input file read, in bytes.
-MAX_FILE_BYTES = 512 * 2**20
-#: Longest line of a line-oriented input (CSV, JSON Lines), in characters.
-MAX_LINE_CHARS = 256 * 2**20
-
-_CHUNK = 1 << 20
-
-#: Byte-order marks of encodings other than UTF-8 (longest first: UTF-32 LE starts as UTF-16 LE).
-_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
-         (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
-
-
-def _mib(n: int) -> str:
-    return f"{n // 2**20} MiB"
+_mib = _mf.mib
+_binary = _mf.binary_at
 
 
 def check_encoding(head: bytes, name: str) -> None:
-    """Refuse a file whose first bytes are a UTF-16/UTF-32 byte-order mark or hold a NUL.
-
-    Parameters
-    ----------
-    head : bytes
-        The file's first bytes (any length).
-    name : str
-        The file, for messages.
+    """Refuse a file whose first bytes are a UTF-16/UTF-32 byte-order mark or hold a NUL
+    (:func:`models.files.check_encoding`).
 
     Raises
     ------
     InputError
         Naming the file: the encoding and how to convert it, or the NUL's byte offset.
     """
-    for bom, enc in _BOMS:
-        if head.startswith(bom):
-            raise InputError(f"a {enc} text file (byte-order mark {bom.hex(' ').upper()}); "
-                             f"save it as UTF-8 (a spreadsheet's 'CSV UTF-8', or iconv -f "
-                             f"{enc} -t UTF-8 FILE > FILE.utf8)", file=name)
-    k = _binary(head)
-    if k is not None:
-        raise InputError(f"a binary file (a NUL byte at byte {k}), not text; UTF-16 without a "
-                         "byte-order mark reads so too: save it as UTF-8", file=name)
-
-
-def _binary(b: bytes, offset: int | None = None) -> int | None:
-    """The offset of the first NUL when ``b`` reads as binary: NULs in more than 1 of 10
-    bytes, or (at the file's start, ``offset`` None) a NUL before the first line break; None
-    otherwise (a stray NUL in a row is left to the row's check, which names its line and
-    field)."""
-    k = b.find(b"\0")
-    if k < 0:
-        return None
-    nl = b.find(b"\n")
-    if (offset is None and (nl < 0 or k < nl)) or b.count(b"\0") * 10 > len(b):
-        return (offset or 0) + k
-    return None
+    _mf.check_encoding(head, name, InputError)
 
 
 def check_size(p: Path, name: str) -> bool:
@@ -94,56 +56,19 @@ def check_size(p: Path, name: str) -> bool:
     InputError
         The file is larger than the bound, or does not exist.
     """
-    try:
-        st = os.stat(p)
-    except FileNotFoundError:
-        raise InputError("file not found", file=name) from None
-    if not stat.S_ISREG(st.st_mode):
-        return False
-    if st.st_size > MAX_FILE_BYTES:
-        raise InputError(f"{st.st_size / 2**20:,.0f} MiB is over the {_mib(MAX_FILE_BYTES)} "
-                         "an input file may hold", file=name)
-    return True
+    return _mf.check_size(p, name, InputError)
 
 
 def read_text(p: Path, name: str) -> str:
     """The text of an input file, decoded as UTF-8 (a UTF-8 byte-order mark dropped), read
-    in chunks up to :data:`MAX_FILE_BYTES`.
+    in chunks up to :data:`MAX_FILE_BYTES` (:func:`models.files.read_text`).
 
     Raises
     ------
     InputError
         Naming the file: not found, over the bound, binary (a NUL), UTF-16/32, not UTF-8.
     """
-    check_size(p, name)
-    chunks, total = [], 0
-    try:
-        with open(p, "rb") as fh:
-            while True:
-                b = fh.read(_CHUNK)
-                if not b:
-                    break
-                if not chunks:
-                    check_encoding(b, name)
-                elif (at := _binary(b, total)) is not None:
-                    raise InputError(f"a binary file (a NUL byte at byte {at}), not text",
-                                     file=name)
-                total += len(b)
-                if total > MAX_FILE_BYTES:
-                    raise InputError(f"more than the {_mib(MAX_FILE_BYTES)} an input file may "
-                                     "hold", file=name)
-                chunks.append(b)
-    except FileNotFoundError:
-        raise InputError("file not found", file=name) from None
-    except IsADirectoryError:
-        raise InputError("is a directory", file=name) from None
-    raw = b"".join(chunks)
-    del chunks
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
-                         file=name) from None
+    return _mf.read_text(p, name, InputError)
 
 
 def bounded_lines(fh: IO[str], name: str) -> Iterator[str]:
@@ -166,3 +91,171 @@ def bounded_lines(fh: IO[str], name: str) -> Iterator[str]:
             raise InputError(f"a line longer than {_mib(MAX_LINE_CHARS)} characters (the bound "
                              "of a line)", file=name, line=k)
         yield line
+
+
+def same_file(a, b) -> bool:
+    """True when paths ``a`` and ``b`` name one file: the same device and inode, so also
+    through a hard link or a symlink (False when either does not exist)."""
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+    except (OSError, ValueError):
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def _visible_name(path) -> str:
+    from planner.errors import visible
+
+    return visible(os.fsdecode(path))
+
+
+def _stream(path) -> bool:
+    """True when ``path`` is a character device or a named pipe (``/dev/stdout``,
+    ``/dev/null``, ``<(cmd)``): written in place, as a stream."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+#: ``os.write`` and ``os.fsync`` as :func:`write_atomic` calls them (a test replaces them to
+#: fake a full disk).
+_write = os.write
+_fsync = os.fsync
+
+
+def write_atomic(path, data: bytes | str, *, field: str | None = None) -> None:
+    """Write ``data`` to ``path`` so that the file is either its old self or wholly the new
+    content: a temporary file in the same folder, flushed to disk (``fsync``), then renamed
+    over ``path`` (``os.replace``, atomic on POSIX and Windows).
+
+    A symlink ``path`` is written through (its target replaced, the link kept); an existing
+    file's permission bits are kept. A character device or named pipe (``/dev/stdout``) is
+    written in place, as a stream. A text ``data`` is written as UTF-8 (file names not in
+    UTF-8, ``os.fsdecode``'s surrogates, go back out as their bytes).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file to write.
+    data : bytes or str
+        Its whole new content.
+    field : str, optional
+        The option that named the file, for the error.
+
+    Raises
+    ------
+    planner.errors.InputError
+        The folder cannot be written or the disk is full (``OSError`` of the write, the
+        flush or the rename): one line naming the file and the system's reason; the old
+        file is left as it was and no partial or temporary file is left behind.
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8", errors="surrogateescape")
+    if _stream(path):  # /dev/stdout, /dev/null, a named pipe: written in place, never replaced
+        try:
+            with open(path, "wb") as fh:
+                fh.write(data)
+            return
+        except OSError as exc:
+            raise InputError(f"cannot write it: {exc.strerror or exc}",
+                             file=_visible_name(path), field=field) from None
+    target = os.path.realpath(path)
+    folder = os.path.dirname(target) or "."
+    tmp = None
+    try:
+        try:
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            mode = None
+        import tempfile
+
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".tmp",
+                                   dir=folder)
+        try:
+            view = memoryview(data)
+            while view:
+                n = _write(fd, view)
+                view = view[n:]
+            _fsync(fd)
+        finally:
+            os.close(fd)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        else:  # a new file gets the mode open() would give it (0o666 less the umask)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise InputError(f"cannot write it: {reason}; nothing was written (an old file of "
+                         "that name is left as it was)", file=_visible_name(path),
+                         field=field) from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+class atomic_output:
+    """``with atomic_output(path) as tmp:`` hands a temporary path in ``path``'s folder to a
+    writer that needs a file name (NetCDF); on a clean exit the file is flushed to disk and
+    renamed over ``path`` (as :func:`write_atomic`), on an error removed.
+
+    Raises
+    ------
+    planner.errors.InputError
+        As :func:`write_atomic` (an ``OSError`` of the writer included).
+    """
+
+    def __init__(self, path, *, field: str | None = None):
+        self.path = path
+        self.field = field
+        self.target = os.path.realpath(path)
+        self.tmp = None
+
+    def __enter__(self) -> str:
+        import tempfile
+
+        base = os.path.basename(self.target)
+        stem, ext = os.path.splitext(base)
+        try:
+            fd, self.tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=f".tmp{ext}",
+                                            dir=os.path.dirname(self.target) or ".")
+            os.close(fd)
+        except OSError as exc:
+            self._fail(exc)
+        return self.tmp
+
+    def _fail(self, exc: OSError):
+        raise InputError(f"cannot write it: {exc.strerror or exc}; nothing was written (an "
+                         "old file of that name is left as it was)",
+                         file=_visible_name(self.path), field=self.field) from None
+
+    def __exit__(self, et, ev, tb) -> bool:
+        try:
+            if et is None:
+                try:
+                    fd = os.open(self.tmp, os.O_RDONLY)
+                    try:
+                        _fsync(fd)
+                    finally:
+                        os.close(fd)
+                    os.replace(self.tmp, self.target)
+                    self.tmp = None
+                except OSError as exc:
+                    self._fail(exc)
+            elif issubclass(et, OSError):
+                self._fail(ev)
+        finally:
+            if self.tmp is not None:
+                try:
+                    os.unlink(self.tmp)
+                except OSError:
+                    pass
+        return False

@@ -25,14 +25,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from planner.io._parse import to_float
+from planner.io._parse import not_a_number, to_float
 from planner.errors import InputError
 
 __all__ = ["Limit", "LIMITS", "TPS", "DURATION", "BYTES", "PPL", "DELTA_TPS", "DELTA_PCT", "DELTA_SD",
            "ROPE_PCT", "ROPE_TPS", "PRICE_PER_HOUR", "TOTAL_USD", "MINUTES_PER_RUN",
            "STARTUP_MINUTES", "RUNS_PER_ARM", "MAX_RUNS_TOTAL", "RUNS_PER_INSTANCE", "SIMS",
            "BOOTSTRAP", "MC_REPS", "DRAWS", "SIGMA_TPS", "SEED", "REP", "NOISE_CV", "NOISE_SCALE", "PRIOR_DF",
-           "check_noise_prior", "metric_unit", "SYNC_FACTOR", "STEP_MS", "GAMMA", "check", "check_all", "value_limit", "check_name", "has_control"]
+           "check_noise_prior", "check_delta_at", "metric_unit", "SYNC_FACTOR", "STEP_MS", "GAMMA", "check", "check_all", "value_limit", "check_name", "has_control"]
 
 
 @dataclass(frozen=True)
@@ -94,14 +94,16 @@ class Limit:
         try:
             x = to_float(value)
         except (TypeError, ValueError, OverflowError):
-            raise InputError(f"not a number: {value!r}", **where) from None
+            raise InputError(not_a_number(value), **where) from None
         if not math.isfinite(x):
             raise InputError(f"not a finite number: {value!r}", **where)
         below = x <= self.low if self.low_open else x < self.low
         if below or x > self.high:
             shown = f"{int(x):,}" if self.integer and x == int(x) and abs(x) < 1e18 else f"{x:g}"
-            raise InputError(f"implausible {self.quantity} {shown}: outside {self.describe()}",
-                             **where)
+            hint = (f"; did you mean {x / 100:g} ({x:g}%)?" if self.unit == "fraction"
+                    and 1.0 <= x <= 100.0 else "")
+            raise InputError(f"implausible {self.quantity} {shown}: outside {self.describe()}"
+                             f"{hint}", **where)
         if self.integer:
             if x != int(x):
                 raise InputError(f"must be a whole number, got {value!r}", **where)
@@ -130,9 +132,12 @@ DELTA_TPS = Limit("delta", "TPS", -1e6, 1e6, why="a difference of two TPS values
 #: 100x speed-up; speculative decoding reaches ~2-5x).
 DELTA_PCT = Limit("delta", "%", -100.0, 10_000.0, low_open=True,
                   why="-100 % is a rate of 0; +10,000 % is a 100x speed-up")
-#: The sd of an expected Δ (a plan's ``delta_sd``, TPS or % as its Δ): positive, at most the
-#: TPS range.
-DELTA_SD = Limit("delta sd", "TPS or %", 0.0, 1e6, low_open=True, why="the TPS range")
+#: The sd of an expected Δ (a plan's ``delta_sd``, TPS or % as its Δ): from 1e-6 (a
+#: millionth of a TPS or of a percent: below it the Δ is known exactly, so leave ``delta_sd``
+#: out; ``5e-324`` made the effect's distribution degenerate and failed in the simulation)
+#: to the TPS range.
+DELTA_SD = Limit("delta sd", "TPS or %", 1e-6, 1e6,
+                 why="below 1e-6 the delta is exact (leave delta_sd out); 1e6: the TPS range")
 #: ROPE half-width in % of TPS: below 50 % (a wider ROPE calls any two configs equivalent;
 #: :class:`planner.decide.verdict.Rope` enforces it), default 0.1 %.
 ROPE_PCT = Limit("ROPE", "%", 0.0, 50.0, why="a ROPE of 50 % calls any two configs equal")
@@ -204,10 +209,12 @@ NOISE_CV = Limit("noise CV", "fraction", 1e-6, 0.99, why="0.0001 % is below any 
 NOISE_SCALE = Limit("noise scale", "log-SD", 1e-6, 0.6931471805599453,
                     why="the NOISE_CV range on the log scale")
 #: Degrees of freedom of a noise prior (``--cv 2%:DF``, ``calibrate --max-df``, a prior file's
-#: ``df``): above 0 and up to 10^5 (already a point mass: the scale's 95 % range is +-0.4 %
-#: of itself; larger values overflow the prior's density).
-PRIOR_DF = Limit("prior degrees of freedom", "", 0.0, 1e5, low_open=True,
-                 why="10^5 df is a point mass; larger values overflow the density")
+#: ``df``): from 0.1 (below it the inverse-chi2 scale's 95 % range spans hundreds of decades
+#: and the exact engine's grid has no finite quantile: ``df`` 0.01 and ``1e-320`` failed
+#: there, 0.1 holds) up to 10^5 (already a point mass: the scale's 95 % range is +-0.4 % of
+#: itself; larger values overflow the prior's density).
+PRIOR_DF = Limit("prior degrees of freedom", "", 0.1, 1e5,
+                 why="below 0.1 df the prior has no usable quantiles; 10^5 df is a point mass")
 #: Multiplier of a drafting step that needs a host sync (``draft --sync-factor``; the cost
 #: model's ``sync_factor``, measured 1.20 on the A10G stack F): 0.5 to 100. A sync never
 #: makes a step faster, so below 1 is already generous; near 0 the step time vanished and
@@ -283,6 +290,42 @@ def check_all(items) -> None:
     for name, value, field in items:
         if value is not None:
             check(name, value, field=field)
+
+
+def check_delta_at(delta_tps: float, baseline_tps: float, *, field: str,
+                   baseline_field: str, file: str | None = None,
+                   line: int | None = None) -> float:
+    """Check a Δ in TPS against the baseline it is measured at: as a share of the baseline
+    it must lie in :data:`DELTA_PCT` (above -100 %, at most +10,000 %). ``--delta 307
+    --baseline-tps 0.5`` (the two values swapped) is +61,400 % and refused.
+
+    Parameters
+    ----------
+    delta_tps, baseline_tps : float
+        The Δ (TPS, B − A) and the baseline TPS (both already in their own ranges).
+    field, baseline_field : str
+        The option or field names of each, for the message.
+    file, line : optional
+        Where the values came from.
+
+    Returns
+    -------
+    float
+        The Δ in % of the baseline.
+
+    Raises
+    ------
+    planner.errors.InputError
+        The share is outside :data:`DELTA_PCT`, naming both fields.
+    """
+    pct = 100.0 * float(delta_tps) / float(baseline_tps)
+    below = pct <= DELTA_PCT.low
+    if below or pct > DELTA_PCT.high:
+        raise InputError(f"implausible delta {delta_tps:+g} TPS at a baseline of "
+                         f"{baseline_tps:g} TPS: {pct:+,.0f} % of the baseline, outside "
+                         f"{DELTA_PCT.describe()} (are {field} and {baseline_field} "
+                         "swapped?)", file=file, line=line, field=field)
+    return pct
 
 
 def value_limit(metric: str, lower_is_better: bool) -> Limit:

@@ -331,7 +331,13 @@ def read_plan(path: str | Path, *, overrides: dict | None = None) -> Plan:
                          field="comparison" if not is_csv else "name")
     seen: dict[str, int] = {}
     pairs: dict = {}
+    from planner.io.limits import check_delta_at
+
     for c in plan.comparisons:
+        base = c.baseline_tps if c.baseline_tps is not None else plan.baseline_tps
+        if c.delta_tps is not None and base is not None:  # delta and baseline swapped?
+            check_delta_at(c.delta_tps, base, field="delta_tps", baseline_field="baseline_tps",
+                           file=spath, line=c.lines.get("delta_tps", c.line))
         if c.name in seen:
             raise InputError(f"comparison #{c.index + 1}: duplicate name '{c.name}' (also "
                              f"comparison #{seen[c.name] + 1})", file=spath,

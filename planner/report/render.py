@@ -281,15 +281,21 @@ def read_result(path: Path | str) -> dict:
         Not JSON, or not a spec-planner result (naming the file).
     """
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        from planner.io.files import read_text  # bounded: /dev/zero, a sparse file refused
+
+        text = read_text(Path(path), str(path))
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", file=str(path)) from None
     except OSError as exc:
         raise InputError(f"unreadable: {exc.strerror}", file=str(path)) from None
     try:
-        obj = json.loads(text, parse_constant=_refuse_constant)
+        from models.files import loads_json  # an integer of 5,000 digits: one line
+
+        obj = loads_json(text, str(path), InputError, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
         raise InputError(f"not JSON: {exc.msg}", file=str(path), line=exc.lineno) from None
+    except InputError:
+        raise
     except ValueError as exc:
         raise InputError(str(exc), file=str(path)) from None
     try:

@@ -82,7 +82,7 @@ def _num(v: str):
     range checks), or the text itself (``lookup=pld``)."""
     from planner.io._parse import to_float
 
-    if _INT_RE.match(v):
+    if _INT_RE.match(v) and len(v) <= 30:  # longer: a float (inf), refused by the range check
         return int(v)
     try:
         return to_float(v)

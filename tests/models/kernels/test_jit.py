@@ -1,6 +1,6 @@
 """models.kernels: lazily JIT-compiled kernels, the cache folder chosen on first use, and a
-cache that fails (corrupt, unwritable, no home) falling back to an in-memory compile with the
-same results."""
+cache that fails (corrupt: rebuilt; unwritable, no home: an in-memory compile) with the same
+results."""
 
 import os
 import subprocess
@@ -93,20 +93,80 @@ def test_compiled_kernels_give_the_plain_python_results():
     assert np.array_equal(out, want)  # NumPy's pairwise sums, bit for bit
 
 
-def test_a_corrupt_cache_file_compiles_in_memory(tmp_path):
+def test_a_corrupt_cache_file_is_rebuilt(tmp_path):
+    """A truncated or garbage cache file (UnpicklingError, EOFError) gives the right answer,
+    and the damaged entries are rebuilt into the cache, so the next run loads them."""
     cache = tmp_path / "numba"
     ok, where, folder = _child({"NUMBA_CACHE_DIR": str(cache)})[0]
     assert (ok, where, folder) == ("True", "True", str(cache))
     files = [f for f in cache.rglob("*") if f.suffix in (".nbi", ".nbc")]
     assert files, "nothing was cached"
-    for f in files:  # truncated: the index or data pickle ends early
-        f.write_bytes(f.read_bytes()[: max(1, f.stat().st_size // 3)])
+    for damage in ("truncated", "garbage"):
+        for f in [f for f in cache.rglob("*") if f.suffix in (".nbi", ".nbc")]:
+            f.write_bytes(f.read_bytes()[: max(1, f.stat().st_size // 3)]
+                          if damage == "truncated" else b"\x80\x04not a pickle")
+        ok, where, _ = _child({"NUMBA_CACHE_DIR": str(cache)})[0]
+        assert (ok, where) == ("True", "True"), damage  # right answer, cache rebuilt
+        stamps = {f: f.stat().st_mtime_ns for f in cache.rglob("*.nbc")}
+        ok, where, _ = _child({"NUMBA_CACHE_DIR": str(cache)})[0]
+        assert (ok, where) == ("True", "True")
+        assert {f: f.stat().st_mtime_ns for f in cache.rglob("*.nbc")} == stamps  # loaded
+
+
+def test_a_cache_file_damaged_inside_is_caught_by_its_checksum(tmp_path):
+    """Bytes flipped inside numba's object code still unpickle: LLVM then aborted the process
+    (SIGABRT) on every later run. Each cache file has a checksum written with it; a
+    mismatch rebuilds the module's entries before numba reads them."""
+    import random
+
+    cache = tmp_path / "numba"
+    assert _child({"NUMBA_CACHE_DIR": str(cache)})[0][:2] == ["True", "True"]
+    data = sorted(cache.rglob("*.nbc"))
+    assert data and all(Path(str(f) + ".b2sum").exists() for f in data)
+    rng = random.Random(2)  # this pattern aborted the process before the checksums
+    for f in data:
+        b = bytearray(f.read_bytes())
+        for _ in range(20):
+            b[rng.randrange(len(b) // 3, len(b))] = rng.randrange(256)
+        f.write_bytes(bytes(b))
     ok, where, _ = _child({"NUMBA_CACHE_DIR": str(cache)})[0]
-    assert (ok, where) == ("True", "False")
-    for f in files:  # garbage
-        f.write_bytes(b"\x80\x04not a pickle")
-    ok, where, _ = _child({"NUMBA_CACHE_DIR": str(cache)})[0]
-    assert (ok, where) == ("True", "False")
+    assert (ok, where) == ("True", "True")
+    stamps = {f: f.stat().st_mtime_ns for f in cache.rglob("*.nbc")}
+    assert _child({"NUMBA_CACHE_DIR": str(cache)})[0][:2] == ["True", "True"]
+    assert {f: f.stat().st_mtime_ns for f in cache.rglob("*.nbc")} == stamps  # loaded again
+
+
+@pytest.mark.parametrize("env,note", [
+    ({"NUMBA_NUM_THREADS": "0"}, "NUMBA_NUM_THREADS='0'"),
+    ({"NUMBA_NUM_THREADS": "100000"}, "NUMBA_NUM_THREADS='100000'"),
+    ({"NUMBA_THREADING_LAYER": "bogus"}, "NUMBA_THREADING_LAYER='bogus'"),
+    ({"NUMBA_DISABLE_JIT": "1"}, "plain Python"),
+])
+def test_numba_settings_that_would_fail_every_kernel_fall_back(tmp_path, env, note):
+    """numba raised at its first launch ("Number of threads specified must be > 0", "The
+    threading layer requested 'bogus' is unknown") or, with NUMBA_DISABLE_JIT, the kernels
+    had no compile(): numba's defaults (or the plain Python kernel) instead, one note."""
+    out, err = _child({"NUMBA_CACHE_DIR": str(tmp_path / "numba"), **env})
+    assert out[0] == "True", err
+    assert note in err and "Traceback" not in err, err
+
+
+def test_an_unloadable_threading_layer_falls_back_to_the_default(tmp_path):
+    """NUMBA_THREADING_LAYER=tbb without TBB: "No threading layer could be loaded" at the
+    first parallel kernel; numba's default layer instead, one note."""
+    code = ("import numpy as np\n"
+            "from models.kernels import assurance, _jit\n"
+            "_jit.compile_all()\n"
+            "print('ok')\n")
+    env = dict(os.environ, NUMBA_THREADING_LAYER="tbb", PYTHONPATH=str(ROOT),
+               NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True,
+                         text=True, timeout=900)
+    assert out.returncode == 0 and out.stdout.split() == ["ok"], out.stderr[-3000:]
+    try:
+        import tbb  # noqa: F401
+    except ImportError:
+        assert "threading layer 'tbb' could not be loaded" in out.stderr
 
 
 def test_an_unwritable_cache_folder_compiles_in_memory(tmp_path):
@@ -121,7 +181,7 @@ def test_an_unwritable_cache_folder_compiles_in_memory(tmp_path):
     assert (ok, where) == ("True", "False")
 
 
-@pytest.mark.parametrize("home", ["", None, "/"])
+@pytest.mark.parametrize("home", ["", None, "/", "/nonexistent-home"])
 def test_no_home_compiles_in_memory_and_makes_no_folder(tmp_path, home):
     from models.kernels import _cache
 
@@ -129,6 +189,7 @@ def test_no_home_compiles_in_memory_and_makes_no_folder(tmp_path, home):
     ok, where, *rest = _child(env, cwd=tmp_path)[0]
     assert (ok, where, rest) == ("True", "False", [])
     assert list(tmp_path.iterdir()) == []  # no ./.cache from an empty HOME
+    assert not os.path.exists("/nonexistent-home")
     old = dict(os.environ)
     try:
         for k, v in env.items():

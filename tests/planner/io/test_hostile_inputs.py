@@ -34,7 +34,7 @@ def test_dev_zero_is_refused_at_its_first_bytes(cli):
         read_runs("/dev/zero")
     assert _one_line(e.value) == ("/dev/zero: a binary file (a NUL byte at byte 0), not text; "
                                   "UTF-16 without a byte-order mark reads so too: save it as "
-                                  "UTF-8")
+                                  "UTF-8 (iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8)")
     assert time.perf_counter() - t0 < 1.0
     code, out, err = cli("verdict", "/dev/zero", "--a", "A", "--b", "B")
     assert code == 2 and err.count("\n") == 1 and "binary file" in err

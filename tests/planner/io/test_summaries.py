@@ -295,7 +295,7 @@ def test_quick_form_cli(cli):
 @pytest.mark.parametrize("args, field, words", [
     (("--likelihood", "student-t", "--engine", "mcmc"), "--likelihood", "Student-t"),
     (("--paired",), "--paired", "pairs"),
-    (("--a-runs", "80,81"), "--a-summary", "not both"),
+    (("--a-runs", "80.1,81.2"), "--a-summary", "not both"),
 ])
 def test_quick_form_refusals(cli, args, field, words):
     code, out, err = cli("verdict", "--a-summary", "mean=80.3,sd=0.3,n=3", "--b-summary",
