@@ -185,16 +185,6 @@ def _quick_exit(argv) -> None:
         gc.freeze()
 
 
-def _visible(text: str) -> str:
-    """An error line as printed: control characters, escape sequences and bidi overrides in
-    the file names and values it quotes spelled out (``\\x1b``, ``\\u202e``,
-    :func:`planner.report.escape.visible`), so a name cannot retitle, clear or reorder the
-    terminal, nor break the message over two lines."""
-    from planner.report.escape import visible
-
-    return visible(text)
-
-
 def _plain_help_off_a_terminal() -> None:
     """``--help`` piped or redirected (no terminal on stdout): click's plain layout, the
     option and its help on one line at 80 columns, instead of rich panels whose four columns
@@ -282,7 +272,7 @@ def main(argv: list[str] | None = None) -> None:
         cmd = getattr(getattr(exc, "ctx", None), "command_path", None)
         if cmd is None:  # an error raised before click made the command's context
             cmd = "planner" + (f" {args[0]}" if args and args[0] in COMMANDS else "")
-        print(_visible(f"{cmd}: error: {msg} (see '{cmd} --help')"), file=sys.stderr)
+        print(visible(f"{cmd}: error: {msg} (see '{cmd} --help')"), file=sys.stderr)
         sys.exit(getattr(exc, "exit_code", 2) or 2)
     except typer.Abort as exc:
         # typer < 0.26 turns Ctrl-C into Abort (later ones into exit code 130): 130 either way

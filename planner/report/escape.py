@@ -1,7 +1,7 @@
 """Escaping of user-derived text for each report medium: every view passes every value it did
 not write itself (names, labels, notes, any field of a saved result) through one of these.
 
-* :func:`visible` -- control characters (C0, DEL, C1) and the bidi controls (U+061C,
+* :func:`visible` -- control characters (C0, DEL, C1), invisible format characters and the bidi controls (U+061C,
   U+200E/F, U+202A-202E, U+2066-2069) spelled as ``\\x1b`` / ``\\u202e``, so an escape
   sequence (OSC window title, screen clear) or a right-to-left override cannot act;
 * :func:`term` -- a :class:`rich.text.Text` of :func:`visible` text: rich never reads it as
@@ -14,7 +14,7 @@ not write itself (names, labels, notes, any field of a saved result) through one
   or a ``-``, ``+``, ``=`` and a space: a quote, heading or list marker); an intraword
   ``_`` of a config name
   (``fa2sw_precache``) emphasises nothing and stays as it is, as does a plain ``[0.21,
-  0.52]`` or ``<= 0``; a newline is spelled ``\\x0a`` (:func:`visible`), so a value holds
+  0.52]`` or ``<= 0``; a newline is spelled ``\\n`` (:func:`visible`), so a value holds
   one line, one table cell;
 * :func:`html` -- HTML text and attribute values (``& < > " '`` as entities).
 """
@@ -24,21 +24,16 @@ from __future__ import annotations
 import html as _html
 import re
 
+from planner.errors import visible as _visible
+
 __all__ = ["visible", "term", "md", "html"]
 
-_HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def _spell(m: re.Match) -> str:
-    c = ord(m.group())
-    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
-
-
 def visible(x) -> str:
-    """``str(x)`` (``""`` for None) with every control or bidi character spelled out
-    (``"\\x1b]0;t\\x07"`` -> ``\\x1b]0;t\\x07`` as text); a newline too, so a value cannot
-    fake a line of the report."""
-    return _HIDDEN.sub(_spell, "" if x is None else str(x))
+    """``str(x)`` (``""`` for None) with every control, invisible format or bidi character
+    spelled out (``"\\x1b]0;t\\x07"`` -> ``\\x1b]0;t\\x07`` as text); a newline too (``\\n``),
+    so a value cannot fake a line of the report. The one rule is
+    :func:`planner.errors.visible` (error messages use it too)."""
+    return _visible("" if x is None else x)
 
 
 def term(x, style: str | None = None):
