@@ -168,7 +168,7 @@ def test_terminal_prints_every_value_literally(hostile, capsys, monkeypatch):
 def test_the_escape_helpers():
     from planner.report.escape import html, md, term, visible
 
-    assert visible("\x1b]0;t\x07\u202eX\n") == "\\x1b]0;t\\x07\\u202eX\\x0a"
+    assert visible("\x1b]0;t\x07\u202eX\n") == "\\x1b]0;t\\x07\\u202eX\\n"
     assert html('<a href="x">&') == "&lt;a href=&quot;x&quot;&gt;&amp;"
     assert md("<b>|`*</b>") == "&lt;b>\\|\\`\\*&lt;/b>"
     assert md("[x](javascript:1)") == "[x\\](javascript:1)"
