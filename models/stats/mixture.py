@@ -1,4 +1,4 @@
-"""Summaries of a Normal mixture (the exact engine's posterior of a contrast).
+r"""Summaries of a Normal mixture (the exact engine's posterior of a contrast).
 
 The exact engine's posterior of a linear contrast of the fixed effects is a mixture of
 Normals over its grid points, :math:`\sum_g w_g N(m_g, v_g)`. This module gives its CDF,

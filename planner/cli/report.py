@@ -10,14 +10,21 @@ from typing import Optional
 import typer
 
 
+def _kinds() -> str:
+    """The report kinds of the registry (planner.report.render.VIEWS), as a reader says them."""
+    from planner.report.render import VIEWS
+
+    names = [k.replace("-", " ") for k in VIEWS]
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
 def register(app: typer.Typer) -> None:
     """Register ``report`` on the planner app."""
 
     @app.command("report")
     def report(
         result: Path = typer.Argument(..., metavar="RESULT", help="A saved result: the --json "
-                                      "output of verdict, repeats, budget, draft, draft sweep, "
-                                      "calibrate or shift."),
+                                      f"output of {_kinds()}."),
         md: Optional[Path] = typer.Option(None, "--md", help="Write a Markdown report (a draft "
                                           "result also writes the PNG next to it)."),
         html: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML "

@@ -202,6 +202,10 @@ def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, eng
         if baseline is not None:  # a saved baseline's runs are config A (planner.cli.baseline)
             from planner.cli.baseline import baseline_runs
 
+            if a is not None:
+                raise InputError("give either --baseline NAME or --a CONFIG: the baseline is "
+                                 "config A", field="--baseline")
+
             a, base_runs = baseline_runs(store, baseline, run_group)
         if a is None or b is None:
             raise InputError("give --a CONFIG and --b CONFIG", field="--a")

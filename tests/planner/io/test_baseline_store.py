@@ -165,6 +165,10 @@ def test_cli_save_show_and_verdict_baseline_equals_the_pairwise_verdict(tmp_path
     vb = json.loads(capsys.readouterr().out)
     main(["verdict", str(RUNS), "--a", K11, "--b", K13, "--json"])
     v = json.loads(capsys.readouterr().out)
+    with pytest.raises(SystemExit) as e:  # the baseline is config A: --a beside it is refused
+        main(["verdict", str(RUNS), "--baseline", "k11", "--a", K11, "--b", K13, "--store",
+              str(store)])
+    assert e.value.code == 2 and "--baseline" in capsys.readouterr().err
     assert vb["a"] == "baseline:k11"
     assert vb["label"] == v["label"] == "B better"
     assert vb["delta_pct"] == pytest.approx(v["delta_pct"], rel=1e-9)
