@@ -28,7 +28,7 @@ from planner.io.runs import RunsTable
 from planner.io.rows import instance_key
 
 __all__ = ["Comparison", "SESSION_NOTE", "Selection", "build_data", "check_identifiable",
-           "cold_only_notes", "cold_runs", "fit", "from_table", "from_values",
+           "cold_groups", "cold_only_notes", "cold_runs", "fit", "from_table", "from_values",
            "machines_unknown", "one_session_per_arm", "quick_platform_notes", "runs_listing",
            "OUTLIER_Z", "RUNS_CAP"]
 
@@ -60,7 +60,15 @@ def build_data(table: RunsTable, a: str, b: str, *, use_cold: bool | None = None
     sess = [f"{r.instance}/{r.session or r.run_group}" for r in runs]
     lower = sub.lower_is_better if lower_is_better is None else bool(lower_is_better)
     return TPSData.from_arrays([r.tps for r in runs], [r.config for r in runs], inst, cold,
-                               sess, use_cold=use_cold, lower_is_better=lower)
+                               sess, use_cold=use_cold, lower_is_better=lower,
+                               cold_group=cold_groups(runs, inst))
+
+
+def cold_groups(runs, inst: list[str]) -> list[str]:
+    """The cold group of each run: its server session when the rows name one (``session``
+    column), else its instance (``inst``, the model's instance labels). The cold runs of
+    one group share one slowdown (:mod:`models.stats.tps_cold`)."""
+    return [f"{i}/{r.session}" if r.session else i for r, i in zip(runs, inst)]
 
 
 def machines_unknown(sub: RunsTable, platform: str | None) -> bool:

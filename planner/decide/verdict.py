@@ -22,7 +22,8 @@ import numpy as np
 
 from models.stats.decision import label_from
 from models.stats.noise import WEAK, NoisePrior
-from models.stats.tps_model import COLD_MEAN_SLOW, COLD_P_NONE, pct
+from models.stats.tps_cold import cold_prior_summary
+from models.stats.tps_model import pct
 from planner.decide.classical import classical_tests, paired_t
 from planner.decide.comparison import (Comparison, check_identifiable, cold_only_notes,
                                        cold_runs, fit, runs_listing)
@@ -207,10 +208,14 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
     if data.use_cold:
         which = ", ".join(f"{c['config']} rep {c['rep']}" for c in colds[:6]) + \
             (f" and {len(colds) - 6} more" if len(colds) > 6 else "")
+        cp = cold_prior_summary(data.cold_weights)
+        J = data.n_cold
         notes.append(f"{len(colds)} cold first run(s) ({which}) modelled with a one-sided "
-                     f"cold-start coefficient (prior: {100 * COLD_P_NONE:.0f} % of first runs "
-                     f"not slow, the others {100 * COLD_MEAN_SLOW:.1f} % slow on average; "
-                     "never faster)")
+                     f"cold-start slowdown per {'server session or instance' if J else ''} "
+                     f"({J} group(s): each its own slowdown; prior fitted on the shipped cold "
+                     f"runs: {100 * cp['p_not_slow']:.0f} % of first runs not slow, "
+                     f"{100 * cp['p_slower_than_3pct']:.0f} % slower than 3 %, "
+                     f"{100 * cp['p_slower_than_10pct']:.1f} % slower than 10 %; never faster)")
         alone = cold_only_notes(comp.table, a, b)
         notes += alone
         if alone and more_note is not None:
