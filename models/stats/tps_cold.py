@@ -32,12 +32,13 @@ error against the full enumeration).
 
 The fit (:func:`fit_cold_weights`): d = log(first run) − mean log(later runs of the same
 cell) for every cell of ``examples/runs/tps_runs.csv`` with a rep-0 run and >= 1 later run on a
-named instance (181 cells of 83 run groups, probe metrics excluded), each d with the
+named instance, not after a warm-up pass (177 cells of 81 run groups, probe metrics
+excluded), each d with the
 measurement SD of its cell's warm mean, the weights by EM with a Dirichlet(0.5) smoothing.
-Held out by whole run groups (5 folds): the central 90 % predictive interval covers 92.3 %
-of the left-out cells (2.8 % below, 5.0 % above: cells whose warm mean is noisier than its
-SD says), the 98 % interval 95.6 %; the held-out predicted share of first runs more than 3 %
-slow is 10.9 % (observed 8.3 %; the old zero-inflated exponential left 6.6 % of the cells
+Held out by whole run groups (5 folds): the central 90 % predictive interval covers 92.1 %
+of the left-out cells (2.8 % below, 5.1 % above: cells whose warm mean is noisier than its
+SD says), the 98 % interval 94.9 %; the held-out predicted share of first runs more than 3 %
+slow is 11.1 % (observed 8.5 %; the old zero-inflated exponential left 6.6 % of the cells
 below its 5 % point).
 ``tests/planner/decide/test_cold.py`` repeats the fit and the check.
 """
@@ -61,7 +62,7 @@ COLD_SLOW_CV = 0.25
 #: runs (0.038 %, ``examples/runs/tps_runs.md``).
 COLD_NONE_SD = 1e-4
 #: Fitted weights: not slow, then the slow components (sum 1); see the module docstring.
-COLD_WEIGHTS = (0.4992, 0.0634, 0.1710, 0.1551, 0.0926, 0.0187)
+COLD_WEIGHTS = (0.4880, 0.0648, 0.1746, 0.1587, 0.0947, 0.0191)
 #: Most component combinations integrated exactly (K^J; K = 6 gives J <= 2 exactly).
 MAX_COMBOS = 64
 #: Posterior mass of a group's components the screen may drop (beyond :data:`MAX_COMBOS`).

@@ -34,7 +34,7 @@ def cold_cells(table: RunsTable) -> dict:
                          []).append(r)
     rows = []
     for key, rs in cells.items():
-        first = [r for r in rs if r.rep == 0]
+        first = [r for r in rs if r.rep == 0 and r.cold is not False]   # not after a warm-up
         warm = np.log([r.tps for r in rs if r.rep is not None and r.rep > 0])
         if len(first) == 1 and warm.size >= 1:
             sd = float(np.std(warm, ddof=1)) if warm.size >= 2 else np.nan

@@ -26,7 +26,7 @@ from models.stats.tps_cold import cold_prior_summary
 from models.stats.tps_model import pct
 from planner.decide.classical import classical_tests, paired_t
 from planner.decide.comparison import (Comparison, check_identifiable, cold_only_notes,
-                                       cold_runs, fit, runs_listing)
+                                       cold_runs, fit, grouping, grouping_note, runs_listing)
 from planner.defaults import DEFAULT_ROPE
 from planner.decide.direction import shown_label
 from planner.decide.prior_conflict import prior_conflicts
@@ -210,9 +210,10 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
             (f" and {len(colds) - 6} more" if len(colds) > 6 else "")
         cp = cold_prior_summary(data.cold_weights)
         J = data.n_cold
+        per = "server session" if any(r.session for r in comp.table.runs) else "instance"
         notes.append(f"{len(colds)} cold first run(s) ({which}) modelled with a one-sided "
-                     f"cold-start slowdown per {'server session or instance' if J else ''} "
-                     f"({J} group(s): each its own slowdown; prior fitted on the shipped cold "
+                     f"cold-start slowdown per {per} ({J} group(s), each its own slowdown; "
+                     "prior fitted on the shipped cold "
                      f"runs: {100 * cp['p_not_slow']:.0f} % of first runs not slow, "
                      f"{100 * cp['p_slower_than_3pct']:.0f} % slower than 3 %, "
                      f"{100 * cp['p_slower_than_10pct']:.1f} % slower than 10 %; never faster)")
@@ -222,6 +223,8 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
             more_note = "; ".join(alone) + "; or " + more_note
     if not diag.get("ok", True):
         notes.append("the fit failed its diagnostics: no decisive label is given")
+    groups = grouping(comp, data)
+    notes.append(grouping_note(groups))
     listing, truncated, run_notes = runs_listing(comp, data)
     notes += run_notes
     curve = None
@@ -269,6 +272,7 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
         metric=metric_name,
         runs=listing,
         runs_truncated=truncated,
+        grouping=groups,
     )
 
 
