@@ -19,7 +19,7 @@ from planner.decide.rope import Rope
 from planner.errors import InputError
 
 __all__ = ["SETTLE_SIMS", "SETTLE_MAX_RUNS", "SETTLE_SCREEN_MARGIN", "paired_allowed",
-           "settle_designs", "settle_screen", "to_settle"]
+           "session_advice", "settle_designs", "settle_screen", "to_settle"]
 
 
 #: Simulated experiments per design and the largest number of runs per arm to add when the
@@ -151,15 +151,39 @@ def paired_allowed(platform: str | None, prior_named: bool, prior=None) -> bool:
 
 
 def settle_designs(comp) -> tuple[str, ...]:
-    """The designs of the verdict's advice: separate and paired (new runs in A/B pairs on new
-    instances) where :func:`paired_allowed`; separate only otherwise, except when the runs
-    bought are paired themselves (then pairs only, as they were bought)."""
+    """The fixed designs of the verdict's advice and of ``planner repeats --runs`` (one rule
+    for both): separate and paired (new runs in A/B pairs on new instances) where
+    :func:`paired_allowed`; separate only otherwise, except when the runs bought are paired
+    themselves (then pairs only, as they were bought).
+
+    When each arm's runs are read as one session on a machine of its own (machines unknown,
+    :attr:`planner.decide.comparison.Comparison.sessions`), separate only: the
+    between-instance term is then the offset between server sessions, which a pair of runs
+    (two server sessions, one per config) does not cancel; planning pairs as if it did made
+    the advice smaller the less was known (11 paired runs per arm without a platform, more
+    than 100 separate ones on a known platform)."""
     from planner.decide.classical import paired_design
 
+    if getattr(comp, "sessions", False):
+        return ("separate",)
     named = comp.choice is not None and getattr(comp.choice, "level", "") in ("file", "named")
     if paired_allowed(comp.platform, named, comp.prior):
         return ("separate", "paired")
     return ("paired",) if paired_design(comp.data()) else ("separate",)
+
+
+def session_advice(post) -> str | None:
+    """What helps when the offset between sessions or instances dominates: more runs in the
+    same sessions average out the run-to-run noise only (None when the run-to-run noise is
+    the larger term). ``post``: an exact fit (posterior medians of tau and sigma)."""
+    tau = post.scale_summary("tau")["median"]
+    sig = post.scale_summary("sigma")["median"]
+    if not tau > sig:
+        return None
+    return (f"more runs in the same server sessions cannot settle it: the offset between "
+            f"sessions or instances (sigma_instance about {100 * tau:.2g} %) is larger than the "
+            f"run-to-run noise (sigma_run about {100 * sig:.2g} %) and does not average out "
+            "within a session; runs in new server sessions or on new instances are what helps")
 
 
 def to_settle(comp, rope: Rope, seed: int, screen_post=None,

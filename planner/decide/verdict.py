@@ -174,6 +174,11 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
             post0 = fit_exact(data, prior)
         settle_comp = comp if comp.prior is not None else _with_prior(comp, prior)
         more, more_code, more_note = to_settle(settle_comp, rope, seed, post0)
+        from planner.decide.settle import session_advice
+
+        adv = session_advice(post0)
+        if adv:
+            more_note = more_note + "; " + adv
 
     def scale_out(s):
         return {"pct": {k: 100 * v for k, v in s.items()},
@@ -220,7 +225,10 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
         alone = cold_only_notes(comp.table, a, b)
         notes += alone
         if alone and more_note is not None:
-            more_note = "; ".join(alone) + "; or " + more_note
+            # the sized runs are warm (new runs are simulated without a cold start): they are
+            # the warm runs the lone cold config needs
+            more_note = ("; ".join(alone) + " (its warm level rests on the cold-start prior); "
+                         + more_note.replace(" more run(s) per arm", " more warm run(s) per arm"))
     if not diag.get("ok", True):
         notes.append("the fit failed its diagnostics: no decisive label is given")
     groups = grouping(comp, data)

@@ -53,7 +53,7 @@ def test_quick_forms_are_warm():
 
 def test_lone_cold_run_case_is_undecided_with_the_reason():
     """Before: "B better" (A's lone rep 0 read as warm). A 3.5 % gap is within what a cold
-    first run can cost (P(slowdown > 3.4 %) = 9 % under the prior)."""
+    first run can cost (P(slowdown > 3.4 %) = 10 % under the prior)."""
     r = verdict(_lone_cold_table(), "A", "B", rope="0.1%").to_dict()
     assert r["label"] == "undecided"
     assert r["cold_runs"] == [{"config": "A", "rep": 0, "instance": "gpu0", "tps": 373.76}]
