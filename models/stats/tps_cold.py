@@ -25,10 +25,9 @@ first run) while every component stays Gaussian, so given the noise scales the m
 conjugate: with :math:`J` cold groups of :math:`K` components the posterior is a mixture over
 the :math:`K^J` component combinations, each a fixed-effect prior of the Gaussian conditional
 (:func:`combo_priors`). Up to :data:`MAX_COMBOS` combinations are integrated exactly; beyond,
-a screen (:func:`screen_components`) keeps for each group the components holding all but
-:data:`SCREEN_DROP` of its posterior mass, and the heaviest :data:`MAX_COMBOS` products of
-those (the mass left out is returned as ``dropped``; ``bench/bench_cold.py`` measures the
-error against the full enumeration).
+a screen keeps each group's components of non-negligible mass and approximates the least
+ambiguous groups by one Normal (:func:`cold_mixture`; ``bench/bench_cold.py`` measures the
+error against the full enumeration and MCMC).
 
 The fit (:func:`fit_cold_weights`): d = log(first run) − mean log(later runs of the same
 cell) for every cell of ``examples/runs/tps_runs.csv`` with a rep-0 run and >= 1 later run on a
@@ -67,6 +66,12 @@ COLD_WEIGHTS = (0.4880, 0.0648, 0.1746, 0.1587, 0.0947, 0.0191)
 MAX_COMBOS = 64
 #: Posterior mass of a group's components the screen may drop (beyond :data:`MAX_COMBOS`).
 SCREEN_DROP = 1e-6
+#: Largest (combinations x fixed effects^2) of a fit's fine pass: bounds its memory (about
+#: 2304 x 3600 grid points x 8 bytes = 66 MB per array) and time.
+CELL_BUDGET = 2304
+#: Most cold groups with a slowdown each; a table with more reads one shared slowdown
+#: (:meth:`models.stats.tps_model.TPSData.from_arrays`, with a note).
+MAX_COLD_GROUPS = 16
 
 
 def cold_prior_components(weights=COLD_WEIGHTS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -151,9 +156,9 @@ def predictive_cdf(x, se, weights=COLD_WEIGHTS) -> np.ndarray:
 
 # --------------------------------------------------------------------- the exact integral
 
-def combo_priors(m0c: np.ndarray, v0: np.ndarray, data, keep: list | None = None,
-                 masses: list | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """The fixed-effect priors of the cold component combinations.
+def combo_priors(m0c: np.ndarray, v0: np.ndarray, data, options: list | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The fixed-effect priors of the cold groups' component combinations.
 
     Parameters
     ----------
@@ -161,51 +166,40 @@ def combo_priors(m0c: np.ndarray, v0: np.ndarray, data, keep: list | None = None
         Prior means and variances of the fixed effects (configs, then one cold column per
         group, :attr:`models.stats.tps_model.TPSData.n_cold`).
     data : TPSData
-    keep : list of arrays, optional
-        Component indices kept per group (default all).
-    masses : list of arrays, optional
-        Screened posterior mass of each kept component per group: with more than
-        :data:`MAX_COMBOS` products, only the heaviest are kept.
+    options : list of (log_w, mean, var) arrays, one triple per group, optional
+        The Normal components each group's coefficient may take (default: every component
+        of the prior, :meth:`models.stats.tps_model.TPSData.cold_prior`).
 
     Returns
     -------
     log_w : ndarray, shape (M,)
-        log prior weight of each combination (renormalised over the kept ones).
+        log prior weight of each combination (normalised over the M = prod K_j).
     m0s, v0s : ndarray, shape (M, p)
-    dropped : float
-        Screened mass of the combinations left out (0 when all are kept).
     """
     cw, cm, cs = data.cold_prior()
     J = data.n_cold
     C = m0c.size - J
-    keep = keep if keep is not None else [np.arange(cw.size)] * J
-    combos = np.array(list(itertools.product(*keep)), int).reshape(-1, J)
-    dropped = 0.0
-    if combos.shape[0] > MAX_COMBOS and masses is not None:
-        lm = [np.log(np.maximum(mk, 1e-300)) for mk in masses]
-        pos = [{int(c): k for k, c in enumerate(kp)} for kp in keep]
-        score = np.array([sum(lm[j][pos[j][int(c)]] for j, c in enumerate(row))
-                          for row in combos])
-        order = np.argsort(-score, kind="stable")
-        tot = special.logsumexp(score)
-        top = order[:MAX_COMBOS]
-        dropped = float(1.0 - np.exp(special.logsumexp(score[top]) - tot))
-        combos = combos[np.sort(top)]
+    if options is None:
+        options = [(np.log(cw), cm, cs ** 2)] * J
+    combos = np.array(list(itertools.product(*[range(o[0].size) for o in options])),
+                      int).reshape(-1, J)
     M = combos.shape[0]
     m0s = np.repeat(m0c[None, :], M, axis=0)
     v0s = np.repeat(v0[None, :], M, axis=0)
-    m0s[:, C:] = cm[combos]
-    v0s[:, C:] = cs[combos] ** 2
-    lw = np.log(cw)[combos].sum(1)
-    return lw - special.logsumexp(lw), m0s, v0s, dropped
+    lw = np.zeros(M)
+    for j, (lwj, mj, vj) in enumerate(options):
+        m0s[:, C + j] = mj[combos[:, j]]
+        v0s[:, C + j] = vj[combos[:, j]]
+        lw += lwj[combos[:, j]]
+    return lw - special.logsumexp(lw), m0s, v0s
 
 
-def screen_components(ll_many, coarse: np.ndarray, m0c, v0, data) -> tuple[list, list]:
-    """Per cold group, the components holding all but :data:`SCREEN_DROP` of its mass.
+def screen_components(ll_many, coarse: np.ndarray, m0c, v0, data) -> list:
+    """Per cold group, the screened posterior mass of each prior component, shape (K,).
 
     Each group's K components are tried with the other groups' priors replaced by their
     moment-matched Normal, on the coarse noise grid (weights: the marginal likelihood,
-    a log-uniform prior over the grid: a screen only).
+    a log-uniform prior over the grid: a screen only), one group at a time.
 
     Parameters
     ----------
@@ -217,32 +211,24 @@ def screen_components(ll_many, coarse: np.ndarray, m0c, v0, data) -> tuple[list,
 
     Returns
     -------
-    keep, masses : list of ndarray
-        Kept component indices of each group and their screened posterior masses.
+    list of ndarray, shape (K,) each
     """
     cw, cm, cs = data.cold_prior()
     J, K = data.n_cold, cw.size
     C = m0c.size - J
     mm, sm = moment_normal(data.cold_weights)
     T, S = (g.ravel() for g in np.meshgrid(coarse, coarse, indexing="ij"))
-    m0s = np.repeat(m0c[None, :], J * K, axis=0)
-    v0s = np.repeat(v0[None, :], J * K, axis=0)
-    m0s[:, C:], v0s[:, C:] = mm, sm * sm
+    base_m, base_v = m0c.copy(), v0.copy()
+    base_m[C:], base_v[C:] = mm, sm * sm
+    out = []
     for j in range(J):
-        m0s[j * K:(j + 1) * K, C + j] = cm
-        v0s[j * K:(j + 1) * K, C + j] = cs ** 2
-    ll = ll_many(T, S, m0s, v0s)[0]                                         # (J K, G)
-    ll = ll.reshape(J, K, -1) + np.log(cw)[None, :, None]
-    keep, masses = [], []
-    for j in range(J):
-        lk = special.logsumexp(ll[j], axis=1)                               # (K,)
-        pk = np.exp(lk - special.logsumexp(lk))
-        order = np.argsort(-pk, kind="stable")
-        n = int(np.searchsorted(np.cumsum(pk[order]), 1.0 - SCREEN_DROP)) + 1
-        idx = np.sort(order[:min(n, K)])
-        keep.append(idx)
-        masses.append(pk[idx])
-    return keep, masses
+        m0s = np.repeat(base_m[None, :], K, axis=0)
+        v0s = np.repeat(base_v[None, :], K, axis=0)
+        m0s[:, C + j], v0s[:, C + j] = cm, cs ** 2
+        ll = ll_many(T, S, m0s, v0s)[0] + np.log(cw)[:, None]               # (K, G)
+        lk = special.logsumexp(ll, axis=1)
+        out.append(np.exp(lk - special.logsumexp(lk)))
+    return out
 
 
 def gauss_parts(st, T, S):
@@ -275,13 +261,54 @@ def gauss_parts(st, T, S):
 
 
 def cold_mixture(ll_many, coarse, m0c, v0, data):
-    """The cold combinations of one fit: (log_w, m0s, v0s, dropped), screened
-    (:func:`screen_components`) when the full product exceeds :data:`MAX_COMBOS`."""
-    K = data.cold_prior()[0].size
-    if K ** data.n_cold <= MAX_COMBOS:
-        return combo_priors(m0c, v0, data)
-    keep, masses = screen_components(ll_many, coarse, m0c, v0, data)
-    return combo_priors(m0c, v0, data, keep, masses)
+    """The cold combinations of one fit: ``(log_w, m0s, v0s, info)``.
+
+    Every combination is integrated when there are at most :data:`MAX_COMBOS` and their
+    fine pass stays within :data:`CELL_BUDGET` (combinations x fixed effects squared): two
+    groups of 6 components, exactly. Otherwise a screen (:func:`screen_components`) keeps
+    each group's components holding all but :data:`SCREEN_DROP` of its mass; the groups
+    left with the most components are enumerated while the product fits the budget, and
+    each remaining group keeps its components' moment-matched Normal (prior weights,
+    restricted to the kept components), an approximation (``bench/bench_cold.py`` measures
+    it against the full enumeration and MCMC). ``info``: ``combinations``, ``screened``,
+    ``approximated`` (groups given one Normal), ``dropped`` (screened mass left out).
+    """
+    cw, cm, cs = data.cold_prior()
+    K, J, p = cw.size, data.n_cold, m0c.size
+    cap = max(1, min(MAX_COMBOS, CELL_BUDGET // (p * p)))
+    info = {"combinations": K ** J, "screened": False, "approximated": 0, "dropped": 0.0}
+    if K ** J <= cap:
+        return (*combo_priors(m0c, v0, data), info)
+    masses = screen_components(ll_many, coarse, m0c, v0, data)
+    kept = []
+    for pk in masses:
+        order = np.argsort(-pk, kind="stable")
+        n = int(np.searchsorted(np.cumsum(pk[order]), 1.0 - SCREEN_DROP)) + 1
+        kept.append(np.sort(order[:min(n, K)]))
+    info["screened"] = True
+    info["dropped"] = float(sum(1.0 - masses[j][kept[j]].sum() for j in range(J)))
+    lcw = np.log(cw)
+    # enumerate the most ambiguous groups first while the product fits
+    order = sorted(range(J), key=lambda j: -kept[j].size)
+    total, exact = 1, set()
+    for j in order:
+        if kept[j].size == 1 or total * kept[j].size <= cap:
+            total *= kept[j].size
+            exact.add(j)
+    options = []
+    for j in range(J):
+        k = kept[j]
+        if j in exact:
+            options.append((lcw[k], cm[k], cs[k] ** 2))
+            continue
+        w = cw[k] / cw[k].sum()
+        mean = float(np.sum(w * cm[k]))
+        var = float(np.sum(w * (cs[k] ** 2 + cm[k] ** 2))) - mean * mean
+        options.append((np.zeros(1), np.array([mean]), np.array([var])))
+        info["approximated"] += 1
+    lw, m0s, v0s = combo_priors(m0c, v0, data, options)
+    info["combinations"] = int(lw.size)
+    return lw, m0s, v0s, info
 
 
 def mixture_loglik(ll_many, lwc, m0s, v0s):

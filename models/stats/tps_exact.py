@@ -622,17 +622,17 @@ def _two_pass_cold(st, m0c, v0, data: TPSData, prior: NoisePrior, n_grid: int):
     T, S, w : ndarray, shape (G M,)
     log_ev, edge : float
     mean (G M, p), cov (G M, p, p)
-    dropped : float
-        Screened mass of the combinations left out (:func:`models.stats.tps_cold.cold_mixture`).
+    info : dict
+        How the combinations were chosen (:func:`models.stats.tps_cold.cold_mixture`).
     """
     def many(T, S, m0s, v0s):
         return _integrate_fixed_many(st.N, *tps_cold.gauss_parts(st, T, S), m0s, v0s)
 
-    lwc, m0s, v0s, dropped = tps_cold.cold_mixture(many, _COARSE, m0c, v0, data)
+    lwc, m0s, v0s, info = tps_cold.cold_mixture(many, _COARSE, m0c, v0, data)
     T, S, w, log_ev, edge, (resp, mean, cov) = _two_pass(
         tps_cold.mixture_loglik(many, lwc, m0s, v0s), prior, n_grid)
     T, S, w, mean, cov = tps_cold.split_points(T, S, w, resp, mean, cov)
-    return T, S, w, log_ev, edge, mean, cov, dropped
+    return T, S, w, log_ev, edge, mean, cov, info
 
 
 def _two_pass_sessions(ss, m0c, v0, data: TPSData, prior: NoisePrior, n_grid: int):
@@ -721,7 +721,7 @@ def fit_exact(data: TPSData, prior: NoisePrior, *, n_grid: int = 60) -> GridPost
     m0c = m0.copy()
     m0c[: data.n_configs] -= centre
     v0 = sd0**2
-    omega = None
+    omega, cold_info = None, None
     if has_sessions(data):
         ss = SessionStats.from_design(X, data.instance, data.session, data.y - centre[data.config])
         T, S, omega, w, log_ev, edge, mean, cov = _two_pass_sessions(ss, m0c, v0, data, prior,
@@ -730,7 +730,8 @@ def fit_exact(data: TPSData, prior: NoisePrior, *, n_grid: int = 60) -> GridPost
         T, S, omega, w, mean, cov = (T[keep], S[keep], omega[keep], w[keep] / w[keep].sum(),
                                      mean[keep], cov[keep])
     elif data.use_cold:
-        T, S, w, log_ev, edge, mean, cov, _ = _two_pass_cold(st, m0c, v0, data, prior, n_grid)
+        T, S, w, log_ev, edge, mean, cov, cold_info = _two_pass_cold(st, m0c, v0, data, prior,
+                                                                     n_grid)
         # the cold combinations multiply the grid (60 x 60 x M points); drop the lightest
         # points holding 1e-7 of the mass (every probability moves by < 1e-7)
         keep = _lightest_dropped(w, _COLD_DROP_MASS)
@@ -741,8 +742,10 @@ def fit_exact(data: TPSData, prior: NoisePrior, *, n_grid: int = 60) -> GridPost
     mean = mean.copy()
     mean[:, : data.n_configs] += centre
     names = list(data.config_names) + tps_cold.cold_names(data)
-    return GridPosterior(T, S, w, mean, cov, names, log_ev, edge, n_grid, st, centre,
+    post = GridPosterior(T, S, w, mean, cov, names, log_ev, edge, n_grid, st, centre,
                          data.n_configs, omega)
+    post.cold_info = cold_info if data.use_cold and omega is None else None
+    return post
 
 
 def noise_posterior(datasets: list[TPSData], prior: NoisePrior, *, n_grid: int = 60):

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 # the cold prior lives with the cold-start model; re-exported here
-from models.stats.tps_cold import (COLD_NONE_SD, COLD_WEIGHTS,  # noqa: F401
+from models.stats.tps_cold import (COLD_NONE_SD, COLD_WEIGHTS, MAX_COLD_GROUPS,  # noqa: F401
                                    cold_prior_components, moment_normal)
 
 #: Prior SD of each config mean on the log scale (a factor e: weak even for -65 % effects).
@@ -80,6 +80,8 @@ class TPSData:
     cold_group: np.ndarray | None = None
     cold_group_names: list[str] = field(default_factory=list)
     cold_weights: tuple = COLD_WEIGHTS
+    #: More than :data:`models.stats.tps_cold.MAX_COLD_GROUPS` cold groups were read as one.
+    cold_groups_merged: bool = False
 
     @classmethod
     def from_arrays(cls, tps, config, instance, cold=None, session=None, *, use_cold=None,
@@ -123,11 +125,16 @@ class TPSData:
         use = bool(use_cold and cold.any())
         glab = list(instance) if cold_group is None else list(cold_group)
         gnames = list(dict.fromkeys(glab[k] for k in np.flatnonzero(cold))) if use else []
+        merged = len(gnames) > MAX_COLD_GROUPS
+        if merged:   # too many for one slowdown each (models.stats.tps_cold): one shared
+            glab, gnames = ["all"] * tps.size, ["all"]
         gmap = {g: k for k, g in enumerate(gnames)}
         gidx = np.array([gmap[glab[k]] if cold[k] and use else -1 for k in range(tps.size)],
                         int)
-        return cls(np.log(tps), cidx, iidx, cold, cnames, inames, use,
-                   sidx, snames, -1.0 if lower_is_better else 1.0, gidx, gnames)
+        out = cls(np.log(tps), cidx, iidx, cold, cnames, inames, use,
+                  sidx, snames, -1.0 if lower_is_better else 1.0, gidx, gnames)
+        out.cold_groups_merged = merged
+        return out
 
     @property
     def n_runs(self) -> int:

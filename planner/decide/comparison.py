@@ -212,6 +212,7 @@ def fit(data: TPSData, prior: NoisePrior, engine: str, *, seed: int = 0,
         post = fit_exact(data, prior)
         diag = {"engine": "exact", "grid_points": int(post.w.size),
                 "grid_edge_mass": post.edge_mass, "ok": post.edge_mass < 1e-3,
+                **({"cold": post.cold_info} if getattr(post, "cold_info", None) else {}),
                 "messages": [] if post.edge_mass < 1e-3 else
                 ["posterior mass at the upper edge of the noise grid; widen the prior"]}
         return post, diag
