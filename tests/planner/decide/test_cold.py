@@ -215,3 +215,53 @@ def test_the_cold_column_carries_the_direction():
     up = TPSData.from_arrays(*args).design_matrix()[:, -1]
     down = TPSData.from_arrays(*args, lower_is_better=True).design_matrix()[:, -1]
     assert list(up) == [1.0, 0.0, 1.0] and list(down) == [-1.0, 0.0, -1.0]
+
+
+def test_three_boxes_screened_agree_with_the_full_enumeration(monkeypatch):
+    """216 component combinations exceed the cap: the screen keeps each box's components of
+    non-negligible mass; its HDI ends are within 0.01 percentage points of all 216."""
+    from models.stats import tps_cold
+    from models.stats.noise import platform_prior
+    from models.stats.tps_exact import fit_exact
+
+    rng = np.random.default_rng(3)
+    tps, cfg, inst, cold = [], [], [], []
+    for b, slow in enumerate((0.016, 0.002, 0.04)):
+        for c, lvl in (("A", 300.0), ("B", 301.2)):
+            for k in range(3):
+                tps.append(lvl * (1 + rng.normal(0, 3e-4)) * ((1 - slow) if k == 0 else 1))
+                cfg.append(c)
+                inst.append(f"m{b}")
+                cold.append(k == 0)
+    d = TPSData.from_arrays(tps, cfg, inst, cold)
+    assert d.n_cold == 3
+    prior = platform_prior("local-a10g")
+    post = fit_exact(d, prior)
+    assert post.cold_info["screened"] and post.cold_info["combinations"] < 216
+    a = post.delta(0, 1, 0.001)
+    monkeypatch.setattr(tps_cold, "MAX_COMBOS", 10**6)
+    monkeypatch.setattr(tps_cold, "CELL_BUDGET", 10**9)
+    full = fit_exact(d, prior)
+    assert full.cold_info["combinations"] == 216
+    b = full.delta(0, 1, 0.001)
+    assert abs(a.hdi_low - b.hdi_low) < 1e-4 and abs(a.hdi_high - b.hdi_high) < 1e-4
+
+
+def test_many_cold_groups_share_one_slowdown():
+    n = 20
+    d = TPSData.from_arrays([300.0, 306.0] * n, ["A", "B"] * n,
+                            [f"g{k // 2}" for k in range(2 * n)], [True, False] * n)
+    assert d.cold_groups_merged and d.n_cold == 1
+
+
+def test_the_re_analysis_leaves_out_cold_runs_of_configs_with_warm_runs():
+    from planner.decide.comparison import Comparison
+    from planner.decide.repeats import reanalysis_runs
+    from models.stats.tps_exact import fit_exact
+
+    t = _two_box_table()
+    ch = resolve_prior(None, "local-a10g", "decode_wall", "128x512")
+    comp = Comparison(t, "A", "B", prior=ch.prior)
+    data = comp.data()
+    ex, note = reanalysis_runs(comp.data(False), data, fit_exact(data, ch.prior))
+    assert ex.n_runs == 12 and "4 cold first run(s) left out" in note
