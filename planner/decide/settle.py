@@ -19,7 +19,7 @@ from planner.decide.rope import Rope
 from planner.errors import InputError
 
 __all__ = ["SETTLE_SIMS", "SETTLE_MAX_RUNS", "SETTLE_SCREEN_MARGIN", "paired_allowed",
-           "session_advice", "settle_designs", "settle_screen", "to_settle"]
+           "settle_designs", "settle_screen", "to_settle"]
 
 
 #: Simulated experiments per design and the largest number of runs per arm to add when the
@@ -170,20 +170,6 @@ def settle_designs(comp) -> tuple[str, ...]:
     if paired_allowed(comp.platform, named, comp.prior):
         return ("separate", "paired")
     return ("paired",) if paired_design(comp.data()) else ("separate",)
-
-
-def session_advice(post) -> str | None:
-    """What helps when the offset between sessions or instances dominates: more runs in the
-    same sessions average out the run-to-run noise only (None when the run-to-run noise is
-    the larger term). ``post``: an exact fit (posterior medians of tau and sigma)."""
-    tau = post.scale_summary("tau")["median"]
-    sig = post.scale_summary("sigma")["median"]
-    if not tau > sig:
-        return None
-    return (f"more runs in the same server sessions cannot settle it: the offset between "
-            f"sessions or instances (sigma_instance about {100 * tau:.2g} %) is larger than the "
-            f"run-to-run noise (sigma_run about {100 * sig:.2g} %) and does not average out "
-            "within a session; runs in new server sessions or on new instances are what helps")
 
 
 def to_settle(comp, rope: Rope, seed: int, screen_post=None,
