@@ -133,7 +133,10 @@ def main():
         print(f"held-out A/A {fam}: false decisive {100 * v['rates']['verdict']:.1f} % of "
               f"{v['splits']} (z-test {100 * v['rates']['z_test']:.1f} %, Welch "
               f"{100 * v['rates']['welch']:.1f} %); coverage {100 * v['coverage']:.1f} % of "
-              f"{v['coverage_n']}")
+              f"{v['coverage_n']}; {v['lone_first_splits']} splits with an arm of cold first "
+              f"runs only, false decisive without them "
+              + ("-" if v["verdict_without_lone_first"] is None else
+                 f"{100 * v['verdict_without_lone_first']:.1f} %"))
 
 
 if __name__ == "__main__":
