@@ -38,7 +38,7 @@ from planner.errors import InputError
 from planner.results.repeat_plan import PAIRED_NOTE, SCHEMA, DesignRow, RepeatPlan
 
 __all__ = ["SCHEMA", "DESIGNS", "posterior_truth", "plan_repeats",
-           "plan_more_runs", "plan_from", "plan_platform", "reanalysis_runs", "session_advice"]
+           "plan_more_runs", "plan_from", "plan_platform", "reanalysis_runs"]
 
 
 def posterior_truth(post, existing: Existing, sims: int, seed: int) -> Truth:
@@ -405,20 +405,6 @@ def plan_more_runs(table, a: str, b: str, *, prior: NoisePrior, rope: str | Rope
                      **kw)
 
 
-def session_advice(post) -> str | None:
-    """What helps when the offset between sessions or instances dominates: more runs in the
-    same sessions average out the run-to-run noise only (None when the run-to-run noise is
-    the larger term). ``post``: an exact fit (posterior medians of tau and sigma)."""
-    tau = post.scale_summary("tau")["median"]
-    sig = post.scale_summary("sigma")["median"]
-    if not tau > sig:
-        return None
-    return (f"more runs in the same server sessions cannot settle it: the offset between "
-            f"sessions or instances (sigma_instance about {100 * tau:.2g} %) is larger than the "
-            f"run-to-run noise (sigma_run about {100 * sig:.2g} %) and does not average out "
-            "within a session; runs in new server sessions or on new instances are what helps")
-
-
 def reanalysis_runs(warm_data, data, post) -> tuple[Existing, str | None]:
     """The runs already bought as the simulated re-analysis reads them (it has no cold
     column): every warm run; a cold run only when its config has no warm run, then its
@@ -561,6 +547,8 @@ def plan_from(comp, *, rope: str | Rope = DEFAULT_ROPE, delta: float | None = No
     from planner.decide.comparison import grouping
 
     res.existing["grouping"] = grouping(comp, data)
+    from planner.decide.advice import session_advice
+
     adv = session_advice(post) if res.existing["label"] == "undecided" else None
     if adv:
         res.notes.append(adv)

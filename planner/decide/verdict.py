@@ -174,7 +174,7 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
             post0 = fit_exact(data, prior)
         settle_comp = comp if comp.prior is not None else _with_prior(comp, prior)
         more, more_code, more_note = to_settle(settle_comp, rope, seed, post0)
-        from planner.decide.repeats import session_advice
+        from planner.decide.advice import session_advice
 
         adv = session_advice(post0)
         if adv:
