@@ -1,7 +1,8 @@
 r"""Exact engine: the Normal hierarchical TPS model integrated analytically.
 
-Given the noise scales :math:`(\tau, \sigma)` every other unknown (config means, the cold
-coefficient, instance effects) is Gaussian, so it is integrated in closed form; only
+Given the noise scales :math:`(\tau, \sigma)` and one component of each cold group's prior
+mixture (:mod:`models.stats.tps_cold`) every other unknown (config means, the cold
+slowdowns, instance effects) is Gaussian, so it is integrated in closed form; only
 :math:`(\tau, \sigma)` is integrated numerically, on a log-spaced grid.
 
 Per instance :math:`i` with :math:`n_i` runs, :math:`\Sigma_i = \sigma^2 I + \tau^2 11^T` and
@@ -637,8 +638,8 @@ def _two_pass_cold(st, m0c, v0, data: TPSData, prior: NoisePrior, n_grid: int):
 
 def _two_pass_sessions(ss, m0c, v0, data: TPSData, prior: NoisePrior, n_grid: int):
     """:func:`_two_pass` with the session SD integrated over :func:`session_nodes` (and, with
-    cold runs, the cold prior's components): a mixture over grid points x components, as
-    :func:`_two_pass_cold`.
+    cold runs, the cold groups' component combinations, :mod:`models.stats.tps_cold`): a
+    mixture over grid points x components, as :func:`_two_pass_cold`.
 
     Returns
     -------

@@ -119,7 +119,7 @@ def cold_runs(table: RunsTable, a: str, b: str) -> list[dict]:
 
 def cold_only_notes(table: RunsTable, a: str, b: str) -> list[str]:
     """One note per config whose runs are all cold first runs (its warm level is then known
-    only through the cold prior, :func:`models.stats.tps_model.cold_prior_components`)."""
+    only through the cold prior, :func:`models.stats.tps_cold.cold_prior_components`)."""
     sub = table.measured().select([a, b])
     flags = sub.cold_flags()
     out = []

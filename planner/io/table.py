@@ -239,7 +239,7 @@ class RunsTable:
         session (``session``, else ``run_group``) holds other runs, of any config: whether or
         not its own config has later runs (a lone first run beside warm runs of another config
         is as cold as one followed by its own warm runs; its slowdown is then known only
-        through the cold prior, :func:`models.stats.tps_model.cold_prior_components`). A run alone
+        through the cold prior, :func:`models.stats.tps_cold.cold_prior_components`). A run alone
         on its instance (every official HF job) is not flagged: its cold start is part of the
         allocation-to-allocation noise its platform's prior was measured from. Runs without an
         ``instance`` (the quick forms, tool files) are never flagged here; the verdict reads a
