@@ -27,6 +27,9 @@ def cold_cells(table: RunsTable) -> dict:
     """The cold cells of ``table``: ``group`` (run group per cell), ``d``, ``se`` (arrays,
     shape (n,)) and ``key`` (the cells' keys)."""
     cells: dict = {}
+    # a first run after an explicit warm-up pass in its session is not a cold start
+    warmed = {(r.config, r.instance, r.session or r.run_group) for r in table.runs
+              if r.phase == "warmup" and r.instance}
     for r in table.measured().runs:
         if r.metric.startswith("probe") or not r.instance:
             continue
@@ -34,7 +37,8 @@ def cold_cells(table: RunsTable) -> dict:
                          []).append(r)
     rows = []
     for key, rs in cells.items():
-        first = [r for r in rs if r.rep == 0 and r.cold is not False]   # not after a warm-up
+        first = [r for r in rs if r.rep == 0 and r.cold is not False
+                 and (r.config, r.instance, r.session or r.run_group) not in warmed]
         warm = np.log([r.tps for r in rs if r.rep is not None and r.rep > 0])
         if len(first) == 1 and warm.size >= 1:
             sd = float(np.std(warm, ddof=1)) if warm.size >= 2 else np.nan

@@ -163,7 +163,7 @@ def grouping(comp: "Comparison", data: TPSData) -> dict:
     elif any(r.run_group for r in runs) and not comp.sessions:
         ssrc = "the run_group column"
     else:
-        ssrc = "none: one session per instance"
+        ssrc = "none named: each instance is its own session"
     pairs = set(zip(data.instance.tolist(), data.session.tolist())) \
         if data.session is not None else set(data.instance.tolist())
     return {"instances": int(data.n_instances), "instance_source": isrc,

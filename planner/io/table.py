@@ -6,7 +6,7 @@ that rows are comparable). Errors name the file's values and a near spelling
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable, Sequence
 
@@ -88,17 +88,8 @@ class RunsTable:
         return self._like([r for r in self.runs if r.config in keep])
 
     def measured(self) -> "RunsTable":
-        """Rows whose ``phase`` is not ``warmup`` (explicit warm-up passes are not measurements).
-
-        A run whose config had a warm-up pass in its session (same config, instance and
-        session, else run_group) is warm: the warm-up took the cold start (its ``cold`` is set
-        to False unless the row gives it)."""
-        warmed = {(r.config, r.instance, r.session or r.run_group) for r in self.runs
-                  if r.phase == "warmup" and r.instance}
-        runs = [r if r.phase == "warmup" or r.cold is not None or
-                (r.config, r.instance, r.session or r.run_group) not in warmed
-                else replace(r, cold=False) for r in self.runs]
-        runs = [r for r in runs if r.phase != "warmup"]
+        """Rows whose ``phase`` is not ``warmup`` (explicit warm-up passes are not measurements)."""
+        runs = [r for r in self.runs if r.phase != "warmup"]
         if self.census is not None:
             return self._like(runs, {k: None for k in self.census if k[5] != "warmup"},
                               self.kept)
@@ -231,8 +222,7 @@ class RunsTable:
         """Cold-start indicator per run, shape (n_runs,), bool.
 
         An explicit ``cold`` column wins (tools' result files set it False: their reps are
-        the file's order, :func:`planner.io.formats._common.make_run`; a config's runs after a
-        warm-up pass in their session are warm, :meth:`measured`). Otherwise a run is cold
+        the file's order, :func:`planner.io.formats._common.make_run`). Otherwise a run is cold
         when it is ``rep`` 0 (or, in rows without a ``rep``, the earliest ``timestamp`` of its
         config in its session) (the
         first run after a server start or a config change) on a named ``instance`` whose

@@ -54,16 +54,6 @@ def test_tools_result_files_are_warm(name):
     assert t.cold_source().startswith("none: a ")
 
 
-def test_a_warmup_pass_makes_the_first_measured_run_warm():
-    rows = [Run("A", 290.0, instance="g", session="s", rep=-1, phase="warmup"),
-            Run("A", 300.0, instance="g", session="s", rep=0, phase="measure"),
-            Run("A", 300.1, instance="g", session="s", rep=1, phase="measure"),
-            Run("B", 295.0, instance="g", session="s2", rep=0, phase="measure"),
-            Run("B", 301.0, instance="g", session="s2", rep=1, phase="measure")]
-    m = RunsTable(rows).measured()
-    assert m.cold_flags().tolist() == [False, False, True, False]
-
-
 def test_timestamp_order_names_the_first_run_when_there_is_no_rep(tmp_path):
     p = _write(tmp_path, "ts.csv", "config,instance,session,timestamp,tps\n"
                "A,g,s,2026-01-01T10:05:00,300.2\nA,g,s,2026-01-01T10:00:00,295.0\n"
