@@ -1,7 +1,8 @@
 r"""Exact engine: the Normal hierarchical TPS model integrated analytically.
 
-Given the noise scales :math:`(\tau, \sigma)` every other unknown (config means, the cold
-coefficient, instance effects) is Gaussian, so it is integrated in closed form; only
+Given the noise scales :math:`(\tau, \sigma)` and one component of each cold group's prior
+mixture (:mod:`models.stats.tps_cold`) every other unknown (config means, the cold
+slowdowns, instance effects) is Gaussian, so it is integrated in closed form; only
 :math:`(\tau, \sigma)` is integrated numerically, on a log-spaced grid.
 
 Per instance :math:`i` with :math:`n_i` runs, :math:`\Sigma_i = \sigma^2 I + \tau^2 11^T` and
@@ -64,6 +65,7 @@ from models.stats import special  # logsumexp, ndtri without importing scipy.spe
 
 from models.stats.noise import NoisePrior
 from models.stats.mixture import _hdi_from_discrete, mixture_summary
+from models.stats import tps_cold
 from models.stats.tps_model import DeltaSummary, TPSData
 
 _LOG2PI = math.log(2.0 * math.pi)
@@ -612,49 +614,32 @@ def _edge_mass(wg: np.ndarray, ht: float, hs: float) -> float:
 
 
 def _two_pass_cold(st, m0c, v0, data: TPSData, prior: NoisePrior, n_grid: int):
-    """:func:`_two_pass` with the cold coefficient's one-sided mixture prior.
-
-    The prior of the cold coefficient (last fixed effect) is a mixture of K Normals
-    (:meth:`models.stats.tps_model.TPSData.cold_prior`); given (tau, sigma) and a component the model
-    is conjugate, so the posterior is a mixture over grid points x components. The grid is
-    located on the marginal likelihood (log-sum over components); each grid point's weight is
-    then split over the components by their posterior responsibilities.
+    """:func:`_two_pass` with one cold slowdown per cold group (:mod:`models.stats.tps_cold`):
+    a mixture over grid points x the groups' component combinations, the Gaussian parts
+    computed once per grid point.
 
     Returns
     -------
-    T, S : ndarray, shape (G K,)
-    w : ndarray, shape (G K,)
+    T, S, w : ndarray, shape (G M,)
     log_ev, edge : float
-    mean : ndarray, shape (G K, p)
-    cov : ndarray, shape (G K, p, p)
+    mean (G M, p), cov (G M, p, p)
+    info : dict
+        How the combinations were chosen (:func:`models.stats.tps_cold.cold_mixture`).
     """
-    cw, cm, cs = data.cold_prior()
+    def many(T, S, m0s, v0s):
+        return _integrate_fixed_many(st.N, *tps_cold.gauss_parts(st, T, S), m0s, v0s)
 
-    def ll(T, S):
-        lls, means, covs = [], [], []
-        for wk, mk, sk in zip(cw, cm, cs):
-            m0k, v0k = m0c.copy(), v0.copy()
-            m0k[-1], v0k[-1] = mk, sk * sk
-            l, m, c = conditional_posterior(st, T, S, m0k, v0k)
-            lls.append(l + math.log(wk))
-            means.append(m)
-            covs.append(c)
-        lk = np.stack(lls, axis=-1)                                   # (G, K)
-        tot = special.logsumexp(lk, axis=-1)
-        return tot, lk - tot[:, None], np.stack(means, 1), np.stack(covs, 1)
-
-    T, S, w, log_ev, edge, (resp, mean, cov) = _two_pass(ll, prior, n_grid)
-    K = cw.size
-    wk = (w[:, None] * np.exp(resp)).ravel()
-    p = mean.shape[-1]
-    return (np.repeat(T, K), np.repeat(S, K), wk / wk.sum(), log_ev, edge,
-            mean.reshape(-1, p), cov.reshape(-1, p, p))
+    lwc, m0s, v0s, info = tps_cold.cold_mixture(many, _COARSE, m0c, v0, data)
+    T, S, w, log_ev, edge, (resp, mean, cov) = _two_pass(
+        tps_cold.mixture_loglik(many, lwc, m0s, v0s), prior, n_grid)
+    T, S, w, mean, cov = tps_cold.split_points(T, S, w, resp, mean, cov)
+    return T, S, w, log_ev, edge, mean, cov, info
 
 
 def _two_pass_sessions(ss, m0c, v0, data: TPSData, prior: NoisePrior, n_grid: int):
     """:func:`_two_pass` with the session SD integrated over :func:`session_nodes` (and, with
-    cold runs, the cold prior's components): a mixture over grid points x components, as
-    :func:`_two_pass_cold`.
+    cold runs, the cold groups' component combinations, :mod:`models.stats.tps_cold`): a
+    mixture over grid points x components, as :func:`_two_pass_cold`.
 
     Returns
     -------
@@ -663,16 +648,15 @@ def _two_pass_sessions(ss, m0c, v0, data: TPSData, prior: NoisePrior, n_grid: in
     w, log_ev, edge, mean (G K, p), cov (G K, p, p)
     """
     nodes, lwn = session_nodes()
-    if data.use_cold:
-        cw, cm, cs = data.cold_prior()
+    if data.use_cold:   # the cold groups' component combinations (models.stats.tps_cold)
+        def many(T, S, m0s, v0s):
+            parts = conditional_posterior_sessions(ss, T, S, np.full(T.shape, nodes[
+                nodes.size // 2]), None, None)
+            return _integrate_fixed_many(ss.N, *parts, m0s, v0s)
+        lwc, m0s, v0s, _ = tps_cold.cold_mixture(many, _COARSE, m0c, v0, data)
     else:
-        cw, cm, cs = np.ones(1), None, None
-
-    m0s = np.repeat(m0c[None, :], cw.size, axis=0)
-    v0s = np.repeat(v0[None, :], cw.size, axis=0)
-    if data.use_cold:
-        m0s[:, -1], v0s[:, -1] = cm, np.asarray(cs) ** 2
-    lwc = np.log(cw)
+        lwc, m0s, v0s = np.zeros(1), m0c[None, :], v0[None, :]
+    cw = lwc
 
     def ll(T, S):
         lls, means, covs = [], [], []
@@ -738,7 +722,7 @@ def fit_exact(data: TPSData, prior: NoisePrior, *, n_grid: int = 60) -> GridPost
     m0c = m0.copy()
     m0c[: data.n_configs] -= centre
     v0 = sd0**2
-    omega = None
+    omega, cold_info = None, None
     if has_sessions(data):
         ss = SessionStats.from_design(X, data.instance, data.session, data.y - centre[data.config])
         T, S, omega, w, log_ev, edge, mean, cov = _two_pass_sessions(ss, m0c, v0, data, prior,
@@ -747,10 +731,10 @@ def fit_exact(data: TPSData, prior: NoisePrior, *, n_grid: int = 60) -> GridPost
         T, S, omega, w, mean, cov = (T[keep], S[keep], omega[keep], w[keep] / w[keep].sum(),
                                      mean[keep], cov[keep])
     elif data.use_cold:
-        T, S, w, log_ev, edge, mean, cov = _two_pass_cold(st, m0c, v0, data, prior, n_grid)
-        # the cold prior's K components multiply the grid (60 x 60 x K points); drop the
-        # lightest components holding 1e-7 of the mass (every probability moves by < 1e-7),
-        # which keeps about a quarter of them and makes each summary ~4x faster
+        T, S, w, log_ev, edge, mean, cov, cold_info = _two_pass_cold(st, m0c, v0, data, prior,
+                                                                     n_grid)
+        # the cold combinations multiply the grid (60 x 60 x M points); drop the lightest
+        # points holding 1e-7 of the mass (every probability moves by < 1e-7)
         keep = _lightest_dropped(w, _COLD_DROP_MASS)
         T, S, w, mean, cov = T[keep], S[keep], w[keep] / w[keep].sum(), mean[keep], cov[keep]
     else:
@@ -758,9 +742,11 @@ def fit_exact(data: TPSData, prior: NoisePrior, *, n_grid: int = 60) -> GridPost
             lambda T, S: conditional_posterior(st, T, S, m0c, v0), prior, n_grid)
     mean = mean.copy()
     mean[:, : data.n_configs] += centre
-    names = list(data.config_names) + (["cold"] if data.use_cold else [])
-    return GridPosterior(T, S, w, mean, cov, names, log_ev, edge, n_grid, st, centre,
+    names = list(data.config_names) + tps_cold.cold_names(data)
+    post = GridPosterior(T, S, w, mean, cov, names, log_ev, edge, n_grid, st, centre,
                          data.n_configs, omega)
+    post.cold_info = cold_info if data.use_cold and omega is None else None
+    return post
 
 
 def noise_posterior(datasets: list[TPSData], prior: NoisePrior, *, n_grid: int = 60):

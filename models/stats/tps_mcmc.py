@@ -15,9 +15,10 @@ centred by :math:`\bar y` (the mean log TPS of the data) for sampling:
     \varepsilon_r &\sim N(0, \sigma^2)\ \text{or}\ t_\nu(0, \sigma),\quad
     \nu \sim \mathrm{Gamma}(2, 0.1).
 
-* :math:`\beta`, the cold-start coefficient, has the one-sided prior of the exact engine: the
-  same Normal mixture (:func:`models.stats.tps_model.cold_prior_components`, a zero-inflated
-  exponential slowdown fitted on the shipped cold/warm pairs), as ``pm.NormalMixture``.
+* :math:`\beta`, one cold-start slowdown per cold group (session, else instance), has the
+  one-sided prior of the exact engine: the same Normal mixture per group
+  (:func:`models.stats.tps_cold.cold_prior_components`, heavy-tailed, fitted on every shipped
+  cold cell), as a ``pm.NormalMixture`` of shape (groups,).
 * :math:`\mu_c` is reported back on the uncentred scale (:math:`+\bar y`), so its prior is
   :math:`N(\bar y, s_\mu^2)` exactly as in the exact engine (``TPSData.prior_mean_sd``;
   :math:`s_\mu` = ``models.stats.tps_model.MU_PRIOR_SD``, imported, so the engines cannot drift).
@@ -70,6 +71,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from models.stats.noise import NoisePrior, ScalePrior
+from models.stats.tps_cold import cold_names
 from models.stats.tps_model import MU_PRIOR_SD, DeltaSummary, TPSData
 
 #: Half-normal scale of the session-to-session SD (relative; 0.5 % of TPS).
@@ -163,9 +165,13 @@ def build_model(data: TPSData, prior: NoisePrior, likelihood: str = "normal"):
         pm.Potential("mu_prior", pm.logp(pm.Normal.dist(0.0, MU_PRIOR_SD), mu).sum())
         mean = mu[data.config] + tau * z[data.instance]
         if data.use_cold:
+            # one slowdown per cold group, independent draws of the population prior
+            # (models.stats.tps_cold)
             cw, cm, cs = data.cold_prior()
-            beta = pm.NormalMixture("beta_cold", w=cw, mu=cm, sigma=cs)
-            mean = mean + beta * (data.cold_sign * data.cold.astype(float))
+            J = data.n_cold
+            beta = pm.NormalMixture("beta_cold", w=cw, mu=cm, sigma=cs, shape=(J,))
+            xc = data.design_matrix()[:, data.n_configs:]                # (n, J), signed
+            mean = mean + pm.math.dot(xc, beta)
         if sess:
             s_sess = pm.HalfNormal("sigma_session", sigma=SESSION_PRIOR_SD)
             w = pm.Normal("w", 0.0, 1.0, dims="session")
@@ -368,6 +374,7 @@ def _design_key(data: TPSData, prior: NoisePrior, likelihood: str) -> tuple:
     sess = data.session.tobytes() if has_sessions(data) else b""
     return (likelihood, prior.tau, prior.sigma, data.config.tobytes(), data.instance.tobytes(),
             bool(data.use_cold), data.cold.astype(bool).tobytes() if data.use_cold else b"",
+            data.design_matrix()[:, data.n_configs:].tobytes() if data.use_cold else b"",
             float(data.cold_sign),
             sess, tuple(data.config_names), tuple(data.instance_names), MU_PRIOR_SD,
             tuple(np.concatenate(data.cold_prior()).tolist()) if data.use_cold else ())
@@ -514,8 +521,9 @@ def fit_mcmc(data: TPSData, prior: NoisePrior, *, likelihood: str = "normal",
     cols = [mu]
     names = list(data.config_names)
     if data.use_cold:
-        cols.append(_flat(idata, "beta_cold")[:, None])
-        names.append("cold")
+        bc = _flat(idata, "beta_cold")
+        cols.append(bc.reshape(bc.shape[0], -1))
+        names += cold_names(data)
     beta = np.concatenate(cols, axis=1)
     post = idata.posterior
     return McmcPosterior(

@@ -10,10 +10,11 @@ On the log scale, run :math:`r` of config :math:`c(r)` on instance :math:`i(r)`:
 (:math:`\varepsilon_r` Student-t with unknown :math:`\nu` in the robust MCMC variant).
 Priors: :math:`\mu_c \sim N(m_0, V_0)` with :math:`m_0` the mean log TPS of the data and
 :math:`\sqrt{V_0} = 1` (a factor of e: weak even for the -65 % effects in the shipped runs);
-:math:`\beta = -s` with :math:`s \ge 0` the slowdown of a cold first run, a zero-inflated
-exponential (:data:`COLD_P_NONE` of first runs are not slow; the others are slow by an
-exponential amount of mean :data:`COLD_MEAN_SLOW`; fitted on the shipped cold/warm pairs, see
-:func:`cold_prior_components`), so a cold run is never modelled as faster;
+the cold term is one slowdown :math:`s_j \ge 0` per cold group (the server session of a cold
+run when the runs name sessions, else its instance), :math:`\beta\,\mathrm{cold}_r` above
+reading :math:`-s_{j(r)}\mathrm{cold}_r`; the :math:`s_j` are independent draws of the
+heavy-tailed, one-sided population prior of :mod:`models.stats.tps_cold` (fitted on every
+shipped cold cell), so a cold run is never modelled as faster;
 :math:`\tau, \sigma` from a :class:`models.stats.noise.NoisePrior`. Runs of two configs on the same
 instance share :math:`u_i`, so paired designs cancel it.
 
@@ -28,69 +29,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+# the cold prior lives with the cold-start model; re-exported here
+from models.stats.tps_cold import (COLD_NONE_SD, COLD_WEIGHTS, MAX_COLD_GROUPS,  # noqa: F401
+                                   cold_prior_components, moment_normal)
+
 #: Prior SD of each config mean on the log scale (a factor e: weak even for -65 % effects).
 MU_PRIOR_SD = 1.0
-#: Share of cold first runs (``rep`` 0) that are not measurably slow, and the mean slowdown
-#: (log scale, 0.018 = 1.8 % of TPS) of the others, exponentially distributed. Maximum-likelihood
-#: fit of d = log(rep 0) - mean log(reps >= 1) over the 136 cells of
-#: ``examples/runs/tps_runs.csv`` holding one rep-0 run and >= 2 later runs on the same instance
-#: (64 run groups; each d with the measurement SD of its cell's warm mean): P(not slow) = 0.675,
-#: mean slowdown 1.79 %. Held out by whole run groups (5 folds, each judged by a fit on the other
-#: four), the fitted distribution's central 90 % interval covered 89.7 % of the left-out cells'
-#: d (6.6 % below, 3.7 % above: the largest drops, -8 % and -24 %, are left to
-#: ``--likelihood student-t``); ``tests/planner/decide/test_cold.py`` repeats the fit and the check.
-COLD_P_NONE = 0.675
-COLD_MEAN_SLOW = 0.018
-#: Equal-mass bins of the exponential part in the Normal-mixture form of the cold prior.
-COLD_BINS = 12
-#: SD (log scale) of the "not slow" component: 0.01 %, below the median run-to-run SD of
-#: warm runs (0.038 %, ``examples/runs/tps_runs.md``).
-COLD_NONE_SD = 1e-4
-#: SD (log scale) of the moment-matched single Normal of the cold prior (for callers that need
-#: one Normal; the engines use the mixture).
-COLD_PRIOR_SD = math.sqrt((1 - COLD_P_NONE) * 2 * COLD_MEAN_SLOW**2
-                          - ((1 - COLD_P_NONE) * COLD_MEAN_SLOW) ** 2)
-
-
-def cold_prior_components(p_none: float = COLD_P_NONE, mean_slow: float = COLD_MEAN_SLOW,
-                          bins: int = COLD_BINS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r"""The one-sided prior of the cold-start coefficient as a mixture of Normals.
-
-    :math:`\beta = -s`, :math:`s = 0` with probability ``p_none`` (a Normal of SD
-    :data:`COLD_NONE_SD` at 0), else :math:`s \sim \mathrm{Exp}(\text{mean} = ` ``mean_slow``
-    :math:`)`, split into ``bins`` equal-mass bins each replaced by the Normal with the bin's
-    conditional mean and SD (moment matched). The mixture's mass above +0.1 % (a cold run
-    *faster* than warm by 0.1 %) is below 1e-5 (12 bins: 6e-6); its tail
-    probabilities beyond 1, 2, 3.4 and 5 % slow are within 0.002 of the exponential's; its mean and variance equal the exponential's.
-
-    Parameters
-    ----------
-    p_none : float
-        Probability that a cold run is not slow, in [0, 1).
-    mean_slow : float
-        Mean slowdown of the slow ones, log scale (> 0).
-    bins : int
-        Normal components of the exponential part.
-
-    Returns
-    -------
-    weights, means, sds : ndarray, shape (bins + 1,)
-        Mixture weights (sum 1), means and SDs of beta (log scale; means <= 0).
-    """
-    q = np.linspace(0.0, 1.0, bins + 1)
-    edges = -mean_slow * np.log1p(-q[:-1])              # lower edges; the last bin is open
-    hi = np.append(edges[1:], np.inf)
-    lam = 1.0 / mean_slow
-    # E[s | a<s<b] and E[s^2 | a<s<b] of the exponential, closed form
-    fin = np.where(np.isinf(hi), 0.0, hi)                # x e^{-x/mean} -> 0 at infinity
-    ea, eb = np.exp(-lam * edges), np.exp(-lam * hi)
-    mass = ea - eb
-    m1 = ((edges + mean_slow) * ea - (fin + mean_slow) * eb) / mass
-    m2 = ((edges**2 + 2 * mean_slow * edges + 2 * mean_slow**2) * ea
-          - (fin**2 + 2 * mean_slow * fin + 2 * mean_slow**2) * eb) / mass
-    sd = np.sqrt(np.maximum(m2 - m1 * m1, 0.0))
-    w = np.concatenate([[p_none], (1.0 - p_none) * mass])
-    return w / w.sum(), np.concatenate([[0.0], -m1]), np.concatenate([[COLD_NONE_SD], sd])
 
 
 @dataclass
@@ -107,6 +51,13 @@ class TPSData:
         Instance index into ``instance_names``.
     cold : ndarray of bool, shape (n_runs,)
         Cold-start indicator (used only when ``use_cold`` is true).
+    cold_group : ndarray of int, shape (n_runs,), optional
+        Cold group of each cold run (index into ``cold_group_names``; -1 on warm runs): the
+        runs sharing one slowdown (one server session, else one instance). Default: the
+        run's instance.
+    cold_weights : tuple of float
+        Weights of the cold prior's components (:data:`models.stats.tps_cold.COLD_WEIGHTS`;
+        a held-out fit may pass its own).
     session : ndarray of int, shape (n_runs,), optional
         Session index (MCMC engine only).
     cold_sign : float
@@ -126,10 +77,15 @@ class TPSData:
     session: np.ndarray | None = None
     session_names: list[str] = field(default_factory=list)
     cold_sign: float = 1.0
+    cold_group: np.ndarray | None = None
+    cold_group_names: list[str] = field(default_factory=list)
+    cold_weights: tuple = COLD_WEIGHTS
+    #: More than :data:`models.stats.tps_cold.MAX_COLD_GROUPS` cold groups were read as one.
+    cold_groups_merged: bool = False
 
     @classmethod
     def from_arrays(cls, tps, config, instance, cold=None, session=None, *, use_cold=None,
-                    lower_is_better: bool = False):
+                    lower_is_better: bool = False, cold_group=None):
         """Build from TPS values (> 0) and labels.
 
         Parameters
@@ -144,6 +100,8 @@ class TPSData:
         lower_is_better : bool
             The values are a latency or duration: a cold run is slower, so its value higher
             (:attr:`cold_sign` -1).
+        cold_group : sequence of str, shape (n,), optional
+            The cold group of each run (read on cold runs only); default its instance.
         """
         tps = np.asarray(tps, dtype=float)
         if tps.ndim != 1 or tps.size == 0:
@@ -164,8 +122,19 @@ class TPSData:
             snames = list(dict.fromkeys(session))
             smap = {c: k for k, c in enumerate(snames)}
             sidx = np.array([smap[s] for s in session])
-        return cls(np.log(tps), cidx, iidx, cold, cnames, inames, bool(use_cold and cold.any()),
-                   sidx, snames, -1.0 if lower_is_better else 1.0)
+        use = bool(use_cold and cold.any())
+        glab = list(instance) if cold_group is None else list(cold_group)
+        gnames = list(dict.fromkeys(glab[k] for k in np.flatnonzero(cold))) if use else []
+        merged = len(gnames) > MAX_COLD_GROUPS
+        if merged:   # too many for one slowdown each (models.stats.tps_cold): one shared
+            glab, gnames = ["all"] * tps.size, ["all"]
+        gmap = {g: k for k, g in enumerate(gnames)}
+        gidx = np.array([gmap[glab[k]] if cold[k] and use else -1 for k in range(tps.size)],
+                        int)
+        out = cls(np.log(tps), cidx, iidx, cold, cnames, inames, use,
+                  sidx, snames, -1.0 if lower_is_better else 1.0, gidx, gnames)
+        out.cold_groups_merged = merged
+        return out
 
     @property
     def n_runs(self) -> int:
@@ -179,32 +148,52 @@ class TPSData:
     def n_instances(self) -> int:
         return len(self.instance_names)
 
+    @property
+    def n_cold(self) -> int:
+        """Cold groups modelled (one slowdown each; 0 without the cold term)."""
+        if not self.use_cold:
+            return 0
+        if self.cold_group is None or not self.cold_group_names:
+            return 1
+        return len(self.cold_group_names)
+
+    def _groups(self) -> np.ndarray:
+        """Cold group per run (-1 warm), one group when none were given."""
+        if self.cold_group is None or not self.cold_group_names:
+            return np.where(self.cold, 0, -1)
+        return np.where(self.cold, self.cold_group, -1)
+
     def design_matrix(self) -> np.ndarray:
-        """Fixed-effect design, shape (n_runs, p): config one-hot, then the cold column."""
-        X = np.zeros((self.n_runs, self.n_configs + int(self.use_cold)))
+        """Fixed-effect design, shape (n_runs, p): config one-hot, then one cold column per
+        cold group (:attr:`n_cold`)."""
+        J = self.n_cold
+        X = np.zeros((self.n_runs, self.n_configs + J))
         X[np.arange(self.n_runs), self.config] = 1.0
-        if self.use_cold:
-            X[:, -1] = self.cold_sign * self.cold
+        if J:
+            g = self._groups()
+            k = np.flatnonzero(g >= 0)
+            X[k, self.n_configs + g[k]] = self.cold_sign
         return X
 
     def prior_mean_sd(self) -> tuple[np.ndarray, np.ndarray]:
         """Prior means and SDs of the fixed effects, each shape (p,).
 
-        The cold coefficient's entry is the moment-matched Normal of its one-sided prior
-        (mean ``-(1 - COLD_P_NONE) COLD_MEAN_SLOW``, SD :data:`COLD_PRIOR_SD`); the engines
-        use the mixture itself (:meth:`cold_prior`).
+        Each cold group's entry is the moment-matched Normal of its one-sided prior
+        (:func:`models.stats.tps_cold.moment_normal`); the engines use the mixture itself
+        (:meth:`cold_prior`).
         """
         m0 = np.full(self.n_configs, float(np.mean(self.y)))
         sd = np.full(self.n_configs, MU_PRIOR_SD)
         if self.use_cold:
-            m0 = np.append(m0, -(1.0 - COLD_P_NONE) * COLD_MEAN_SLOW)
-            sd = np.append(sd, COLD_PRIOR_SD)
+            mm, sm = moment_normal(self.cold_weights)
+            m0 = np.append(m0, np.full(self.n_cold, mm))
+            sd = np.append(sd, np.full(self.n_cold, sm))
         return m0, sd
 
     def cold_prior(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Mixture (weights, means, SDs) of the cold coefficient's prior
-        (:func:`cold_prior_components`)."""
-        return cold_prior_components()
+        """Mixture (weights, means, SDs) of one cold group's prior
+        (:func:`models.stats.tps_cold.cold_prior_components`); the groups' are independent."""
+        return cold_prior_components(self.cold_weights)
 
     def one_run_per_instance(self) -> bool:
         """True when no instance holds two runs (tau and sigma then not separable)."""
@@ -212,7 +201,7 @@ class TPSData:
 
     def residual_df(self) -> int:
         """Runs minus fixed effects: the data's own degrees of freedom for the noise."""
-        return self.n_runs - self.n_configs - int(self.use_cold)
+        return self.n_runs - self.n_configs - self.n_cold
 
 
 @dataclass

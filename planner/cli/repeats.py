@@ -227,6 +227,11 @@ def _repeats(*, delta, relative, baseline_tps, platform, prior, runs, a, b, metr
                 prior=prior, cv=cv, cv_instance=cv_instance, aa_runs=aa_runs,
                 lower_is_better=lower_is_better, value_name=tps_column)
         pr, label = comp.prior, comp.prior_label
+        if design == "auto":
+            # the fixed designs the verdict's "to settle" advice weighs (one rule for both)
+            from planner.decide.settle import settle_designs
+
+            designs = settle_designs(comp) + ("sequential",)
     else:
         pr, label = resolve_prior(prior, row_platform, None, None, cv=cv,
                                   cv_instance=cv_instance, aa_runs=aa_runs)

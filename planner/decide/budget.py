@@ -353,9 +353,9 @@ def _size(plan: Plan, c: Comparison, *, sims: int, seed: int, cache: dict,
           stated: dict | None = None) -> tuple[dict, RepeatPlan]:
     """Step 2: the settings of one comparison (plan defaults filled in), its expected Δ and
     its repeat plan; returns the comparison's result entry (without status) and the plan."""
-    from planner.io.platforms import PLATFORM_ALIASES
     from planner.decide.priors import resolve_prior
     from planner.decide.repeats import plan_repeats
+    from planner.decide.settle import paired_allowed
     from planner.decide.rope import Rope
 
     b = plan.budget
@@ -382,9 +382,11 @@ def _size(plan: Plan, c: Comparison, *, sims: int, seed: int, cache: dict,
     delta, dinfo = expected_delta(c, plan, base, sims=sims, rng=rng)
     designs = c.designs or plan.designs
     explicit = c.designs is not None or ("plan", "designs") in plan.lines
-    if not explicit and prior_spec is None and PLATFORM_ALIASES.get(platform) == "published-n4":
-        # as 'planner repeats': that prior pins the within-allocation sigma near 0 (it only
-        # knows the total), so a paired design would look free of noise
+    if not explicit and not paired_allowed(platform, prior_spec is not None, prior):
+        # the one rule of 'planner repeats' and the verdict's advice
+        # (planner.decide.settle.paired_allowed): the published-n4 prior pins the
+        # within-allocation sigma near 0 (it only knows the total), so a paired design would
+        # look free of noise
         designs = tuple(x for x in designs if x != "paired")
     try:
         rp = plan_repeats(delta, relative=False, baseline_tps=base, prior=prior, rule=rule,

@@ -28,7 +28,7 @@ from planner.io.runs import RunsTable
 from planner.io.rows import instance_key
 
 __all__ = ["Comparison", "SESSION_NOTE", "Selection", "build_data", "check_identifiable",
-           "cold_only_notes", "cold_runs", "fit", "from_table", "from_values",
+           "cold_groups", "cold_only_notes", "grouping", "grouping_note", "cold_runs", "fit", "from_table", "from_values",
            "machines_unknown", "one_session_per_arm", "quick_platform_notes", "runs_listing",
            "OUTLIER_Z", "RUNS_CAP"]
 
@@ -60,7 +60,15 @@ def build_data(table: RunsTable, a: str, b: str, *, use_cold: bool | None = None
     sess = [f"{r.instance}/{r.session or r.run_group}" for r in runs]
     lower = sub.lower_is_better if lower_is_better is None else bool(lower_is_better)
     return TPSData.from_arrays([r.tps for r in runs], [r.config for r in runs], inst, cold,
-                               sess, use_cold=use_cold, lower_is_better=lower)
+                               sess, use_cold=use_cold, lower_is_better=lower,
+                               cold_group=cold_groups(runs, inst))
+
+
+def cold_groups(runs, inst: list[str]) -> list[str]:
+    """The cold group of each run: its server session when the rows name one (``session``
+    column), else its instance (``inst``, the model's instance labels). The cold runs of
+    one group share one slowdown (:mod:`models.stats.tps_cold`)."""
+    return [f"{i}/{r.session}" if r.session else i for r, i in zip(runs, inst)]
 
 
 def machines_unknown(sub: RunsTable, platform: str | None) -> bool:
@@ -90,7 +98,7 @@ def one_session_per_arm(table: RunsTable) -> RunsTable:
         A new table; ``table`` is not modified.
     """
     return RunsTable([replace(r, instance=f"{r.config}-session") for r in table.runs],
-                     table.path)
+                     table.path, reader=table.reader)
 
 
 #: The note of :func:`one_session_per_arm`.
@@ -111,7 +119,7 @@ def cold_runs(table: RunsTable, a: str, b: str) -> list[dict]:
 
 def cold_only_notes(table: RunsTable, a: str, b: str) -> list[str]:
     """One note per config whose runs are all cold first runs (its warm level is then known
-    only through the cold prior, :func:`models.stats.tps_model.cold_prior_components`)."""
+    only through the cold prior, :func:`models.stats.tps_cold.cold_prior_components`)."""
     sub = table.measured().select([a, b])
     flags = sub.cold_flags()
     out = []
@@ -121,6 +129,60 @@ def cold_only_notes(table: RunsTable, a: str, b: str) -> list[str]:
             out.append(f"{who}'s only run is a cold first run: add a warm run" if len(mine) == 1
                        else f"{who}'s only runs ({len(mine)}) are cold first runs: add a warm run")
     return out
+
+
+def grouping(comp: "Comparison", data: TPSData) -> dict:
+    """How the runs of a comparison were grouped, and from what: the result's ``grouping``.
+
+    Returns
+    -------
+    dict
+        ``instances`` (the model's instances) and ``instance_source``; ``sessions``
+        (distinct (instance, session) pairs), ``session_source`` and ``sessions_modelled``
+        (a session level within instances, :func:`models.stats.tps_exact.has_sessions`);
+        ``cold_groups`` (one slowdown each), ``cold_group_by`` (``session`` or
+        ``instance``) and ``cold_source`` (:meth:`planner.io.table.RunsTable.cold_source`).
+    """
+    from models.stats.tps_exact import has_sessions
+
+    sub = comp.table.measured().select([comp.a, comp.b])
+    runs = sub.runs
+    reader = sub.reader
+    if comp.sessions:
+        isrc = ("none: each arm's runs read as one session on a machine of its own (no "
+                "instance column and no platform)")
+    elif any(r.instance for r in runs):
+        isrc = ("the instance column" if reader == "table" else
+                f"the {reader} reader (the instance given, else what the file names)")
+        if any(r.run_group for r in runs):
+            isrc += ", within each run_group"
+    else:
+        isrc = "none: each run its own instance"
+    if any(r.session for r in runs):
+        ssrc = "the session column"
+    elif any(r.run_group for r in runs) and not comp.sessions:
+        ssrc = "the run_group column"
+    else:
+        ssrc = "none named: each instance is its own session"
+    pairs = set(zip(data.instance.tolist(), data.session.tolist())) \
+        if data.session is not None else set(data.instance.tolist())
+    return {"instances": int(data.n_instances), "instance_source": isrc,
+            "sessions": len(pairs), "session_source": ssrc,
+            "sessions_modelled": bool(has_sessions(data)),
+            "cold_groups": int(data.n_cold),
+            "cold_group_by": "session" if any(r.session for r in runs) else "instance",
+            "cold_source": sub.cold_source()}
+
+
+def grouping_note(g: dict) -> str:
+    """The note of :func:`grouping`."""
+    sess = (f"{g['sessions']} server session(s) ({g['session_source']}), a session "
+            "offset modelled within each instance" if g["sessions_modelled"] else
+            f"no instance holds two sessions, so none is modelled apart ({g['session_source']})")
+    cold = (f"{g['cold_groups']} cold group(s), one slowdown per {g['cold_group_by']}"
+            if g["cold_groups"] else "no cold run")
+    return (f"grouping read: {g['instances']} instance(s) ({g['instance_source']}); "
+            f"{sess}; cold flags: {g['cold_source']} ({cold})")
 
 
 def check_identifiable(data: TPSData, prior: NoisePrior, prior_given: bool, path: str) -> None:
@@ -150,6 +212,7 @@ def fit(data: TPSData, prior: NoisePrior, engine: str, *, seed: int = 0,
         post = fit_exact(data, prior)
         diag = {"engine": "exact", "grid_points": int(post.w.size),
                 "grid_edge_mass": post.edge_mass, "ok": post.edge_mass < 1e-3,
+                **({"cold": post.cold_info} if getattr(post, "cold_info", None) else {}),
                 "messages": [] if post.edge_mass < 1e-3 else
                 ["posterior mass at the upper edge of the noise grid; widen the prior"]}
         return post, diag
@@ -449,6 +512,8 @@ def runs_listing(comp: Comparison, data: TPSData) -> tuple[list[dict], int, list
     upper = None
     sp = comp.prior.sigma if comp.prior is not None else None
     for key, idx in groups.items():
+        # a cold first run the model reads as cold is not an outlier of its warm runs
+        idx = [k for k in idx if not flags[k]]
         if len(idx) < 3:
             continue
         x = logv[idx]

@@ -38,7 +38,7 @@ from planner.errors import InputError
 from planner.results.repeat_plan import PAIRED_NOTE, SCHEMA, DesignRow, RepeatPlan
 
 __all__ = ["SCHEMA", "DESIGNS", "posterior_truth", "plan_repeats",
-           "plan_more_runs", "plan_from", "plan_platform"]
+           "plan_more_runs", "plan_from", "plan_platform", "reanalysis_runs"]
 
 
 def posterior_truth(post, existing: Existing, sims: int, seed: int) -> Truth:
@@ -295,7 +295,7 @@ def _existing_note(given: str | None = None) -> str:
          "existing runs)")
     return ("designs are the runs to ADD to the existing ones (on new instances); " + effect
             + "; the noise and the effect are the verdict's posterior (cold first runs "
-            "modelled), the simulated re-analysis reads the old runs without cold flags; "
+            "modelled, each instance or session its own slowdown); "
             "false claim = a decisive B/A-better call the "
             "drawn true Δ contradicts (Δ = 0 is not a coherent truth once runs exist)")
 
@@ -405,6 +405,57 @@ def plan_more_runs(table, a: str, b: str, *, prior: NoisePrior, rope: str | Rope
                      **kw)
 
 
+def reanalysis_runs(warm_data, data, post) -> tuple[Existing, str | None]:
+    """The runs already bought as the simulated re-analysis reads them (it has no cold
+    column): every warm run; a cold run only when its config has no warm run, then its
+    value corrected by the posterior mean of its group's slowdown.
+
+    Parameters
+    ----------
+    warm_data : TPSData
+        The runs without the cold column (``comp.data(False)``).
+    data : TPSData
+        The same runs as the verdict fits them (their cold flags and groups).
+    post : models.stats.tps_exact.GridPosterior
+        The verdict's exact fit of ``data``.
+
+    Returns
+    -------
+    (Existing, str or None)
+        The runs and, when cold runs were left out or corrected, a note saying so.
+    """
+    if not data.use_cold:
+        return Existing.from_tpsdata(warm_data), None
+    cold = np.asarray(data.cold, bool)
+    y = warm_data.y.copy()
+    keep = ~cold
+    fixed = []
+    for k in range(2):
+        mine = warm_data.config == k
+        if mine.any() and not (mine & ~cold).any():       # only cold runs: corrected
+            beta = np.sum(post.w[:, None] * post.mean[:, data.n_configs:], axis=0)   # (J,)
+            X = data.design_matrix()[:, data.n_configs:]
+            y[mine] -= X[mine] @ beta
+            keep |= mine
+            fixed.append(warm_data.config_names[k])
+    X2 = np.zeros((int(keep.sum()), 2))
+    X2[np.arange(X2.shape[0]), warm_data.config[keep]] = 1.0
+    _, inst = np.unique(warm_data.instance[keep], return_inverse=True)
+    c = float(np.mean(y[keep]))
+    ex = Existing(X2, inst.ravel().astype(int), y[keep] - c, c)
+    left = int((cold & ~np.isin(warm_data.config, [warm_data.config_names.index(f)
+                                                  for f in fixed])).sum())
+    parts = []
+    if left:
+        parts.append(f"{left} cold first run(s) left out (their configs' warm runs carry "
+                     "the level)")
+    if fixed:
+        parts.append(f"the cold runs of {', '.join(fixed)} (no warm run) read at their "
+                     "posterior warm level")
+    return ex, ("the simulated re-analysis of old + new runs: " + "; ".join(parts)
+                + "; the noise and the effect are still the cold-aware posterior")
+
+
 def plan_from(comp, *, rope: str | Rope = DEFAULT_ROPE, delta: float | None = None,
               relative: bool = False, sims: int = 2000, seed: int = 0, **kw) -> RepeatPlan:
     """How many more runs to add to the runs of a comparison (``planner repeats --runs`` and
@@ -450,9 +501,9 @@ def plan_from(comp, *, rope: str | Rope = DEFAULT_ROPE, delta: float | None = No
     direction, _, dir_note = comp.direction()
     data = comp.data()
     post = fit_exact(data, prior)
-    # the re-analysis of old + new runs reads the old ones without cold flags
-    # (models.stats.designs.Existing has no cold column)
-    existing = Existing.from_tpsdata(comp.data(False))
+    # the re-analysis of old + new runs has no cold column (models.stats.designs.Existing):
+    # it reads the old warm runs, and a config's cold runs only where it has no warm one
+    existing, reread = reanalysis_runs(comp.data(False), data, post)
     level = post.level(0)
     rp = rope if isinstance(rope, Rope) else Rope.parse(rope)
     rope_log = rp.log_halfwidth(level)
@@ -461,6 +512,18 @@ def plan_from(comp, *, rope: str | Rope = DEFAULT_ROPE, delta: float | None = No
     if delta is not None:
         truth = truth.with_delta(float(to_log(delta, relative, level)))
     kw.setdefault("adaptive", False)   # the verdict's advice: every design in full
+    unpaired = None
+    if comp.sessions and "paired" in tuple(kw.get("designs", ("paired",))):
+        # each arm one session on a machine of its own: the between-instance term is the
+        # offset between server sessions, which a pair (two sessions) does not cancel
+        # (planner.decide.settle.settle_designs); pairs are planned as separate runs
+        kept = tuple(d for d in kw.get("designs", DESIGNS) if d != "paired")
+        kw["designs"] = kept if any(d in kept for d in ("separate",)) else \
+            ("separate",) + kept
+        unpaired = ("no paired design: each arm's runs are read as one session on a machine of "
+                    "its own, so the offset between A's and B's sessions does not cancel in a "
+                    "pair of new runs (each config its own server session); name the machines "
+                    "(an instance and session column) to plan pairs")
     kw.setdefault("prior_label", comp.prior_label)
     res = plan_repeats(None, relative=relative, baseline_tps=level, prior=prior, rope=rp,
                        sims=sims, seed=seed, existing=existing, truth=truth, **kw)
@@ -476,6 +539,19 @@ def plan_from(comp, *, rope: str | Rope = DEFAULT_ROPE, delta: float | None = No
                     "p_b_gt_a": d.p_gt0}
     res.runs, res.runs_truncated, run_notes = runs_listing(comp, data)
     res.inputs["delta"] = delta
+    res.inputs["existing_runs"] = int(data.n_runs)
+    if reread:
+        res.notes.append(reread)
+    if unpaired:
+        res.notes.append(unpaired)
+    from planner.decide.comparison import grouping
+
+    res.existing["grouping"] = grouping(comp, data)
+    from planner.decide.advice import session_advice
+
+    adv = session_advice(post) if res.existing["label"] == "undecided" else None
+    if adv:
+        res.notes.append(adv)
     if delta is not None:
         given = f"{delta:g}" + ("%" if relative else " TPS")
         res.notes = [_existing_note(given) if n == _existing_note() else n for n in res.notes]

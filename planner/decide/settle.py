@@ -151,11 +151,21 @@ def paired_allowed(platform: str | None, prior_named: bool, prior=None) -> bool:
 
 
 def settle_designs(comp) -> tuple[str, ...]:
-    """The designs of the verdict's advice: separate and paired (new runs in A/B pairs on new
-    instances) where :func:`paired_allowed`; separate only otherwise, except when the runs
-    bought are paired themselves (then pairs only, as they were bought)."""
+    """The fixed designs of the verdict's advice and of ``planner repeats --runs`` (one rule
+    for both): separate and paired (new runs in A/B pairs on new instances) where
+    :func:`paired_allowed`; separate only otherwise, except when the runs bought are paired
+    themselves (then pairs only, as they were bought).
+
+    When each arm's runs are read as one session on a machine of its own (machines unknown,
+    :attr:`planner.decide.comparison.Comparison.sessions`), separate only: the
+    between-instance term is then the offset between server sessions, which a pair of runs
+    (two server sessions, one per config) does not cancel; planning pairs as if it did made
+    the advice smaller the less was known (11 paired runs per arm without a platform, more
+    than 100 separate ones on a known platform)."""
     from planner.decide.classical import paired_design
 
+    if getattr(comp, "sessions", False):
+        return ("separate",)
     named = comp.choice is not None and getattr(comp.choice, "level", "") in ("file", "named")
     if paired_allowed(comp.platform, named, comp.prior):
         return ("separate", "paired")

@@ -22,10 +22,11 @@ import numpy as np
 
 from models.stats.decision import label_from
 from models.stats.noise import WEAK, NoisePrior
-from models.stats.tps_model import COLD_MEAN_SLOW, COLD_P_NONE, pct
+from models.stats.tps_cold import cold_prior_summary
+from models.stats.tps_model import pct
 from planner.decide.classical import classical_tests, paired_t
 from planner.decide.comparison import (Comparison, check_identifiable, cold_only_notes,
-                                       cold_runs, fit, runs_listing)
+                                       cold_runs, fit, grouping, grouping_note, runs_listing)
 from planner.defaults import DEFAULT_ROPE
 from planner.decide.direction import shown_label
 from planner.decide.prior_conflict import prior_conflicts
@@ -173,6 +174,11 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
             post0 = fit_exact(data, prior)
         settle_comp = comp if comp.prior is not None else _with_prior(comp, prior)
         more, more_code, more_note = to_settle(settle_comp, rope, seed, post0)
+        from planner.decide.advice import session_advice
+
+        adv = session_advice(post0)
+        if adv:
+            more_note = more_note + "; " + adv
 
     def scale_out(s):
         return {"pct": {k: 100 * v for k, v in s.items()},
@@ -207,16 +213,26 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
     if data.use_cold:
         which = ", ".join(f"{c['config']} rep {c['rep']}" for c in colds[:6]) + \
             (f" and {len(colds) - 6} more" if len(colds) > 6 else "")
+        cp = cold_prior_summary(data.cold_weights)
+        J = data.n_cold
+        per = "server session" if any(r.session for r in comp.table.runs) else "instance"
         notes.append(f"{len(colds)} cold first run(s) ({which}) modelled with a one-sided "
-                     f"cold-start coefficient (prior: {100 * COLD_P_NONE:.0f} % of first runs "
-                     f"not slow, the others {100 * COLD_MEAN_SLOW:.1f} % slow on average; "
-                     "never faster)")
+                     f"cold-start slowdown per {per} ({J} group(s), each its own slowdown; "
+                     "prior fitted on the shipped cold "
+                     f"runs: {100 * cp['p_not_slow']:.0f} % of first runs not slow, "
+                     f"{100 * cp['p_slower_than_3pct']:.0f} % slower than 3 %, "
+                     f"{100 * cp['p_slower_than_10pct']:.1f} % slower than 10 %; never faster)")
         alone = cold_only_notes(comp.table, a, b)
         notes += alone
         if alone and more_note is not None:
-            more_note = "; ".join(alone) + "; or " + more_note
+            # the sized runs are warm (new runs are simulated without a cold start): they are
+            # the warm runs the lone cold config needs
+            more_note = ("; ".join(alone) + " (its warm level rests on the cold-start prior); "
+                         + more_note.replace(" more run(s) per arm", " more warm run(s) per arm"))
     if not diag.get("ok", True):
         notes.append("the fit failed its diagnostics: no decisive label is given")
+    groups = grouping(comp, data)
+    notes.append(grouping_note(groups))
     listing, truncated, run_notes = runs_listing(comp, data)
     notes += run_notes
     curve = None
@@ -264,6 +280,7 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
         metric=metric_name,
         runs=listing,
         runs_truncated=truncated,
+        grouping=groups,
     )
 
 

@@ -12,8 +12,10 @@ corrupt) is an error naming the file and line; files of no known format are skip
 and named. Instances: as each reader says
 (a pyperf file is one machine), or the ``instance`` given; otherwise blank (``planner verdict``
 then reads each config's runs as one session on a machine of its own when no platform is known,
-each run as its own instance on a platform with noise data). ``rep`` counts a config's runs on one instance across files, in file-name
-order.
+each run as its own instance on a platform with noise data). ``rep`` counts a config's runs on
+one instance across files, in file-name order; that order is the reader's, not a server
+session's, so every ingested run is written warm (``cold`` 0): a first run is flagged cold
+only from a real ``rep`` / ``phase`` / ``session`` of a runs table.
 
 The benchmark harness's result folders, when ``DIR`` holds ``summary.json`` files: walks
 ``DIR`` for ``summary.json`` files (fields ``tps``, ``job_id``, ``ppl``, ``duration_s``,
@@ -157,7 +159,7 @@ def ingest(root: str | Path, *, platform: str | None = None, metric: str | None 
         # verdict reads
         runs.append(validate_run(
             Run(config=cfg, tps=float(tps), instance=inst, rep=rep, platform=platform,
-                metric=metric, workload=workload, phase="measure",
+                metric=metric, workload=workload, phase="measure", cold=False,
                 ppl=None if ppl is None else float(ppl),
                 timestamp=str(d.get("timestamp", "") or ""), run_group=str(root.name), line=0,
                 extra={"source": str(f), "model": d.get("model", "")}), file=str(f)))
@@ -210,8 +212,9 @@ def _ingest_results(root: Path, *, platform, metric, workload, format, instance)
     plat = canonical_platform(platform) if platform else ""
     for r in runs:
         key = (r.config, r.instance)
-        r.rep = counts.get(key, 0)
+        r.rep = counts.get(key, 0)   # file-name order: never a cold flag (r.cold is False)
         counts[key] = r.rep + 1
+        r.cold = False
         r.platform = plat
         r.workload = workload or r.workload
         r.run_group = root.name

@@ -94,7 +94,7 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
     InputError
         Empty file, missing ``config``/``tps`` column, non-numeric / NaN / non-positive TPS,
         duplicate rows (same config, instance, session, rep, TPS, metric, workload, on rows
-        that carry a rep, instance, session or timestamp), or a
+        that carry a rep or a timestamp: equal values without one are two runs), or a
         syntax error; the message names the file, line and field.
     """
     if format is not None:  # checked before the file is read
@@ -156,7 +156,7 @@ def read_runs(path: str | Path, *, format: str | None = None, metric: str | None
         raise InputError("no runs in file (header only?)", file=name)
     runs = _expand_summaries(runs, name)
     check_duplicates(runs, name)
-    return RunsTable(runs, name)
+    return RunsTable(runs, name, reader=fmt)
 
 
 def _expand_summaries(runs: list[Run], path: str) -> list[Run]:

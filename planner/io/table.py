@@ -7,6 +7,7 @@ that rows are comparable). Errors name the file's values and a near spelling
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -47,6 +48,14 @@ class RunsTable:
     census: dict | None = field(default=None, repr=False, compare=False)
     #: The configs whose runs ``runs`` holds when ``census`` is given.
     kept: frozenset | None = field(default=None, repr=False, compare=False)
+    #: What read the rows: ``table`` (a runs table), else the tool format's name
+    #: (:func:`planner.io.formats.format_names`); says where instances, sessions and cold
+    #: flags came from (:meth:`cold_source`).
+    reader: str = field(default="table", compare=False)
+
+    def _like(self, runs: list, census=None, kept=None) -> "RunsTable":
+        """A table of ``runs`` read like this one (same path and reader)."""
+        return RunsTable(runs, self.path, census, kept, self.reader)
 
     def __len__(self) -> int:
         return len(self.runs)
@@ -76,15 +85,15 @@ class RunsTable:
         if self.kept is not None and not keep <= self.kept:
             raise ValueError(f"configs {sorted(keep - self.kept)} were not kept when the table "
                              "was read (read_runs configs=...)")
-        return RunsTable([r for r in self.runs if r.config in keep], self.path)
+        return self._like([r for r in self.runs if r.config in keep])
 
     def measured(self) -> "RunsTable":
         """Rows whose ``phase`` is not ``warmup`` (explicit warm-up passes are not measurements)."""
         runs = [r for r in self.runs if r.phase != "warmup"]
         if self.census is not None:
-            return RunsTable(runs, self.path, {k: None for k in self.census if k[5] != "warmup"},
-                             self.kept)
-        return RunsTable(runs, self.path)
+            return self._like(runs, {k: None for k in self.census if k[5] != "warmup"},
+                              self.kept)
+        return self._like(runs)
 
     def filter(self, *, blank_platform: bool = False, **kv: str | None) -> "RunsTable":
         """Rows whose columns equal the given non-None values (e.g. ``metric="decode_wall"``).
@@ -119,7 +128,7 @@ class RunsTable:
                 raise self._no_row(self.runs, lambda r, c: getattr(r, c), applied, k, v,
                                    blank_platform)
             applied.append((k, v))
-        return RunsTable(rows, self.path)
+        return self._like(rows)
 
     def _no_row(self, items: list, value_of, applied: list, k: str, v: str,
                 blank_platform: bool) -> InputError:
@@ -185,7 +194,7 @@ class RunsTable:
                                    lambda c, name: c[CENSUS_COLUMNS.index(name)], applied, k,
                                    v, blank_platform)
             applied.append((k, v))
-        return RunsTable(rows, self.path, dict.fromkeys(keys), self.kept)
+        return self._like(rows, dict.fromkeys(keys), self.kept)
 
     def check_homogeneous(self, columns: Sequence[str] = ("metric", "workload")) -> None:
         """Refuse to pool rows of different ``metric`` or ``workload``.
@@ -212,12 +221,15 @@ class RunsTable:
     def cold_flags(self) -> np.ndarray:
         """Cold-start indicator per run, shape (n_runs,), bool.
 
-        An explicit ``cold`` column wins. Otherwise a run is cold when it is ``rep`` 0 (the
+        An explicit ``cold`` column wins (tools' result files set it False: their reps are
+        the file's order, :func:`planner.io.formats._common.make_run`). Otherwise a run is cold
+        when it is ``rep`` 0 (or, in rows without a ``rep``, the earliest ``timestamp`` of its
+        config in its session) (the
         first run after a server start or a config change) on a named ``instance`` whose
         session (``session``, else ``run_group``) holds other runs, of any config: whether or
         not its own config has later runs (a lone first run beside warm runs of another config
         is as cold as one followed by its own warm runs; its slowdown is then known only
-        through the cold prior, :func:`models.stats.tps_model.cold_prior_components`). A run alone
+        through the cold prior, :func:`models.stats.tps_cold.cold_prior_components`). A run alone
         on its instance (every official HF job) is not flagged: its cold start is part of the
         allocation-to-allocation noise its platform's prior was measured from. Runs without an
         ``instance`` (the quick forms, tool files) are never flagged here; the verdict reads a
@@ -235,12 +247,52 @@ class RunsTable:
         for r in self.runs:
             key = (r.instance, r.session or r.run_group)
             per_session[key] = per_session.get(key, 0) + 1
+        first = self._first_by_time()
         for k, r in enumerate(self.runs):
             if r.cold is not None:
                 out[k] = r.cold
-            elif r.rep == 0 and r.instance and not _warm_metric(r.metric):
+            elif (r.rep == 0 or (r.rep is None and k in first)) and r.instance \
+                    and not _warm_metric(r.metric):
                 out[k] = per_session[(r.instance, r.session or r.run_group)] > 1
         return out
+
+    def _first_by_time(self) -> set[int]:
+        """Indices of the runs without a ``rep`` that are the earliest (by ``timestamp``) of
+        their config in their (instance, session) group: the timestamp order says they were
+        the first run; a group where a timestamp does not parse (ISO 8601) or two tie gives
+        none."""
+        groups: dict[tuple, list] = {}
+        for k, r in enumerate(self.runs):
+            if r.rep is None and r.timestamp and r.instance:
+                groups.setdefault((r.config, r.instance, r.session or r.run_group), []).append(k)
+        out = set()
+        for idx in groups.values():
+            try:
+                ts = [datetime.fromisoformat(self.runs[k].timestamp) for k in idx]
+                order = sorted(range(len(idx)), key=lambda j: ts[j])
+            except (ValueError, TypeError):
+                continue
+            if len(idx) == 1 or ts[order[0]] != ts[order[1]]:
+                out.add(idx[order[0]])
+        return out
+
+    def cold_source(self) -> str:
+        """Where :meth:`cold_flags` came from, in words: the ``cold`` column, the ``rep``
+        column (rep 0 of a session with other runs), or why no run is flagged (a tool's
+        result file: its reps are the file's order; hyperfine and pyperf warm up themselves)."""
+        if self.reader != "table":
+            why = ("warms up itself" if self.reader in ("hyperfine", "pyperf") else
+                   "does not say which run was a fresh server's first (its reps are the "
+                   "file's order)")
+            return f"none: a {self.reader} result {why}"
+        if any(r.cold is not None for r in self.runs):
+            return "the cold column"
+        if self.cold_flags().any():
+            return ("the rep column: rep 0 on a named instance whose session (session, else "
+                    "run_group) holds other runs")
+        if any(r.rep is not None for r in self.runs):
+            return "none: no rep 0 on a named instance shares its session with other runs"
+        return "none: no rep, cold or instance column"
 
     @property
     def lower_is_better(self) -> bool:

@@ -434,14 +434,15 @@ def _fast_number(v) -> float | None:
 
 
 #: Columns that identify one run: two rows equal in all columns and carrying one of these
-#: are the same run written twice. Without them (``config,tps``), equal values are two runs
-#: whose rounded TPS agree, which is common.
-_RUN_IDS = ("instance", "session", "timestamp")
+#: are the same run written twice. Without them (``config,tps``, or ``config,instance,tps``:
+#: an instance or a session holds many runs), equal values are two runs whose rounded TPS
+#: agree, which is common and legitimate.
+_RUN_IDS = ("rep", "timestamp")
 
 
 def _duplicate_key(r: Run) -> tuple | None:
     """The columns two rows share when they are one run written twice (None: a row without a
-    rep, instance, session or timestamp, never a duplicate)."""
+    rep or a timestamp, never a duplicate)."""
     return _dup_fields(r.config, r.instance, r.session, r.run_group, r.rep, r.tps, r.metric,
                        r.workload, r.phase, r.timestamp)
 
@@ -449,7 +450,7 @@ def _duplicate_key(r: Run) -> tuple | None:
 def _dup_fields(config, instance, session, run_group, rep, tps, metric, workload, phase,
                 timestamp) -> tuple | None:
     """:func:`_duplicate_key` from the values themselves (the fast paths have no Run)."""
-    if rep is None and not (instance or session or timestamp):
+    if rep is None and not timestamp:
         return None
     return (config, instance, session, run_group, rep, tps, metric, workload, phase,
             timestamp)

@@ -92,6 +92,9 @@ class Verdict:
         :data:`planner.decide.comparison.RUNS_CAP`.
     runs_truncated : int
         Runs left out of ``runs``.
+    grouping : dict or None
+        How the runs were grouped and from what (instances, sessions, cold groups, and the
+        column or reader of each; :func:`planner.decide.comparison.grouping`).
     """
 
     a: str
@@ -131,6 +134,7 @@ class Verdict:
     metric: str | None = None
     runs: list = field(default_factory=list)
     runs_truncated: int = 0
+    grouping: dict | None = None
 
     def to_dict(self) -> dict:
         """The JSON object (``schema``, ``command``, then the fields in order)."""
@@ -151,7 +155,7 @@ class Verdict:
             raise InputError(f"not a verdict result (schema {schema or '?'!r})", field="schema")
         names = [f.name for f in fields(cls)]
         optional = ("notes", "seed", "more_runs_code", "direction", "direction_source",
-                    "rule_label", "cold_runs", "metric", "runs", "runs_truncated")
+                    "rule_label", "cold_runs", "metric", "runs", "runs_truncated", "grouping")
         missing = [n for n in names if n not in d and n not in optional]
         if missing:
             raise InputError(f"verdict result lacks {', '.join(missing)}", field=missing[0])

@@ -163,11 +163,16 @@ def fallback_config(path: str, config: str | None) -> str:
 
 
 def make_run(*, config: str, tps: float, metric: str, path: str, line: int, rep: int,
-             instance: str = "", workload: str = "", cold: bool | None = None,
+             instance: str = "", workload: str = "", cold: bool | None = False,
              timestamp: str = "", extra: dict | None = None) -> Run:
     """A :class:`planner.io.rows.Run` from a result file, its direction set by its metric,
     checked by :func:`planner.io.rows.validate_run` (control characters in names, the value's
     range).
+
+    ``cold`` is False (warm) by default: a tool's result file does not say which run was the
+    first of a fresh server (its ``rep`` is the order of the file's records, not a server
+    session's), and hyperfine and pyperf warm up themselves; a rep invented from that order
+    is never read as a cold first run (:meth:`planner.io.table.RunsTable.cold_flags`).
 
     Raises
     ------

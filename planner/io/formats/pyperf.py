@@ -70,7 +70,7 @@ def read(data: dict, *, path: str, metric: str | None = None, config: str | None
             runs.append(make_run(config=config or name.strip(" "),
                                  tps=math.fsum(xs) / len(xs), metric=mname, path=path,
                                  line=k, rep=rep, instance=inst, workload=name.strip(" "),
-                                 cold=False if worker.get("warmups") else None,
+                                 cold=False,  # pyperf warms up each worker itself
                                  timestamp=str(_meta(rmeta, key="date") or ""),
                                  extra={"values": len(xs)}))
             rep += 1

@@ -119,3 +119,75 @@ def test_from_table_reads_machines_unknown_as_one_session_per_arm(tmp_path):
     comp = from_table(read_runs(p), "A", "B")
     assert comp.sessions and comp.platform is None
     assert {r.instance for r in comp.table.runs} == {"A-session", "B-session"}
+
+
+def _advice(cli, *args):
+    code, out, err = cli("verdict", *args, "--json")
+    assert code == 0, err
+    v = json.loads(out)
+    assert v["label"] == "undecided"
+    return v
+
+
+def test_knowing_less_never_buys_less(cli):
+    """The same runs without a platform (machines unknown: each arm one session) need at
+    least as many more runs as on a platform whose noise is known; pairs cannot cancel the
+    offset between two unknown sessions (it asked for 11 paired runs without a platform, more
+    than 100 with one)."""
+    runs = ["--a-runs", "308.1,307.9,308.3", "--b-runs", "309.0,309.4,309.1"]
+    big = 10**9
+    unknown = _advice(cli, *runs)
+    n0 = unknown["more_runs_per_arm"] or big
+    assert "in A/B pairs" not in unknown["more_runs_note"]
+    assert "new server sessions or on new instances" in unknown["more_runs_note"]
+    for plat in ("hf-a10g-small", "local-a10g"):
+        known = _advice(cli, *runs, "--platform", plat)
+        assert n0 >= (known["more_runs_per_arm"] or big), plat
+
+
+def test_repeats_runs_plans_no_pairs_when_each_arm_is_one_session(cli, tmp_path):
+    p = tmp_path / "runs.csv"
+    p.write_text(NO_PLATFORM)
+    v, r = _both(cli, p)
+    assert {d["design"] for d in r["designs"]} == {"separate"}
+    assert any(n.startswith("no paired design") for n in r["notes"])
+    assert r["existing"]["grouping"]["instance_source"].startswith("none: each arm")
+    assert v["grouping"] == r["existing"]["grouping"]
+
+
+def test_repeats_runs_default_weighs_the_verdict_s_designs(cli, tmp_path):
+    """``repeats --runs`` without --design plans the fixed designs the verdict's advice
+    weighs (planner.decide.settle.settle_designs), plus sequential ones."""
+    p = tmp_path / "runs.csv"
+    p.write_text(NO_PLATFORM)
+    code, out, err = cli("repeats", "--runs", p, "--a", "A", "--b", "B", "--sims", "200",
+                         "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert {d["design"] for d in r["designs"]} <= {"separate", "sequential"}
+    assert all(d.get("layout") in (None, "separate") for d in r["designs"])
+
+
+def test_a_config_with_only_cold_runs_is_sized_in_warm_runs(tmp_path):
+    """A's only run is a cold rep 0: the advice says so and sizes warm runs; the simulated
+    re-analysis reads A's run at its posterior warm level."""
+    from planner.decide.priors import resolve_prior
+    from planner.decide.repeats import plan_from
+    from planner.decide.verdict import judge
+
+    rows = [("A", 373.76, 0), ("B", 387.13, 1), ("B", 387.17, 2)]
+    t = RunsTable([Run(config=c, tps=x, instance="gpu0", session="s1", rep=k,
+                       platform="local-a10g", metric="decode_wall", workload="128x512")
+                   for c, x, k in rows], "<t>")
+    ch = resolve_prior(None, "local-a10g", "decode_wall", "128x512")
+    comp = Comparison(t, "A", "B", platform="local-a10g", prior=ch.prior, prior_label=ch.label,
+                      choice=ch)
+    v = judge(comp, rope="0.1%").to_dict()
+    assert v["label"] == "undecided"
+    assert v["more_runs_note"].startswith("A's only run is a cold first run")
+    if v["more_runs_per_arm"] is not None:
+        assert "more warm run(s) per arm" in v["more_runs_note"]
+    plan = plan_from(comp, rope="0.1%", sims=200, designs=("separate",), max_runs=20)
+    assert plan.inputs["existing_runs"] == 3
+    assert any("the cold runs of A (no warm run) read at their posterior warm level" in n
+               for n in plan.notes)

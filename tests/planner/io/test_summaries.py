@@ -199,8 +199,9 @@ def _summary_csv(path, runs_csv, group, configs, form):
 def test_summary_table_matches_the_runs(cli, runs_csv, tmp_path, group, a, b):
     """mean/sd/n of each config's runs give the runs' label; P(B > A) within 0.002 when
     neither models cold starts (the delta method and TPS-scale vs log-scale moments are the
-    only differences), within 0.03 against the default fit of the runs (which treats their
-    rep-0 runs as cold first runs; a summary cannot say which run was cold)."""
+    only differences), within 0.05 against the default fit of the runs (which treats their
+    rep-0 runs as cold first runs, each instance with its own slowdown; a summary cannot say
+    which run was cold)."""
     path = _summary_csv(tmp_path / "s.csv", runs_csv, group, [a, b], "mean")
     out = {}
     for extra in ((), ("--no-cold",)):
@@ -215,7 +216,7 @@ def test_summary_table_matches_the_runs(cli, runs_csv, tmp_path, group, a, b):
     assert sm["label"] == raw_cold["label"] == raw_warm["label"]
     assert sm["n_a"] == raw_cold["n_a"] and sm["n_b"] == raw_cold["n_b"]
     assert abs(sm["p_b_gt_a"] - raw_warm["p_b_gt_a"]) < 0.002
-    assert abs(sm["p_b_gt_a"] - raw_cold["p_b_gt_a"]) < 0.03
+    assert abs(sm["p_b_gt_a"] - raw_cold["p_b_gt_a"]) < 0.05
     assert abs(sm["delta_pct"]["mean"] - raw_warm["delta_pct"]["mean"]) < 0.002
     assert any(n.startswith("A is a summary (mean ± sd") and "delta method" in n
                for n in sm["notes"])
