@@ -180,23 +180,48 @@ class NoisePrior:
     name: str = "custom"
     source: str = ""
     extra: dict = field(default_factory=dict, compare=False)
+    #: A joint prior of (tau, sigma) (:class:`models.stats.population.PopulationPrior`, or any
+    #: object with ``logpdf(tau, sigma)``, ``rvs(n, rng)`` and ``to_dict()``) that replaces
+    #: the independent ``tau`` / ``sigma`` densities in both engines; ``tau`` and ``sigma``
+    #: are then its marginals, for code that reads one scale at a time.
+    joint: object | None = field(default=None, compare=False)
+
+    def logpdf_joint(self, tau: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+        """Log prior density of the scale pair (tau, sigma) (relative, > 0), broadcast shape.
+
+        The independent sum ``tau.logpdf(tau) + sigma.logpdf(sigma)`` unless a ``joint``
+        prior is set (the population prior of an unknown platform), whose density it is.
+        """
+        if self.joint is not None:
+            return self.joint.logpdf(tau, sigma)
+        return self.tau.logpdf(tau) + self.sigma.logpdf(sigma)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "source": self.source, "tau": self.tau.to_dict(),
-                "sigma": self.sigma.to_dict(), **({"extra": self.extra} if self.extra else {})}
+                "sigma": self.sigma.to_dict(), **({"extra": self.extra} if self.extra else {}),
+                **({"joint": {"kind": "population", **self.joint.to_dict()}}
+                   if self.joint is not None else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> "NoisePrior":
+        joint = None
+        if isinstance(d.get("joint"), dict):
+            from models.stats.population import PopulationPrior
+
+            joint = PopulationPrior.from_dict(d["joint"])
         return cls(tau=ScalePrior.from_dict(d["tau"]), sigma=ScalePrior.from_dict(d["sigma"]),
                    name=d.get("name", "custom"), source=d.get("source", ""),
-                   extra=d.get("extra", {}))
+                   extra=d.get("extra", {}), joint=joint)
 
     def total_sd_draws(self, n: int = 20000) -> np.ndarray:
         """Seeded draws of sqrt(tau^2 + sigma^2), relative: the noise of one run on a new
         instance, tau and sigma drawn independently from their priors. Shape (n,)."""
         rng = np.random.default_rng(0)
-        t = self.tau.rvs(n, rng)
-        s = self.sigma.rvs(n, rng)
+        if self.joint is not None:
+            t, s = self.joint.rvs(n, rng)
+        else:
+            t = self.tau.rvs(n, rng)
+            s = self.sigma.rvs(n, rng)
         return np.sqrt(t**2 + s**2)
 
     def total_sd_median(self) -> float:

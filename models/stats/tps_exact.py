@@ -413,7 +413,7 @@ def _grid_axes(lo_t, hi_t, lo_s, hi_s, n):
 
 def _log_weights(st, T, S, m0, v0, prior: NoisePrior):
     ll, mean, cov = conditional_posterior(st, T, S, m0, v0)
-    lw = ll + prior.tau.logpdf(T) + prior.sigma.logpdf(S) + np.log(T) + np.log(S)
+    lw = ll + prior.logpdf_joint(T, S) + np.log(T) + np.log(S)
     return lw, ll, mean, cov
 
 
@@ -583,13 +583,13 @@ def _two_pass(loglik_fn, prior: NoisePrior, n_grid: int):
     t = s = _COARSE
     T, S = (g.ravel() for g in np.meshgrid(t, s, indexing="ij"))
     ll, *_ = loglik_fn(T, S)
-    lw = ll + prior.tau.logpdf(T) + prior.sigma.logpdf(S) + np.log(T) + np.log(S)
+    lw = ll + prior.logpdf_joint(T, S) + np.log(T) + np.log(S)
     w = _normalise(lw).reshape(t.size, s.size)
     lt, ht = _mass_range(t, w.sum(1))
     ls, hs = _mass_range(s, w.sum(0))
     t, s, T, S = _grid_axes(lt, ht, ls, hs, n_grid)
     ll, *extras = loglik_fn(T, S)
-    lw = ll + prior.tau.logpdf(T) + prior.sigma.logpdf(S) + np.log(T) + np.log(S)
+    lw = ll + prior.logpdf_joint(T, S) + np.log(T) + np.log(S)
     w = _normalise(lw)
     mx = np.max(lw)
     dlog = (math.log(ht / lt) / (n_grid - 1)) * (math.log(hs / ls) / (n_grid - 1))
@@ -598,7 +598,7 @@ def _two_pass(loglik_fn, prior: NoisePrior, n_grid: int):
     # prior alone puts there*. A scale the data leave unidentified (tau with one instance) follows
     # its prior to the end of the grid; that is the prior's tail (cut at _GRID_HI, a CV of
     # 166 %), not a misfit. Only mass the likelihood pushes to the edge is reported.
-    lp = prior.tau.logpdf(T) + prior.sigma.logpdf(S) + np.log(T) + np.log(S)
+    lp = prior.logpdf_joint(T, S) + np.log(T) + np.log(S)
     edge = _edge_mass(w.reshape(n_grid, n_grid), ht, hs) - _edge_mass(
         _normalise(lp).reshape(n_grid, n_grid), ht, hs)
     return T, S, w, log_ev, max(edge, 0.0), extras

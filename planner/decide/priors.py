@@ -129,7 +129,7 @@ class PriorChoice:
         """One line for reports: which prior, for which cell, from how many runs."""
         what = {"cell": "fitted on this cell", "family": "borrowed from the metric family",
                 "platform": "the platform's prior", "unknown-platform":
-                "unknown platform: weak prior (0.03 %-20 %)", "stated": "stated by the user",
+                "unknown platform: the population prior over platforms", "stated": "stated by the user",
                 "file": "from a file", "named": "named by the user",
                 "weak": "weakly informative"}.get(self.level, self.level)
         n = (f", from {self.n_runs} runs in {self.n_cells} repeated cells"
@@ -159,6 +159,21 @@ def _hierarchy():
 #: states): above :data:`models.stats.assurance.KNOWN_DF` (1e6), so the assurance reads the scale as
 #: exact. Not a df a user types: :data:`planner.io.limits.PRIOR_DF` stops at 1e5.
 KNOWN_NOISE_DF = 1e9
+
+
+def _population():
+    """The population prior over platforms (:func:`models.stats.population.population_noise_prior`)."""
+    from models.stats.population import population_noise_prior
+
+    return population_noise_prior()
+
+
+def _population_fit() -> dict:
+    """The shipped population fit's counts: ``units``, ``platforms``, ``n_runs``."""
+    from models.stats.population import _stored
+
+    f = _stored()["fit"]
+    return {"units": f["units"], "platforms": f["platforms"], "n_runs": f.get("n_runs", 0)}
 
 
 def parse_cv(text: str | float, *, field: str = "cv") -> tuple[float, float]:
@@ -433,12 +448,16 @@ def _auto(plat: str, metric: str | None, workload: str | None) -> PriorChoice:
         return PriorChoice(pr, "platform", cell, 4, 1, 1, pr.source, f"platform:{plat}")
     h = _hierarchy()
     if plat not in h.platforms():
-        ch = h.choose(plat, metric, workload)
+        pr = _population()
+        fit = _population_fit()
         note = (f"unknown platform '{plat}'" if plat else "no platform given") + (
-            ": weak noise prior (0.03 %-20 % run to run); state your noise (a CV, A/A "
-            "runs or a prior) or name the platform")
-        return PriorChoice(ch.prior, ch.level, cell, 0, 0, 0, ch.source, "unknown-platform",
-                           (note,))
+            ": the population prior over platforms was used (session and run-to-run noise "
+            f"drawn jointly from {fit['units']} repeated-run groups of "
+            f"{len(fit['platforms'])} platforms, the session offset scaling with the run "
+            "spread the data show); state your noise (a CV, A/A runs or a prior) or name the "
+            "platform")
+        return PriorChoice(pr, "unknown-platform", cell, fit["n_runs"], fit["units"],
+                           len(fit["platforms"]), pr.source, "population", (note,))
     if metric is None:
         # no metric known: the platform's embedded prior, exactly as before the hierarchy
         pr = platform_prior(plat)
