@@ -21,10 +21,10 @@ sessions) has its own scales. With :math:`\ell_s = \log\sigma_u` and
 .. math::
 
     \ell_s &\sim t_{\nu_s}(\mu_s, s_s),\\
-    \ell_r \mid \ell_s &\sim t_{\nu_r}\big(\mu_r + b\,(\ell_s - \mu_s),\ s_r\big),
+    \ell_r \mid \ell_s &\sim t_{\nu_r}\big(\mu_r + b\,(\ell_s - \ell_0),\ s_r\big),
 
-so the ratio of session to run noise may depend on the run noise (:math:`b`), and both have
-heavy (Student-t) tails. The density of :math:`(\tau, \sigma)` is that of
+so the ratio of session to run noise may depend on the run noise (:math:`b`; :math:`\ell_0 =`
+:data:`REF_LOG_SIGMA`), and both may have heavy (Student-t) tails. The density of :math:`(\tau, \sigma)` is that of
 :math:`(\ell_s, \ell_r)` divided by :math:`\tau\sigma` (:meth:`PopulationPrior.logpdf`).
 
 Data of a unit: sessions :math:`j` with :math:`n_j` warm runs (log TPS), session means
@@ -83,6 +83,13 @@ SCHEMA = "spec-planner/population-prior/1"
 #: docstring). 3: the shipped local A10G has ~130 units of one GPU model; capped, it counts as
 #: one platform among ~20 for how noisy an unknown platform's runs are.
 PLATFORM_CAP = 3.0
+#: Reference run-to-run scale of the ratio's location (0.1 %, log): ``mu_r`` is the median
+#: log(tau/sigma) at sigma = 0.1 %, the middle of the run scales of the units that repeat a
+#: config over sessions (0.004-0.4 %), where it is best determined.
+REF_LOG_SIGMA = math.log(1e-3)
+#: Prior SD of the slope b (a ridge in the fit, the only hyperprior): a slope of +-1 (tau
+#: growing as sigma^2, or tau independent of sigma) is 2 SD out.
+B_PRIOR_SD = 0.5
 #: Rounds of the block-coordinate ascent (sigma block, ratio block); the third round moved
 #: no parameter by more than 1e-4 on the shipped data.
 ROUNDS = 4
@@ -123,7 +130,7 @@ class PopulationPrior:
     mu_s, s_s, nu_s : float
         Location, scale and df of :math:`\\log\\sigma` (sigma relative, log-TPS).
     mu_r, b, s_r, nu_r : float
-        Location at :math:`\\log\\sigma = \\mu_s`, slope on :math:`\\log\\sigma - \\mu_s`,
+        Location at :math:`\\log\\sigma =` :data:`REF_LOG_SIGMA`, slope on its distance,
         scale and df of :math:`\\log(\\tau/\\sigma)`.
     """
 
@@ -139,7 +146,7 @@ class PopulationPrior:
         """Log density of :math:`(\\ell_s, \\ell_r) = (\\log\\sigma, \\log\\tau/\\sigma)`."""
         ls = np.asarray(ls, float)
         return (t_logpdf(ls, self.nu_s, self.mu_s, self.s_s)
-                + t_logpdf(lr, self.nu_r, self.mu_r + self.b * (ls - self.mu_s), self.s_r))
+                + t_logpdf(lr, self.nu_r, self.mu_r + self.b * (ls - REF_LOG_SIGMA), self.s_r))
 
     def logpdf(self, tau, sigma) -> np.ndarray:
         """Log density of the scales :math:`(\\tau, \\sigma)` (> 0, relative), broadcast shape:
@@ -150,7 +157,7 @@ class PopulationPrior:
     def rvs(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Draws ``(tau, sigma)``, each shape (size,)."""
         ls = self.mu_s + self.s_s * rng.standard_t(self.nu_s, size)
-        lr = self.mu_r + self.b * (ls - self.mu_s) + self.s_r * rng.standard_t(self.nu_r, size)
+        lr = self.mu_r + self.b * (ls - REF_LOG_SIGMA) + self.s_r * rng.standard_t(self.nu_r, size)
         # the engines' grid ends at ~0.98: draws beyond it are clipped there
         return np.exp(np.minimum(ls + lr, 0.0)), np.exp(np.minimum(ls, 0.0))
 
@@ -167,8 +174,8 @@ class PopulationPrior:
         """One line: median sigma and median tau/sigma with their slopes and tails."""
         return (f"log sigma ~ t{self.nu_s:.2g}(median {100 * math.exp(self.mu_s):.3g} %, "
                 f"scale {self.s_s:.2g}); log tau/sigma ~ t{self.nu_r:.2g}(median ratio "
-                f"{math.exp(self.mu_r):.3g} {'+' if self.b >= 0 else '-'} {abs(self.b):.2g} "
-                f"x (log sigma - mu_s), scale {self.s_r:.2g})")
+                f"{math.exp(self.mu_r):.3g} at sigma 0.1 %, slope {self.b:+.2g} on log sigma, "
+                f"scale {self.s_r:.2g})")
 
 
 @dataclass(frozen=True)
@@ -294,13 +301,20 @@ def fit_population(units: Sequence[Unit], *, cap: float = PLATFORM_CAP,
     def obj(x, w):
         # the prior as normalised weights on the grid nodes: a discrete prior, so a scale
         # below the grid step cannot put unbounded density on one node
-        lp = _theta_to_prior(x).logpdf_log(LS, LR)
-        p = np.exp(lp - lp.max())
-        ml = np.log(np.maximum(E @ (p / p.sum()), 1e-300)) + Lmax[:, 0]
-        return -float(np.sum(w * ml))
+        # each factor normalised on its own axis (the ratio's per row of log sigma), so the
+        # grid's ends cut no mass from the sigma marginal through the ratio's
+        pp = _theta_to_prior(x)
+        ps = np.exp(t_logpdf(_LS, pp.nu_s, pp.mu_s, pp.s_s))
+        pr = np.exp(t_logpdf(_LR[None, :], pp.nu_r,
+                             pp.mu_r + pp.b * (_LS[:, None] - REF_LOG_SIGMA), pp.s_r))
+        p = ((ps / ps.sum())[:, None] * pr / pr.sum(1, keepdims=True)).ravel()
+        ml = np.log(np.maximum(E @ p, 1e-300)) + Lmax[:, 0]
+        # the slope is identified only by units that repeat a config over sessions, whose run
+        # scales span 0.004-0.4 %: a ridge keeps it from extrapolating to 20 % run noise
+        return -float(np.sum(w * ml)) + 0.5 * (x[4] / B_PRIOR_SD) ** 2
 
     x = np.array(start if start is not None else
-                 [math.log(0.002), math.log(1.5), math.log(4.0), math.log(3.0), 0.0,
+                 [math.log(0.002), math.log(1.5), math.log(4.0), math.log(2.0), 0.0,
                   math.log(1.0), math.log(4.0)], float)
     ones = np.ones(len(units))
     blocks = ((slice(0, 3), w_cap), (slice(3, 7), ones))

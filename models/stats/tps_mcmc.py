@@ -116,6 +116,28 @@ def _scale_rv(pm, name: str, sp: ScalePrior):
     return pm.Deterministic(name, pm.math.sqrt(var))
 
 
+def _noise_rvs(pm, prior: NoisePrior):
+    """(tau, sigma) with the prior's densities: independent (:func:`_scale_rv`), or the joint
+    population prior (``prior.joint``): log tau and log sigma uniform on the exact engine's grid
+    range (1e-5 .. ~0.98) times the joint density of (log sigma, log tau/sigma) as a
+    ``pm.Potential`` (the density of (log tau, log sigma) is that of (log sigma, log ratio):
+    unit Jacobian), so both engines integrate the same truncated prior."""
+    if prior.joint is None:
+        return _scale_rv(pm, "tau", prior.tau), _scale_rv(pm, "sigma", prior.sigma)
+    from models.stats.population import REF_LOG_SIGMA
+    from models.stats.tps_exact import _GRID_HI
+
+    j = prior.joint
+    lo, hi = math.log(1e-5), math.log(_GRID_HI)
+    ls = pm.Uniform("log_sigma", lo, hi, initval=math.log(0.01))
+    lt = pm.Uniform("log_tau", lo, hi, initval=math.log(0.01))
+    pm.Potential("population_prior",
+                 pm.logp(pm.StudentT.dist(nu=j.nu_s, mu=j.mu_s, sigma=j.s_s), ls)
+                 + pm.logp(pm.StudentT.dist(nu=j.nu_r, mu=j.mu_r + j.b * (ls - REF_LOG_SIGMA),
+                                            sigma=j.s_r), lt - ls))
+    return pm.Deterministic("tau", pm.math.exp(lt)), pm.Deterministic("sigma", pm.math.exp(ls))
+
+
 def build_model(data: TPSData, prior: NoisePrior, likelihood: str = "normal"):
     """The PyMC model of the centred log TPS.
 
@@ -151,8 +173,7 @@ def build_model(data: TPSData, prior: NoisePrior, likelihood: str = "normal"):
     np.add.at(counts, (data.config, data.instance), 1.0)
     wz = counts / np.maximum(counts.sum(1, keepdims=True), 1.0)
     with pm.Model(coords=coords) as model:
-        tau = _scale_rv(pm, "tau", prior.tau)
-        sigma = _scale_rv(pm, "sigma", prior.sigma)
+        tau, sigma = _noise_rvs(pm, prior)
         z = pm.Normal("z", 0.0, 1.0, dims="instance")
         # mu_c = m_c - tau * zbar_c: a unit-Jacobian shift that takes the data-confounded
         # part of the instance effects out of the config means (with one shared instance the

@@ -65,10 +65,15 @@ def prior_conflicts(data: TPSData, prior: NoisePrior, label: str) -> list[str]:
     Returns
     -------
     list of str
-        Zero to two notes.
+        Zero to two notes; none when no (config, instance) group holds two or more runs.
     """
     from models.stats.tps_exact import fit_exact
 
+    # a note computed from the data alone needs data that inform it: a (config, instance)
+    # group of two or more runs (one run per arm says nothing about either scale; issue 20)
+    groups = np.unique(np.stack([data.config, data.instance]), axis=1, return_counts=True)[1]
+    if groups.size == 0 or groups.max() < 2:
+        return []
     alone = fit_exact(data, WEAK)
     rng = np.random.default_rng(0)
     out = []

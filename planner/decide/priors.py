@@ -17,8 +17,10 @@ Resolution order (:func:`resolve_prior`):
 Stated noise, the maths
 -----------------------
 * ``cv = c`` (relative, e.g. ``2%``): :math:`\sigma^2 \sim` Scaled-Inv-:math:`\chi^2(\nu_c,
-  \log(1+c)^2)` with :math:`\nu_c =` :data:`STATED_DF` unless given as ``2%:df``: a stated CV is
-  taken as known to about :math:`\pm 1/\sqrt{2\nu_c}` = 10 % of itself.
+  s_c^2)`, :math:`s_c = \sqrt{\log(1+c^2)}`, with :math:`\nu_c =` :data:`STATED_DF` unless given
+  as ``2%:df``: a stated CV is taken as known to about :math:`\pm 1/\sqrt{2\nu_c}` = 10 % of
+  itself, as if measured from 51 runs (``20%`` is Scaled-Inv-chi2(50, 19.8 %), its 95 % range
+  16.6-24.6 %; ``20%:5`` states six runs' worth of confidence, 12.4-49 %).
 * ``aa_runs = x_1..x_n`` (n >= 2 runs of one config): :math:`\sigma^2 \sim`
   Scaled-Inv-:math:`\chi^2(n-1, s^2)` with :math:`s` the sample SD of :math:`\log x_i`
   (the posterior of a variance under :math:`p(\sigma^2) \propto 1/\sigma^2`).
@@ -27,7 +29,9 @@ Stated noise, the maths
   run-to-run noise: :math:`\tau \sim` Scaled-Inv-:math:`\chi^2(100, \max(c/20, 0.002\,\%))`,
   i.e. 0.25 % of the variance.
 
-The log scale: a CV :math:`c` is a log-SD of :math:`\log(1+c)` (2 % -> 0.0198).
+The log scale: a CV :math:`c` is the log-SD :math:`\sqrt{\log(1+c^2)}` of a log-normal run
+with that CV (2 % -> 0.019998, 20 % -> 0.198; it was :math:`\log(1+c)`, 0.182 for 20 %, which
+took a stated 20 % for 18 % and called a same-config pair 1.95 SD apart decisive, issue 20).
 
 Commands spell these options ``--cv``, ``--cv-instance``, ``--aa-runs``, ``--prior``; this
 module names the plain fields (``cv`` ...), so :class:`planner.errors.InputError` says
@@ -72,7 +76,8 @@ PRIOR_FILE_FORMAT = (
 PRIOR_HELP = ("Noise prior: auto (default: the noise hierarchy for the runs' platform, metric "
               "and workload; an unknown platform gets a weak 0.03%-20% prior), weak, a platform "
               "(hf-a10g-small, local-a10g, published-n4) or a FILE: " + PRIOR_FILE_FORMAT)
-CV_HELP = ("Your run-to-run noise as a CV, e.g. 2% (or 0.02; '2%:20' gives its df, default 50). "
+CV_HELP = ("Your run-to-run noise as a CV, e.g. 2% (or 0.02): a Scaled-Inv-chi2 prior with 50 df "
+           "(known to +-10 %, as if from 51 runs); '2%:5' gives the df (5: as if from 6 runs). "
            "Overrides the prior's run-to-run scale.")
 CV_INSTANCE_HELP = ("Your between-instance (allocation/machine) noise as a CV, same syntax. "
                     "Without it: the platform's, or included in the run-to-run CV for an unknown "
@@ -188,7 +193,8 @@ def parse_cv(text: str | float, *, field: str = "cv") -> tuple[float, float]:
     Returns
     -------
     log_sd, df : float
-        :math:`\\log(1 + c)` and the degrees of freedom (:data:`STATED_DF` by default).
+        :math:`\\sqrt{\\log(1 + c^2)}` (the log-SD of a log-normal run with CV c) and the
+        degrees of freedom (:data:`STATED_DF` by default).
 
     Raises
     ------
@@ -203,13 +209,18 @@ def parse_cv(text: str | float, *, field: str = "cv") -> tuple[float, float]:
     if ":" in s:
         s, d = s.split(":", 1)
         if d.strip(" ").lower() == "known":
-            return math.log1p(_parse_cv_value(s, text, field)), KNOWN_NOISE_DF
+            return _cv_log_sd(_parse_cv_value(s, text, field)), KNOWN_NOISE_DF
         try:
             df = to_float(d)
         except (TypeError, ValueError, OverflowError):
             raise InputError(f"df after ':' is not a number: {text!r}", field=field) from None
         df = check("df", df, field=field)
-    return math.log1p(_parse_cv_value(s, text, field)), df
+    return _cv_log_sd(_parse_cv_value(s, text, field)), df
+
+
+def _cv_log_sd(c: float) -> float:
+    """The log-SD of a log-normal run whose CV is ``c`` (a fraction): sqrt(log(1 + c^2))."""
+    return math.sqrt(math.log1p(c * c))
 
 
 def _parse_cv_value(s: str, text, field: str) -> float:

@@ -68,8 +68,8 @@ def test_shipped_hierarchy_is_reproducible(runs_csv):
 
 
 def test_parse_cv_and_stated_priors():
-    assert parse_cv("2%") == (pytest.approx(math.log1p(0.02)), 50.0)
-    assert parse_cv("0.02:20") == (pytest.approx(math.log1p(0.02)), 20.0)
+    assert parse_cv("2%") == (pytest.approx(math.sqrt(math.log1p(0.02**2))), 50.0)
+    assert parse_cv("0.02:20") == (pytest.approx(math.sqrt(math.log1p(0.02**2))), 20.0)
     for bad in ("abc", "0", "-1%", "150%", "2%:x", "2%:0"):
         with pytest.raises(InputError) as e:
             parse_cv(bad)
