@@ -52,7 +52,7 @@ def units_from_tables(paths=TABLES, exclude: tuple = ()):
         # in public tables only the rows a source marks cold (a user's quick-form runs carry
         # whatever cold starts their set-up has, and so does the population's noise)
         cold = t.cold_flags() if rel == TABLES[0] else [r.cold is True for r in t.runs]
-        for r, c in zip(t.runs, cold):
+        for r, c in zip(t.runs, cold, strict=True):
             plat = canon(r.platform)
             if c or plat in exclude:
                 continue

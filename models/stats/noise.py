@@ -32,6 +32,7 @@ import numpy as np
 __all__ = [
     "ScalePrior", "NoisePrior", "WEAK", "prior_from_summary", "fit_inv_chi2_to_log_moments",
     "platform_key", "platform_prior", "known_platforms", "fit_scale_population",
+    "PopulationPrior", "t_logpdf", "REF_LOG_SIGMA",
 ]
 
 _KINDS = ("inv_chi2", "half_normal")
@@ -206,8 +207,6 @@ class NoisePrior:
     def from_dict(cls, d: dict) -> "NoisePrior":
         joint = None
         if isinstance(d.get("joint"), dict):
-            from models.stats.population import PopulationPrior
-
             joint = PopulationPrior.from_dict(d["joint"])
         return cls(tau=ScalePrior.from_dict(d["tau"]), sigma=ScalePrior.from_dict(d["sigma"]),
                    name=d.get("name", "custom"), source=d.get("source", ""),
@@ -422,3 +421,85 @@ def fit_scale_population(s2: np.ndarray, df: np.ndarray) -> tuple[ScalePrior, di
     nu, s0 = math.exp(res.x[0]), math.exp(res.x[1])
     return ScalePrior("inv_chi2", scale=s0, df=nu), {
         "cells": int(s2.size), "df_total": float(df.sum()), "neg_loglik": float(res.fun)}
+
+
+#: Reference run-to-run scale of the ratio's location (0.1 %, log): ``mu_r`` is the median
+#: log(tau/sigma) at sigma = 0.1 %, the middle of the run scales of the units that repeat a
+#: config over sessions (0.004-0.4 %), where it is best determined.
+REF_LOG_SIGMA = math.log(1e-3)
+
+
+def t_logpdf(x, nu: float, mu, s: float) -> np.ndarray:
+    """Log density of a location-scale Student t, shape of ``x`` (``math.lgamma``, no SciPy).
+
+    Parameters
+    ----------
+    x : array_like
+    nu : float
+        Degrees of freedom (> 0).
+    mu : array_like
+        Location (broadcast with ``x``).
+    s : float
+        Scale (> 0).
+    """
+    z = (np.asarray(x, float) - mu) / s
+    c = (math.lgamma((nu + 1) / 2) - math.lgamma(nu / 2) - 0.5 * math.log(nu * math.pi)
+         - math.log(s))
+    return c - (nu + 1) / 2 * np.log1p(z * z / nu)
+
+
+@dataclass(frozen=True)
+class PopulationPrior:
+    """The fitted joint prior of (tau, sigma) (see the module docstring).
+
+    Attributes
+    ----------
+    mu_s, s_s, nu_s : float
+        Location, scale and df of :math:`\\log\\sigma` (sigma relative, log-TPS).
+    mu_r, b, s_r, nu_r : float
+        Location at :math:`\\log\\sigma =` :data:`REF_LOG_SIGMA`, slope on its distance,
+        scale and df of :math:`\\log(\\tau/\\sigma)`.
+    """
+
+    mu_s: float
+    s_s: float
+    nu_s: float
+    mu_r: float
+    b: float
+    s_r: float
+    nu_r: float
+
+    def logpdf_log(self, ls, lr) -> np.ndarray:
+        """Log density of :math:`(\\ell_s, \\ell_r) = (\\log\\sigma, \\log\\tau/\\sigma)`."""
+        ls = np.asarray(ls, float)
+        return (t_logpdf(ls, self.nu_s, self.mu_s, self.s_s)
+                + t_logpdf(lr, self.nu_r, self.mu_r + self.b * (ls - REF_LOG_SIGMA), self.s_r))
+
+    def logpdf(self, tau, sigma) -> np.ndarray:
+        """Log density of the scales :math:`(\\tau, \\sigma)` (> 0, relative), broadcast shape:
+        :meth:`logpdf_log` minus :math:`\\log\\tau + \\log\\sigma` (the Jacobian)."""
+        lt, ls = np.log(np.asarray(tau, float)), np.log(np.asarray(sigma, float))
+        return self.logpdf_log(ls, lt - ls) - lt - ls
+
+    def rvs(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Draws ``(tau, sigma)``, each shape (size,)."""
+        ls = self.mu_s + self.s_s * rng.standard_t(self.nu_s, size)
+        lr = self.mu_r + self.b * (ls - REF_LOG_SIGMA) + self.s_r * rng.standard_t(self.nu_r, size)
+        # the engines' grid ends at ~0.98: draws beyond it are clipped there
+        return np.exp(np.minimum(ls + lr, 0.0)), np.exp(np.minimum(ls, 0.0))
+
+    def to_dict(self) -> dict:
+        return {k: float(getattr(self, k)) for k in
+                ("mu_s", "s_s", "nu_s", "mu_r", "b", "s_r", "nu_r")}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PopulationPrior":
+        return cls(**{k: float(d[k]) for k in ("mu_s", "s_s", "nu_s", "mu_r", "b", "s_r",
+                                                "nu_r")})
+
+    def describe(self) -> str:
+        """One line: median sigma and median tau/sigma with their slopes and tails."""
+        return (f"log sigma ~ t{self.nu_s:.2g}(median {100 * math.exp(self.mu_s):.3g} %, "
+                f"scale {self.s_s:.2g}); log tau/sigma ~ t{self.nu_r:.2g}(median ratio "
+                f"{math.exp(self.mu_r):.3g} at sigma 0.1 %, slope {self.b:+.2g} on log sigma, "
+                f"scale {self.s_r:.2g})")

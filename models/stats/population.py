@@ -75,6 +75,8 @@ from typing import Sequence
 
 import numpy as np
 
+from models.stats.noise import REF_LOG_SIGMA, PopulationPrior, t_logpdf
+
 __all__ = ["PopulationPrior", "Unit", "PLATFORM_CAP", "unit_from_sessions", "fit_population",
            "load_population", "population_noise_prior", "t_logpdf", "SCHEMA"]
 
@@ -83,10 +85,6 @@ SCHEMA = "spec-planner/population-prior/1"
 #: docstring). 3: the shipped local A10G has ~130 units of one GPU model; capped, it counts as
 #: one platform among ~20 for how noisy an unknown platform's runs are.
 PLATFORM_CAP = 3.0
-#: Reference run-to-run scale of the ratio's location (0.1 %, log): ``mu_r`` is the median
-#: log(tau/sigma) at sigma = 0.1 %, the middle of the run scales of the units that repeat a
-#: config over sessions (0.004-0.4 %), where it is best determined.
-REF_LOG_SIGMA = math.log(1e-3)
 #: Prior SD of the slope b (a ridge in the fit, the only hyperprior): a slope of +-1 (tau
 #: growing as sigma^2, or tau independent of sigma) is 2 SD out.
 B_PRIOR_SD = 0.5
@@ -103,82 +101,6 @@ MS_FLOOR = 1e-10
 #: over -7 .. 7 (a ratio of 1e-3 .. 1e3).
 _LS = np.linspace(math.log(1e-5), math.log(0.9), 90)
 _LR = np.linspace(-7.0, 7.0, 90)
-
-
-def t_logpdf(x, nu: float, mu, s: float) -> np.ndarray:
-    """Log density of a location-scale Student t, shape of ``x`` (``math.lgamma``, no SciPy).
-
-    Parameters
-    ----------
-    x : array_like
-    nu : float
-        Degrees of freedom (> 0).
-    mu : array_like
-        Location (broadcast with ``x``).
-    s : float
-        Scale (> 0).
-    """
-    z = (np.asarray(x, float) - mu) / s
-    c = (math.lgamma((nu + 1) / 2) - math.lgamma(nu / 2) - 0.5 * math.log(nu * math.pi)
-         - math.log(s))
-    return c - (nu + 1) / 2 * np.log1p(z * z / nu)
-
-
-@dataclass(frozen=True)
-class PopulationPrior:
-    """The fitted joint prior of (tau, sigma) (see the module docstring).
-
-    Attributes
-    ----------
-    mu_s, s_s, nu_s : float
-        Location, scale and df of :math:`\\log\\sigma` (sigma relative, log-TPS).
-    mu_r, b, s_r, nu_r : float
-        Location at :math:`\\log\\sigma =` :data:`REF_LOG_SIGMA`, slope on its distance,
-        scale and df of :math:`\\log(\\tau/\\sigma)`.
-    """
-
-    mu_s: float
-    s_s: float
-    nu_s: float
-    mu_r: float
-    b: float
-    s_r: float
-    nu_r: float
-
-    def logpdf_log(self, ls, lr) -> np.ndarray:
-        """Log density of :math:`(\\ell_s, \\ell_r) = (\\log\\sigma, \\log\\tau/\\sigma)`."""
-        ls = np.asarray(ls, float)
-        return (t_logpdf(ls, self.nu_s, self.mu_s, self.s_s)
-                + t_logpdf(lr, self.nu_r, self.mu_r + self.b * (ls - REF_LOG_SIGMA), self.s_r))
-
-    def logpdf(self, tau, sigma) -> np.ndarray:
-        """Log density of the scales :math:`(\\tau, \\sigma)` (> 0, relative), broadcast shape:
-        :meth:`logpdf_log` minus :math:`\\log\\tau + \\log\\sigma` (the Jacobian)."""
-        lt, ls = np.log(np.asarray(tau, float)), np.log(np.asarray(sigma, float))
-        return self.logpdf_log(ls, lt - ls) - lt - ls
-
-    def rvs(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """Draws ``(tau, sigma)``, each shape (size,)."""
-        ls = self.mu_s + self.s_s * rng.standard_t(self.nu_s, size)
-        lr = self.mu_r + self.b * (ls - REF_LOG_SIGMA) + self.s_r * rng.standard_t(self.nu_r, size)
-        # the engines' grid ends at ~0.98: draws beyond it are clipped there
-        return np.exp(np.minimum(ls + lr, 0.0)), np.exp(np.minimum(ls, 0.0))
-
-    def to_dict(self) -> dict:
-        return {k: float(getattr(self, k)) for k in
-                ("mu_s", "s_s", "nu_s", "mu_r", "b", "s_r", "nu_r")}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "PopulationPrior":
-        return cls(**{k: float(d[k]) for k in ("mu_s", "s_s", "nu_s", "mu_r", "b", "s_r",
-                                                "nu_r")})
-
-    def describe(self) -> str:
-        """One line: median sigma and median tau/sigma with their slopes and tails."""
-        return (f"log sigma ~ t{self.nu_s:.2g}(median {100 * math.exp(self.mu_s):.3g} %, "
-                f"scale {self.s_s:.2g}); log tau/sigma ~ t{self.nu_r:.2g}(median ratio "
-                f"{math.exp(self.mu_r):.3g} at sigma 0.1 %, slope {self.b:+.2g} on log sigma, "
-                f"scale {self.s_r:.2g})")
 
 
 @dataclass(frozen=True)
@@ -348,11 +270,12 @@ def fit_population(units: Sequence[Unit], *, cap: float = PLATFORM_CAP,
                 se[idx[i]] = float(math.sqrt(cov[i, i])) if cov[i, i] > 0 else float("nan")
         except np.linalg.LinAlgError:
             pass
-    at_bound = [n for n, v, (lo, hi) in zip(_NAMES, x, _BOUNDS)
+    at_bound = [n for n, v, (lo, hi) in zip(_NAMES, x, _BOUNDS, strict=True)
                 if v <= lo + 1e-6 or v >= hi - 1e-6]
     res.fun = obj(x, ones)
-    info = {"objective": -float(res.fun), "objective_sigma": -obj(x, w_cap), "theta": dict(zip(_NAMES, map(float, x))),
-            "se": dict(zip(_NAMES, se)), "at_bound": at_bound, "units": len(units),
+    info = {"objective": -float(res.fun), "objective_sigma": -obj(x, w_cap),
+            "theta": dict(zip(_NAMES, map(float, x), strict=True)),
+            "se": dict(zip(_NAMES, se, strict=True)), "at_bound": at_bound, "units": len(units),
             "n_runs": int(sum(u.n.sum() for u in units)),
             "rounds": ROUNDS,
             "platforms": {p: {"units": cnt[p], "weight": min(float(cnt[p]), cap)}
@@ -366,14 +289,17 @@ def _marginals(pp: PopulationPrior, n: int = 200_000):
     over the central 98 % of seeded draws, moment-matched
     (:func:`models.stats.noise.fit_inv_chi2_to_log_moments`; the t tails on the log scale
     have no usable moments of the scale itself)."""
-    from models.stats.noise import fit_inv_chi2_to_log_moments
+    from models.stats.noise import ScalePrior, fit_inv_chi2_to_log_moments
 
     rng = np.random.default_rng(0)
     t, s = pp.rvs(n, rng)
     out = []
     for x in (t, s):
         lv = np.sort(2 * np.log(x))[n // 100: n - n // 100]
-        out.append(fit_inv_chi2_to_log_moments(float(lv.mean()), float(lv.var())))
+        try:
+            out.append(fit_inv_chi2_to_log_moments(float(lv.mean()), float(lv.var())))
+        except ValueError:  # too wide to moment-match (scale underflows): df 0.3 at the median
+            out.append(ScalePrior("inv_chi2", float(np.exp(np.median(lv) / 2)), 0.3))
     return out
 
 
