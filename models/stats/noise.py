@@ -197,6 +197,26 @@ class NoisePrior:
             return self.joint.logpdf(tau, sigma)
         return self.tau.logpdf(tau) + self.sigma.logpdf(sigma)
 
+    def session_logw(self, nodes: np.ndarray, lw: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+        """Log weights of the session-SD quadrature nodes given the run scale, shape
+        (n, G) for ``nodes`` (n,) and ``sigma`` (G,).
+
+        The session SD's prior is the population's ratio of session to run noise
+        (:class:`PopulationPrior`: ``log(omega/sigma) | sigma`` its t conditional; this
+        prior's ``joint`` or the shipped fit), evaluated at the nodes and normalised over them
+        for each sigma: session offsets scale with the run noise and have heavy tails (issue
+        20), where the fixed half-normal ``lw`` (the nodes' default weights, used when no
+        population fit is shipped) put a 1 % session SD 2 SD out whatever the runs showed.
+        """
+        pp = self.joint if self.joint is not None else _shipped_population()
+        if pp is None:
+            return np.broadcast_to(np.asarray(lw)[:, None], (len(nodes), np.size(sigma)))
+        ls = np.log(np.asarray(sigma, float))[None, :]
+        lr = np.log(np.asarray(nodes, float))[:, None] - ls
+        out = t_logpdf(lr, pp.nu_r, pp.mu_r + pp.b * (ls - REF_LOG_SIGMA), pp.s_r)
+        m = out.max(0, keepdims=True)
+        return out - (m + np.log(np.exp(out - m).sum(0, keepdims=True)))
+
     def to_dict(self) -> dict:
         return {"name": self.name, "source": self.source, "tau": self.tau.to_dict(),
                 "sigma": self.sigma.to_dict(), **({"extra": self.extra} if self.extra else {}),
@@ -332,6 +352,17 @@ def _stored_ppf(sp: "ScalePrior", q: float) -> float | None:
         _PPF_TABLE = {(r["kind"], r["df"], r["scale"], r["q"]): r["value"]
                       for r in json.loads(text)["rows"]}
     return _PPF_TABLE.get((sp.kind, sp.df if sp.kind == "inv_chi2" else None, sp.scale, q))
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_population() -> "PopulationPrior | None":
+    """The shipped population fit (``models/data/population_prior.json``), or None."""
+    try:
+        text = resources.files("models").joinpath("data/population_prior.json").read_text(
+            "utf-8")
+    except FileNotFoundError:
+        return None
+    return PopulationPrior.from_dict(json.loads(text)["prior"])
 
 
 def _load_embedded() -> dict:

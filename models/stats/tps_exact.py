@@ -675,11 +675,11 @@ def _two_pass_sessions(ss, m0c, v0, data: TPSData, prior: NoisePrior, n_grid: in
     lwc = np.log(cw)
 
     def ll(T, S):
-        lls, means, covs = [], [], []
+        lls, means, covs, lwn_s = [], [], [], prior.session_logw(nodes, lwn, S)   # (n, G)
         for j, om in enumerate(nodes):  # the Gaussian parts depend on omega, not on the cold prior
             parts = conditional_posterior_sessions(ss, T, S, np.full(T.shape, om), None, None)
             l, m, c = _integrate_fixed_many(ss.N, *parts, m0s, v0s)   # (Kc, G), ...
-            lls.append(l + (lwc + lwn[j])[:, None])
+            lls.append(l + lwc[:, None] + lwn_s[j][None, :])
             means.append(m)
             covs.append(c)
         lk = np.concatenate(lls, axis=0).T                            # (G, K)
