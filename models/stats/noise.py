@@ -454,6 +454,9 @@ def fit_scale_population(s2: np.ndarray, df: np.ndarray) -> tuple[ScalePrior, di
         "cells": int(s2.size), "df_total": float(df.sum()), "neg_loglik": float(res.fun)}
 
 
+#: Support of the population prior's draws (relative scales): the exact engine's grid, 1e-5 ..
+#: its coarse grid's end (``models.stats.tps_exact._GRID_HI``, 0.97452...).
+POP_RANGE = (1e-5, 0.9745)
 #: Reference run-to-run scale of the ratio's location (0.1 %, log): ``mu_r`` is the median
 #: log(tau/sigma) at sigma = 0.1 %, the middle of the run scales of the units that repeat a
 #: config over sessions (0.004-0.4 %), where it is best determined.
@@ -513,11 +516,22 @@ class PopulationPrior:
         return self.logpdf_log(ls, lt - ls) - lt - ls
 
     def rvs(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """Draws ``(tau, sigma)``, each shape (size,)."""
-        ls = self.mu_s + self.s_s * rng.standard_t(self.nu_s, size)
-        lr = self.mu_r + self.b * (ls - REF_LOG_SIGMA) + self.s_r * rng.standard_t(self.nu_r, size)
-        # the engines' grid ends at ~0.98: draws beyond it are clipped there
-        return np.exp(np.minimum(ls + lr, 0.0)), np.exp(np.minimum(ls, 0.0))
+        """Draws ``(tau, sigma)``, each shape (size,), from the prior truncated to the exact
+        engine's grid (both scales in 1e-5 .. 0.98, :data:`POP_RANGE`), the support both engines
+        integrate over (by rejection: the heavy t tails put ~20 % of the untruncated mass
+        outside it, offsets of more than 100 % or below 0.001 %)."""
+        lo, hi = math.log(POP_RANGE[0]), math.log(POP_RANGE[1])
+        out_s, out_t, n = [], [], 0
+        while n < size:
+            m = 2 * (size - n) + 16
+            ls = self.mu_s + self.s_s * rng.standard_t(self.nu_s, m)
+            lt = ls + self.mu_r + self.b * (ls - REF_LOG_SIGMA) + self.s_r * rng.standard_t(
+                self.nu_r, m)
+            ok = (ls > lo) & (ls < hi) & (lt > lo) & (lt < hi)
+            out_s.append(ls[ok])
+            out_t.append(lt[ok])
+            n += int(ok.sum())
+        return (np.exp(np.concatenate(out_t)[:size]), np.exp(np.concatenate(out_s)[:size]))
 
     def to_dict(self) -> dict:
         return {k: float(getattr(self, k)) for k in
