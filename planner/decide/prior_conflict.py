@@ -76,11 +76,19 @@ def prior_conflicts(data: TPSData, prior: NoisePrior, label: str) -> list[str]:
         return []
     alone = fit_exact(data, WEAK)
     rng = np.random.default_rng(0)
+    joint = None
+    if prior.joint is not None:  # the population prior: the ranges of its own joint draws
+        joint = dict(zip(("tau", "sigma"), (np.sort(x) for x in prior.joint.rvs(
+            CONFLICT_DRAWS, np.random.default_rng(0))), strict=True))
     out = []
     for name, word, sp in (("tau", "sigma_instance (between instances)", prior.tau),
                            ("sigma", "sigma_run (run to run)", prior.sigma)):
         s = alone.scale_summary(name)
-        lo, hi = prior_range(sp, rng)
+        if joint is not None:
+            d = joint[name]
+            lo, hi = float(d[CONFLICT_DRAWS // 40]), float(d[CONFLICT_DRAWS - 1 - CONFLICT_DRAWS // 40])
+        else:
+            lo, hi = prior_range(sp, rng)
         if s["hdi_low"] > hi or s["hdi_high"] < lo:
             out.append(f"the runs disagree with the {label} prior on {word}: alone they give "
                        f"{100 * s['median']:.2f} % (95 % HDI {100 * s['hdi_low']:.2f} .. "

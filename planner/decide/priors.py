@@ -139,6 +139,9 @@ class PriorChoice:
                 "weak": "weakly informative"}.get(self.level, self.level)
         n = (f", from {self.n_runs} runs in {self.n_cells} repeated cells"
              f" ({self.n_groups} run groups)" if self.n_runs else "")
+        if self.level == "unknown-platform" and self.n_runs:
+            n = (f", fitted on {self.n_runs} runs in {self.n_cells} repeated-run groups of "
+                 f"{self.n_groups} platforms")
         return f"{self.label} ({what}; {self.cell}{n})"
 
 
