@@ -152,6 +152,50 @@ def simulated_aa(n: int, seed: int = 20) -> dict:
     return res
 
 
+def session_pairs_aa(max_pairs: int = 30) -> dict:
+    """A/A on real data: every pair of sessions of one config (units of bench/fit_population.py
+    with two or more sessions), A = one session's runs, B = the other's, judged as quick forms
+    with the population prior refitted without the unit's platform (leave one platform out:
+    stricter than leave one group out). Share decisive per (platform, metric family); at most
+    ``max_pairs`` pairs per unit (the first, in session order)."""
+    from models.stats.noise_hierarchy import metric_family
+    from fit_population import units_from_tables
+
+    units, _ = units_from_tables()
+    cache: dict = {}
+    out: dict = {}
+    for u in units:
+        if u.n.size < 2:
+            continue
+        plat, metric = u.key.split("/")[0], u.key.split("/")[1]
+        fam = f"{plat}/{metric_family(metric)}"
+        pr = prior_without(plat, cache)
+        # the unit keeps only session summaries: rebuild each session's runs from its mean and
+        # within-session SD (the verdict sees them only through these statistics)
+        sess = []
+        for n, m, W in zip(u.n, u.m, u.W, strict=True):
+            n = int(n)
+            if n == 1:
+                sess.append([math.exp(m)])
+                continue
+            z = np.linspace(-1, 1, n)
+            z = (z - z.mean()) / z.std(ddof=1) * math.sqrt(W / (n - 1))
+            sess.append(list(np.exp(m + z)))
+        k = 0
+        for i in range(len(sess)):
+            for j in range(i + 1, len(sess)):
+                if k >= max_pairs:
+                    break
+                lab, _, _ = judge_values(sess[i], sess[j], pr)
+                d = out.setdefault(fam, {"pairs": 0, "decisive": 0})
+                d["pairs"] += 1
+                d["decisive"] += lab in ("A better", "B better")
+                k += 1
+    for d in out.values():
+        d["share"] = d["decisive"] / d["pairs"]
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sim", type=int, default=200)
@@ -164,6 +208,8 @@ def main():
     for r in out["issue_cases"]:
         print(f"{r['case']:60s} {r['label']:10s} (want {r['want']}) HDI "
               f"{r['hdi_pct'][0]:+.2f} .. {r['hdi_pct'][1]:+.2f} %")
+    out["session_pairs_aa"] = session_pairs_aa()
+    print(json.dumps(out["session_pairs_aa"], indent=1))
     out["public"] = public_cases(lopo=not a.no_lopo)
     for r in out["public"]["rows"]:
         print(f"{r['case']:34s} {r['kind']:6s} truth {r['truth']:+d} n={r['n']} planner "

@@ -65,14 +65,14 @@ def prior_conflicts(data: TPSData, prior: NoisePrior, label: str) -> list[str]:
     Returns
     -------
     list of str
-        Zero to two notes; none when no (config, instance) group holds two or more runs.
+        Zero to two notes; none when no instance holds two or more runs.
     """
     from models.stats.tps_exact import fit_exact
 
-    # a note computed from the data alone needs data that inform it: a (config, instance)
-    # group of two or more runs (one run per arm says nothing about either scale; issue 20)
-    groups = np.unique(np.stack([data.config, data.instance]), axis=1, return_counts=True)[1]
-    if groups.size == 0 or groups.max() < 2:
+    # a note computed from the data alone needs data that inform it: an instance (a session,
+    # in the quick forms) holding two or more runs, of one config or a pair (one run per arm,
+    # each in its own session, says nothing about either scale; issue 20)
+    if data.n_runs == 0 or np.bincount(data.instance).max() < 2:
         return []
     alone = fit_exact(data, WEAK)
     rng = np.random.default_rng(0)

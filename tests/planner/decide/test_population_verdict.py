@@ -24,3 +24,14 @@ def test_population_prior_in_a_verdict_json(cli):
     assert r["prior"]["name"] == "population" and r["prior"]["level"] == "unknown-platform"
     assert "population prior over platforms" in r["prior"]["source"]
     assert any("population prior over platforms was used" in n for n in r["notes"])
+
+
+def test_prior_conflict_needs_an_instance_with_two_runs():
+    # one run per arm, each its own session: the runs say nothing about either scale (issue 20)
+    from models.stats.noise import platform_prior
+    from models.stats.tps_model import TPSData
+    from planner.decide.prior_conflict import prior_conflicts
+
+    d = TPSData.from_arrays([197.0, 340.0], ["A", "B"], ["A-session", "B-session"], None, None,
+                            use_cold=False)
+    assert prior_conflicts(d, platform_prior("local-a10g"), "platform:local-a10g") == []
