@@ -301,7 +301,7 @@ def _marginals(pp: PopulationPrior, n: int = 200_000):
         q05, q50, q95 = np.quantile(np.log(x), [0.05, 0.5, 0.95])
         width = q95 - q05
 
-        def gap(lnu):
+        def gap(lnu, width=width):
             nu = math.exp(lnu)
             return 0.5 * (math.log(stats.chi2.ppf(0.95, nu)) - math.log(stats.chi2.ppf(0.05, nu))
                           ) - width

@@ -24,7 +24,7 @@ with :math:`x_i = X_i^T 1` and :math:`T_i = \sum_{r\in i} y_r`. Then
     \log p(y\mid\tau,\sigma) = -\tfrac12\big[N\log 2\pi + \log|\Sigma| + \log|V_0| + \log|P|
     + q + m_0^TV_0^{-1}m_0 - r^TP^{-1}r\big].
 
-Grid weights :math:`w_g \propto p(y\mid\tau_g,\sigma_g)\,p(\tau_g)\,p(\sigma_g)\,\tau_g\sigma_g`
+Grid weights :math:`w_g \propto p(y\mid\tau_g,\sigma_g)\,p(\tau_g,\sigma_g)\,\tau_g\sigma_g` (``NoisePrior.logpdf_joint``)
 (the last two factors are the Jacobian of the log grid). A coarse pass over
 :math:`10^{-5}..0.98` locates the posterior mass, a fine pass integrates it. Derivation checked
 against the analytic Student-t posterior of the one-instance case (``tests/planner/decide/test_verdict.py``) and against PyMC (``tests/planner/decide/test_engines_agree.py``).

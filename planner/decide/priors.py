@@ -10,9 +10,10 @@ Resolution order (:func:`resolve_prior`):
 3. ``auto`` / none: the hierarchy (:mod:`models.stats.noise_hierarchy`) for the runs' platform,
    metric and workload -- the cell's own prior, or a known platform's prior borrowed with fewer
    degrees of freedom for an unseen metric or workload, or, for an unknown platform (quick forms
-   without a platform, tables without a platform column), the wide prior
-   :data:`models.stats.noise_hierarchy.WIDE` (0.03 %-20 %). One platform's prior is never applied to
-   another.
+   without a platform, tables without a platform column), the population prior over platforms
+   (:func:`models.stats.population.population_noise_prior`: a joint prior of the session and
+   run-to-run scales learned from every platform with repeated runs; named ``population`` in
+   the verdict's JSON). One platform's prior is never applied to another.
 
 Stated noise, the maths
 -----------------------
@@ -74,7 +75,7 @@ PRIOR_FILE_FORMAT = (
 
 #: Help texts of the options, shared by ``verdict``, ``repeats`` and ``budget``.
 PRIOR_HELP = ("Noise prior: auto (default: the noise hierarchy for the runs' platform, metric "
-              "and workload; an unknown platform gets a weak 0.03%-20% prior), weak, a platform "
+              "and workload; an unknown platform gets the population prior over platforms), weak, a platform "
               "(hf-a10g-small, local-a10g, published-n4) or a FILE: " + PRIOR_FILE_FORMAT)
 CV_HELP = ("Your run-to-run noise as a CV, e.g. 2% (or 0.02): a Scaled-Inv-chi2 prior with 50 df "
            "(known to +-10 %, as if from 51 runs); '2%:5' gives the df (5: as if from 6 runs). "
