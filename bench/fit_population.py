@@ -5,8 +5,8 @@ Data: every runs table with repeated runs: the shipped examples/runs/tps_runs.cs
 cells, official hf-a10g-small rows) and models/data/public_runs.csv (public repeated runs of
 other hardware and serving stacks, sourced in models/data/public_runs.md) when present.
 
-Units: one config of one (platform, metric, workload); its sessions are its (run_group,
-instance, session) groups; warm runs only (cold first runs and warmups dropped, as the noise
+Units: one config of one (platform, metric, workload) on one instance; its sessions are its
+(run_group, session) groups; warm runs only (cold first runs and warmups dropped, as the noise
 hierarchy does). A platform's units weigh at most PLATFORM_CAP in total.
 
 Usage:
@@ -56,13 +56,16 @@ def units_from_tables(paths=TABLES, exclude: tuple = ()):
             plat = canon(r.platform)
             if c or plat in exclude:
                 continue
-            key = (plat, r.metric or "?", r.workload or "?", r.config)
-            sess = (r.run_group, r.instance or f"#{r.line}", r.session)
+            # sessions within one instance: the quick forms' offset is between two sessions of
+            # one box; sessions on other machines (every official HF job, one config over four
+            # local GPUs) measure the between-instance scale, which is not the session's
+            key = (plat, r.metric or "?", r.workload or "?", r.config, r.instance or f"#{r.line}")
+            sess = (r.run_group, r.session)
             groups.setdefault(key, {}).setdefault(sess, []).append(r.tps)
     units = []
     for key in sorted(groups):
         sessions = [groups[key][s] for s in sorted(groups[key])]
-        units.append(unit_from_sessions(key[0], "/".join(key), sessions))
+        units.append(unit_from_sessions(key[0], "/".join(key[:4]), sessions))
     return units, used
 
 

@@ -14,7 +14,7 @@ with heavy tails. This module learns that joint distribution.
 
 Model
 -----
-Each *unit* u (one config of one platform, metric and workload, measured in one or more
+Each *unit* u (one config of one platform, metric and workload on one instance, measured in one or more
 sessions) has its own scales. With :math:`\ell_s = \log\sigma_u` and
 :math:`\ell_r = \log(\tau_u/\sigma_u)`,
 
