@@ -32,6 +32,7 @@ import numpy as np
 __all__ = [
     "ScalePrior", "NoisePrior", "WEAK", "prior_from_summary", "fit_inv_chi2_to_log_moments",
     "platform_key", "platform_prior", "known_platforms", "fit_scale_population",
+    "PopulationPrior", "t_logpdf", "REF_LOG_SIGMA",
 ]
 
 _KINDS = ("inv_chi2", "half_normal")
@@ -180,23 +181,66 @@ class NoisePrior:
     name: str = "custom"
     source: str = ""
     extra: dict = field(default_factory=dict, compare=False)
+    #: A joint prior of (tau, sigma) (:class:`models.stats.population.PopulationPrior`, or any
+    #: object with ``logpdf(tau, sigma)``, ``rvs(n, rng)`` and ``to_dict()``) that replaces
+    #: the independent ``tau`` / ``sigma`` densities in both engines; ``tau`` and ``sigma``
+    #: are then its marginals, for code that reads one scale at a time.
+    joint: object | None = field(default=None, compare=False)
+
+    def logpdf_joint(self, tau: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+        """Log prior density of the scale pair (tau, sigma) (relative, > 0), broadcast shape.
+
+        The independent sum ``tau.logpdf(tau) + sigma.logpdf(sigma)`` unless a ``joint``
+        prior is set (the population prior of an unknown platform), whose density it is.
+        """
+        if self.joint is not None:
+            return self.joint.logpdf(tau, sigma)
+        return self.tau.logpdf(tau) + self.sigma.logpdf(sigma)
+
+    def session_logw(self, nodes: np.ndarray, lw: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+        """Log weights of the session-SD quadrature nodes given the run scale, shape
+        (n, G) for ``nodes`` (n,) and ``sigma`` (G,).
+
+        The session SD's prior is the population's ratio of session to run noise
+        (:class:`PopulationPrior`: ``log(omega/sigma) | sigma`` its t conditional; this
+        prior's ``joint`` or the shipped fit), evaluated at the nodes and normalised over them
+        for each sigma: session offsets scale with the run noise and have heavy tails (issue
+        20), where the fixed half-normal ``lw`` (the nodes' default weights, used when no
+        population fit is shipped) put a 1 % session SD 2 SD out whatever the runs showed.
+        """
+        pp = self.joint if self.joint is not None else _shipped_population()
+        if pp is None:
+            return np.broadcast_to(np.asarray(lw)[:, None], (len(nodes), np.size(sigma)))
+        ls = np.log(np.asarray(sigma, float))[None, :]
+        lr = np.log(np.asarray(nodes, float))[:, None] - ls
+        out = t_logpdf(lr, pp.nu_r, pp.mu_r + pp.b * (ls - REF_LOG_SIGMA), pp.s_r)
+        m = out.max(0, keepdims=True)
+        return out - (m + np.log(np.exp(out - m).sum(0, keepdims=True)))
 
     def to_dict(self) -> dict:
         return {"name": self.name, "source": self.source, "tau": self.tau.to_dict(),
-                "sigma": self.sigma.to_dict(), **({"extra": self.extra} if self.extra else {})}
+                "sigma": self.sigma.to_dict(), **({"extra": self.extra} if self.extra else {}),
+                **({"joint": {"kind": "population", **self.joint.to_dict()}}
+                   if self.joint is not None else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> "NoisePrior":
+        joint = None
+        if isinstance(d.get("joint"), dict):
+            joint = PopulationPrior.from_dict(d["joint"])
         return cls(tau=ScalePrior.from_dict(d["tau"]), sigma=ScalePrior.from_dict(d["sigma"]),
                    name=d.get("name", "custom"), source=d.get("source", ""),
-                   extra=d.get("extra", {}))
+                   extra=d.get("extra", {}), joint=joint)
 
     def total_sd_draws(self, n: int = 20000) -> np.ndarray:
         """Seeded draws of sqrt(tau^2 + sigma^2), relative: the noise of one run on a new
         instance, tau and sigma drawn independently from their priors. Shape (n,)."""
         rng = np.random.default_rng(0)
-        t = self.tau.rvs(n, rng)
-        s = self.sigma.rvs(n, rng)
+        if self.joint is not None:
+            t, s = self.joint.rvs(n, rng)
+        else:
+            t = self.tau.rvs(n, rng)
+            s = self.sigma.rvs(n, rng)
         return np.sqrt(t**2 + s**2)
 
     def total_sd_median(self) -> float:
@@ -310,6 +354,17 @@ def _stored_ppf(sp: "ScalePrior", q: float) -> float | None:
     return _PPF_TABLE.get((sp.kind, sp.df if sp.kind == "inv_chi2" else None, sp.scale, q))
 
 
+@functools.lru_cache(maxsize=1)
+def _shipped_population() -> "PopulationPrior | None":
+    """The shipped population fit (``models/data/population_prior.json``), or None."""
+    try:
+        text = resources.files("models").joinpath("data/population_prior.json").read_text(
+            "utf-8")
+    except FileNotFoundError:
+        return None
+    return PopulationPrior.from_dict(json.loads(text)["prior"])
+
+
 def _load_embedded() -> dict:
     text = resources.files("models").joinpath("data/noise_priors.json").read_text("utf-8")
     return json.loads(text)
@@ -397,3 +452,99 @@ def fit_scale_population(s2: np.ndarray, df: np.ndarray) -> tuple[ScalePrior, di
     nu, s0 = math.exp(res.x[0]), math.exp(res.x[1])
     return ScalePrior("inv_chi2", scale=s0, df=nu), {
         "cells": int(s2.size), "df_total": float(df.sum()), "neg_loglik": float(res.fun)}
+
+
+#: Support of the population prior's draws (relative scales): the exact engine's grid, 1e-5 ..
+#: its coarse grid's end (``models.stats.tps_exact._GRID_HI``, 0.97452...).
+POP_RANGE = (1e-5, 0.9745)
+#: Reference run-to-run scale of the ratio's location (0.1 %, log): ``mu_r`` is the median
+#: log(tau/sigma) at sigma = 0.1 %, the middle of the run scales of the units that repeat a
+#: config over sessions (0.004-0.4 %), where it is best determined.
+REF_LOG_SIGMA = math.log(1e-3)
+
+
+def t_logpdf(x, nu: float, mu, s: float) -> np.ndarray:
+    """Log density of a location-scale Student t, shape of ``x`` (``math.lgamma``, no SciPy).
+
+    Parameters
+    ----------
+    x : array_like
+    nu : float
+        Degrees of freedom (> 0).
+    mu : array_like
+        Location (broadcast with ``x``).
+    s : float
+        Scale (> 0).
+    """
+    z = (np.asarray(x, float) - mu) / s
+    c = (math.lgamma((nu + 1) / 2) - math.lgamma(nu / 2) - 0.5 * math.log(nu * math.pi)
+         - math.log(s))
+    return c - (nu + 1) / 2 * np.log1p(z * z / nu)
+
+
+@dataclass(frozen=True)
+class PopulationPrior:
+    """The fitted joint prior of (tau, sigma) (see the module docstring).
+
+    Attributes
+    ----------
+    mu_s, s_s, nu_s : float
+        Location, scale and df of :math:`\\log\\sigma` (sigma relative, log-TPS).
+    mu_r, b, s_r, nu_r : float
+        Location at :math:`\\log\\sigma =` :data:`REF_LOG_SIGMA`, slope on its distance,
+        scale and df of :math:`\\log(\\tau/\\sigma)`.
+    """
+
+    mu_s: float
+    s_s: float
+    nu_s: float
+    mu_r: float
+    b: float
+    s_r: float
+    nu_r: float
+
+    def logpdf_log(self, ls, lr) -> np.ndarray:
+        """Log density of :math:`(\\ell_s, \\ell_r) = (\\log\\sigma, \\log\\tau/\\sigma)`."""
+        ls = np.asarray(ls, float)
+        return (t_logpdf(ls, self.nu_s, self.mu_s, self.s_s)
+                + t_logpdf(lr, self.nu_r, self.mu_r + self.b * (ls - REF_LOG_SIGMA), self.s_r))
+
+    def logpdf(self, tau, sigma) -> np.ndarray:
+        """Log density of the scales :math:`(\\tau, \\sigma)` (> 0, relative), broadcast shape:
+        :meth:`logpdf_log` minus :math:`\\log\\tau + \\log\\sigma` (the Jacobian)."""
+        lt, ls = np.log(np.asarray(tau, float)), np.log(np.asarray(sigma, float))
+        return self.logpdf_log(ls, lt - ls) - lt - ls
+
+    def rvs(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Draws ``(tau, sigma)``, each shape (size,), from the prior truncated to the exact
+        engine's grid (both scales in 1e-5 .. 0.98, :data:`POP_RANGE`), the support both engines
+        integrate over (by rejection: the heavy t tails put ~20 % of the untruncated mass
+        outside it, offsets of more than 100 % or below 0.001 %)."""
+        lo, hi = math.log(POP_RANGE[0]), math.log(POP_RANGE[1])
+        out_s, out_t, n = [], [], 0
+        while n < size:
+            m = 2 * (size - n) + 16
+            ls = self.mu_s + self.s_s * rng.standard_t(self.nu_s, m)
+            lt = ls + self.mu_r + self.b * (ls - REF_LOG_SIGMA) + self.s_r * rng.standard_t(
+                self.nu_r, m)
+            ok = (ls > lo) & (ls < hi) & (lt > lo) & (lt < hi)
+            out_s.append(ls[ok])
+            out_t.append(lt[ok])
+            n += int(ok.sum())
+        return (np.exp(np.concatenate(out_t)[:size]), np.exp(np.concatenate(out_s)[:size]))
+
+    def to_dict(self) -> dict:
+        return {k: float(getattr(self, k)) for k in
+                ("mu_s", "s_s", "nu_s", "mu_r", "b", "s_r", "nu_r")}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PopulationPrior":
+        return cls(**{k: float(d[k]) for k in ("mu_s", "s_s", "nu_s", "mu_r", "b", "s_r",
+                                                "nu_r")})
+
+    def describe(self) -> str:
+        """One line: median sigma and median tau/sigma with their slopes and tails."""
+        return (f"log sigma ~ t{self.nu_s:.2g}(median {100 * math.exp(self.mu_s):.3g} %, "
+                f"scale {self.s_s:.2g}); log tau/sigma ~ t{self.nu_r:.2g}(median ratio "
+                f"{math.exp(self.mu_r):.3g} at sigma 0.1 %, slope {self.b:+.2g} on log sigma, "
+                f"scale {self.s_r:.2g})")

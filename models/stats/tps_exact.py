@@ -25,7 +25,7 @@ with :math:`x_i = X_i^T 1` and :math:`T_i = \sum_{r\in i} y_r`. Then
     \log p(y\mid\tau,\sigma) = -\tfrac12\big[N\log 2\pi + \log|\Sigma| + \log|V_0| + \log|P|
     + q + m_0^TV_0^{-1}m_0 - r^TP^{-1}r\big].
 
-Grid weights :math:`w_g \propto p(y\mid\tau_g,\sigma_g)\,p(\tau_g)\,p(\sigma_g)\,\tau_g\sigma_g`
+Grid weights :math:`w_g \propto p(y\mid\tau_g,\sigma_g)\,p(\tau_g,\sigma_g)\,\tau_g\sigma_g` (``NoisePrior.logpdf_joint``)
 (the last two factors are the Jacobian of the log grid). A coarse pass over
 :math:`10^{-5}..0.98` locates the posterior mass, a fine pass integrates it. Derivation checked
 against the analytic Student-t posterior of the one-instance case (``tests/planner/decide/test_verdict.py``) and against PyMC (``tests/planner/decide/test_engines_agree.py``).
@@ -415,7 +415,7 @@ def _grid_axes(lo_t, hi_t, lo_s, hi_s, n):
 
 def _log_weights(st, T, S, m0, v0, prior: NoisePrior):
     ll, mean, cov = conditional_posterior(st, T, S, m0, v0)
-    lw = ll + prior.tau.logpdf(T) + prior.sigma.logpdf(S) + np.log(T) + np.log(S)
+    lw = ll + prior.logpdf_joint(T, S) + np.log(T) + np.log(S)
     return lw, ll, mean, cov
 
 
@@ -585,13 +585,13 @@ def _two_pass(loglik_fn, prior: NoisePrior, n_grid: int):
     t = s = _COARSE
     T, S = (g.ravel() for g in np.meshgrid(t, s, indexing="ij"))
     ll, *_ = loglik_fn(T, S)
-    lw = ll + prior.tau.logpdf(T) + prior.sigma.logpdf(S) + np.log(T) + np.log(S)
+    lw = ll + prior.logpdf_joint(T, S) + np.log(T) + np.log(S)
     w = _normalise(lw).reshape(t.size, s.size)
     lt, ht = _mass_range(t, w.sum(1))
     ls, hs = _mass_range(s, w.sum(0))
     t, s, T, S = _grid_axes(lt, ht, ls, hs, n_grid)
     ll, *extras = loglik_fn(T, S)
-    lw = ll + prior.tau.logpdf(T) + prior.sigma.logpdf(S) + np.log(T) + np.log(S)
+    lw = ll + prior.logpdf_joint(T, S) + np.log(T) + np.log(S)
     w = _normalise(lw)
     mx = np.max(lw)
     dlog = (math.log(ht / lt) / (n_grid - 1)) * (math.log(hs / ls) / (n_grid - 1))
@@ -600,7 +600,7 @@ def _two_pass(loglik_fn, prior: NoisePrior, n_grid: int):
     # prior alone puts there*. A scale the data leave unidentified (tau with one instance) follows
     # its prior to the end of the grid; that is the prior's tail (cut at _GRID_HI, a CV of
     # 166 %), not a misfit. Only mass the likelihood pushes to the edge is reported.
-    lp = prior.tau.logpdf(T) + prior.sigma.logpdf(S) + np.log(T) + np.log(S)
+    lp = prior.logpdf_joint(T, S) + np.log(T) + np.log(S)
     edge = _edge_mass(w.reshape(n_grid, n_grid), ht, hs) - _edge_mass(
         _normalise(lp).reshape(n_grid, n_grid), ht, hs)
     return T, S, w, log_ev, max(edge, 0.0), extras
@@ -659,11 +659,11 @@ def _two_pass_sessions(ss, m0c, v0, data: TPSData, prior: NoisePrior, n_grid: in
     cw = lwc
 
     def ll(T, S):
-        lls, means, covs = [], [], []
+        lls, means, covs, lwn_s = [], [], [], prior.session_logw(nodes, lwn, S)   # (n, G)
         for j, om in enumerate(nodes):  # the Gaussian parts depend on omega, not on the cold prior
             parts = conditional_posterior_sessions(ss, T, S, np.full(T.shape, om), None, None)
             l, m, c = _integrate_fixed_many(ss.N, *parts, m0s, v0s)   # (Kc, G), ...
-            lls.append(l + (lwc + lwn[j])[:, None])
+            lls.append(l + lwc[:, None] + lwn_s[j][None, :])
             means.append(m)
             covs.append(c)
         lk = np.concatenate(lls, axis=0).T                            # (G, K)

@@ -24,7 +24,12 @@ centred by :math:`\bar y` (the mean log TPS of the data) for sampling:
   :math:`s_\mu` = ``models.stats.tps_model.MU_PRIOR_SD``, imported, so the engines cannot drift).
 * :math:`\tau` and :math:`\sigma` carry the :class:`models.stats.noise.NoisePrior` densities:
   ``inv_chi2`` puts :math:`\mathrm{InvGamma}(\nu_0/2,\ \nu_0 s_0^2/2)` on the *variance*
-  (``pm.InverseGamma``) and takes the square root; ``half_normal`` is ``pm.HalfNormal``.
+  (``pm.InverseGamma``) and takes the square root; ``half_normal`` is ``pm.HalfNormal``. A
+  joint prior (``NoisePrior.joint``, the population prior of an unknown platform) is a
+  ``pm.Potential`` on log tau and log sigma, uniform on the exact engine's grid range
+  (:func:`_noise_rvs`). The session SD has the exact engine's prior, the population ratio given sigma
+  (:func:`_session_rv`, ``NoisePrior.session_logw``), continuous on the range of the exact
+  engine's session nodes.
 * Instance effects are non-centred (:math:`u_i = \tau z_i`): with a handful of instances and
   small :math:`\tau` the centred form has a funnel (Betancourt & Girolami 2015). The config
   means are sampled through :math:`m_c = \mu_c + \tau \bar z_c` (:math:`\bar z_c` the mean
@@ -32,8 +37,8 @@ centred by :math:`\bar y` (the mean log TPS of the data) for sampling:
   :math:`\mu_c`): when configs share instances the data pin :math:`\mu_c + \tau z_i`, and
   without the shift NUTS crawls along the :math:`\mu`/:math:`z` ridge (bulk ESS 330 of 2,000
   draws on a one-GPU A/B; 1,400-1,800 with it).
-* Session effect :math:`v_s = \sigma_s w_s`, :math:`\sigma_s \sim \mathrm{HalfNormal}(0.005)`
-  (0.5 % of TPS; the measured session-to-session SD on one local GPU was 0.11 %, 0.90 % with
+* Session effect :math:`v_s = \sigma_s w_s`, :math:`\log(\sigma_s/\sigma)` the population's
+  ratio (was :math:`\sigma_s \sim \mathrm{HalfNormal}(0.005)`, 0.5 % of TPS; the measured session-to-session SD on one local GPU was 0.11 %, 0.90 % with
   cold-start contaminated sessions, ``examples/runs/tps_runs.md``), only when
   ``data.session`` splits some instance into two or more sessions; otherwise sessions and
   instances coincide and the term would duplicate :math:`u_i`. The exact engine has no
@@ -118,6 +123,47 @@ def _scale_rv(pm, name: str, sp: ScalePrior):
     return pm.Deterministic(name, pm.math.sqrt(var))
 
 
+def _noise_rvs(pm, prior: NoisePrior):
+    """(tau, sigma) with the prior's densities: independent (:func:`_scale_rv`), or the joint
+    population prior (``prior.joint``): log tau and log sigma uniform on the exact engine's grid
+    range (1e-5 .. ~0.98) times the joint density of (log sigma, log tau/sigma) as a
+    ``pm.Potential`` (the density of (log tau, log sigma) is that of (log sigma, log ratio):
+    unit Jacobian), so both engines integrate the same truncated prior."""
+    if prior.joint is None:
+        return _scale_rv(pm, "tau", prior.tau), _scale_rv(pm, "sigma", prior.sigma)
+    from models.stats.population import REF_LOG_SIGMA
+    from models.stats.tps_exact import _GRID_HI
+
+    j = prior.joint
+    lo, hi = math.log(1e-5), math.log(_GRID_HI)
+    ls = pm.Uniform("log_sigma", lo, hi, initval=math.log(0.01))
+    lt = pm.Uniform("log_tau", lo, hi, initval=math.log(0.01))
+    pm.Potential("population_prior",
+                 pm.logp(pm.StudentT.dist(nu=j.nu_s, mu=j.mu_s, sigma=j.s_s), ls)
+                 + pm.logp(pm.StudentT.dist(nu=j.nu_r, mu=j.mu_r + j.b * (ls - REF_LOG_SIGMA),
+                                            sigma=j.s_r), lt - ls))
+    return pm.Deterministic("tau", pm.math.exp(lt)), pm.Deterministic("sigma", pm.math.exp(ls))
+
+
+def _session_rv(pm, prior: NoisePrior, sigma):
+    """The session SD with the exact engine's prior: the population's ratio to sigma
+    (``NoisePrior.session_logw``, a t on log(omega/sigma)), on the range of the exact engine's
+    session nodes (``models.stats.tps_exact.session_nodes``); the half-normal when no
+    population fit is shipped."""
+    from models.stats.noise import REF_LOG_SIGMA, _shipped_population
+    from models.stats.tps_exact import SESSION_NODE_LO
+
+    pp = prior.joint if prior.joint is not None else _shipped_population()
+    if pp is None:
+        return pm.HalfNormal("sigma_session", sigma=SESSION_PRIOR_SD)
+    lo, hi = math.log(SESSION_PRIOR_SD * SESSION_NODE_LO), math.log(SESSION_PRIOR_SD * 5.0)
+    lw = pm.Uniform("log_sigma_session", lo, hi, initval=math.log(SESSION_PRIOR_SD))
+    ls = pm.math.log(sigma)
+    pm.Potential("session_prior", pm.logp(pm.StudentT.dist(
+        nu=pp.nu_r, mu=pp.mu_r + pp.b * (ls - REF_LOG_SIGMA), sigma=pp.s_r), lw - ls))
+    return pm.Deterministic("sigma_session", pm.math.exp(lw))
+
+
 def build_model(data: TPSData, prior: NoisePrior, likelihood: str = "normal"):
     """The PyMC model of the centred log TPS.
 
@@ -153,8 +199,7 @@ def build_model(data: TPSData, prior: NoisePrior, likelihood: str = "normal"):
     np.add.at(counts, (data.config, data.instance), 1.0)
     wz = counts / np.maximum(counts.sum(1, keepdims=True), 1.0)
     with pm.Model(coords=coords) as model:
-        tau = _scale_rv(pm, "tau", prior.tau)
-        sigma = _scale_rv(pm, "sigma", prior.sigma)
+        tau, sigma = _noise_rvs(pm, prior)
         z = pm.Normal("z", 0.0, 1.0, dims="instance")
         # mu_c = m_c - tau * zbar_c: a unit-Jacobian shift that takes the data-confounded
         # part of the instance effects out of the config means (with one shared instance the
@@ -173,7 +218,7 @@ def build_model(data: TPSData, prior: NoisePrior, likelihood: str = "normal"):
             xc = data.design_matrix()[:, data.n_configs:]                # (n, J), signed
             mean = mean + pm.math.dot(xc, beta)
         if sess:
-            s_sess = pm.HalfNormal("sigma_session", sigma=SESSION_PRIOR_SD)
+            s_sess = _session_rv(pm, prior, sigma)
             w = pm.Normal("w", 0.0, 1.0, dims="session")
             mean = mean + s_sess * w[data.session]
         # a data container, so one compiled model can be refitted to new y of the same design

@@ -65,17 +65,30 @@ def prior_conflicts(data: TPSData, prior: NoisePrior, label: str) -> list[str]:
     Returns
     -------
     list of str
-        Zero to two notes.
+        Zero to two notes; none when no instance holds two or more runs.
     """
     from models.stats.tps_exact import fit_exact
 
+    # a note computed from the data alone needs data that inform it: an instance (a session,
+    # in the quick forms) holding two or more runs, of one config or a pair (one run per arm,
+    # each in its own session, says nothing about either scale; issue 20)
+    if data.n_runs == 0 or np.bincount(data.instance).max() < 2:
+        return []
     alone = fit_exact(data, WEAK)
     rng = np.random.default_rng(0)
+    joint = None
+    if prior.joint is not None:  # the population prior: the ranges of its own joint draws
+        joint = dict(zip(("tau", "sigma"), (np.sort(x) for x in prior.joint.rvs(
+            CONFLICT_DRAWS, np.random.default_rng(0))), strict=True))
     out = []
     for name, word, sp in (("tau", "sigma_instance (between instances)", prior.tau),
                            ("sigma", "sigma_run (run to run)", prior.sigma)):
         s = alone.scale_summary(name)
-        lo, hi = prior_range(sp, rng)
+        if joint is not None:
+            d = joint[name]
+            lo, hi = float(d[CONFLICT_DRAWS // 40]), float(d[CONFLICT_DRAWS - 1 - CONFLICT_DRAWS // 40])
+        else:
+            lo, hi = prior_range(sp, rng)
         if s["hdi_low"] > hi or s["hdi_high"] < lo:
             out.append(f"the runs disagree with the {label} prior on {word}: alone they give "
                        f"{100 * s['median']:.2f} % (95 % HDI {100 * s['hdi_low']:.2f} .. "

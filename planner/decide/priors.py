@@ -10,15 +10,18 @@ Resolution order (:func:`resolve_prior`):
 3. ``auto`` / none: the hierarchy (:mod:`models.stats.noise_hierarchy`) for the runs' platform,
    metric and workload -- the cell's own prior, or a known platform's prior borrowed with fewer
    degrees of freedom for an unseen metric or workload, or, for an unknown platform (quick forms
-   without a platform, tables without a platform column), the wide prior
-   :data:`models.stats.noise_hierarchy.WIDE` (0.03 %-20 %). One platform's prior is never applied to
-   another.
+   without a platform, tables without a platform column), the population prior over platforms
+   (:func:`models.stats.population.population_noise_prior`: a joint prior of the session and
+   run-to-run scales learned from every platform with repeated runs; named ``population`` in
+   the verdict's JSON). One platform's prior is never applied to another.
 
 Stated noise, the maths
 -----------------------
 * ``cv = c`` (relative, e.g. ``2%``): :math:`\sigma^2 \sim` Scaled-Inv-:math:`\chi^2(\nu_c,
-  \log(1+c)^2)` with :math:`\nu_c =` :data:`STATED_DF` unless given as ``2%:df``: a stated CV is
-  taken as known to about :math:`\pm 1/\sqrt{2\nu_c}` = 10 % of itself.
+  s_c^2)`, :math:`s_c = \sqrt{\log(1+c^2)}`, with :math:`\nu_c =` :data:`STATED_DF` unless given
+  as ``2%:df``: a stated CV is taken as known to about :math:`\pm 1/\sqrt{2\nu_c}` = 10 % of
+  itself, as if measured from 51 runs (``20%`` is Scaled-Inv-chi2(50, 19.8 %), its 95 % range
+  16.6-24.6 %; ``20%:5`` states six runs' worth of confidence, 12.4-49 %).
 * ``aa_runs = x_1..x_n`` (n >= 2 runs of one config): :math:`\sigma^2 \sim`
   Scaled-Inv-:math:`\chi^2(n-1, s^2)` with :math:`s` the sample SD of :math:`\log x_i`
   (the posterior of a variance under :math:`p(\sigma^2) \propto 1/\sigma^2`).
@@ -27,7 +30,9 @@ Stated noise, the maths
   run-to-run noise: :math:`\tau \sim` Scaled-Inv-:math:`\chi^2(100, \max(c/20, 0.002\,\%))`,
   i.e. 0.25 % of the variance.
 
-The log scale: a CV :math:`c` is a log-SD of :math:`\log(1+c)` (2 % -> 0.0198).
+The log scale: a CV :math:`c` is the log-SD :math:`\sqrt{\log(1+c^2)}` of a log-normal run
+with that CV (2 % -> 0.019998, 20 % -> 0.198; it was :math:`\log(1+c)`, 0.182 for 20 %, which
+took a stated 20 % for 18 % and called a same-config pair 1.95 SD apart decisive, issue 20).
 
 Commands spell these options ``--cv``, ``--cv-instance``, ``--aa-runs``, ``--prior``; this
 module names the plain fields (``cv`` ...), so :class:`planner.errors.InputError` says
@@ -70,9 +75,10 @@ PRIOR_FILE_FORMAT = (
 
 #: Help texts of the options, shared by ``verdict``, ``repeats`` and ``budget``.
 PRIOR_HELP = ("Noise prior: auto (default: the noise hierarchy for the runs' platform, metric "
-              "and workload; an unknown platform gets a weak 0.03%-20% prior), weak, a platform "
+              "and workload; an unknown platform gets the population prior over platforms), weak, a platform "
               "(hf-a10g-small, local-a10g, published-n4) or a FILE: " + PRIOR_FILE_FORMAT)
-CV_HELP = ("Your run-to-run noise as a CV, e.g. 2% (or 0.02; '2%:20' gives its df, default 50). "
+CV_HELP = ("Your run-to-run noise as a CV, e.g. 2% (or 0.02): a Scaled-Inv-chi2 prior with 50 df "
+           "(known to +-10 %, as if from 51 runs); '2%:5' gives the df (5: as if from 6 runs). "
            "Overrides the prior's run-to-run scale.")
 CV_INSTANCE_HELP = ("Your between-instance (allocation/machine) noise as a CV, same syntax. "
                     "Without it: the platform's, or included in the run-to-run CV for an unknown "
@@ -129,11 +135,14 @@ class PriorChoice:
         """One line for reports: which prior, for which cell, from how many runs."""
         what = {"cell": "fitted on this cell", "family": "borrowed from the metric family",
                 "platform": "the platform's prior", "unknown-platform":
-                "unknown platform: weak prior (0.03 %-20 %)", "stated": "stated by the user",
+                "unknown platform: the population prior over platforms", "stated": "stated by the user",
                 "file": "from a file", "named": "named by the user",
                 "weak": "weakly informative"}.get(self.level, self.level)
         n = (f", from {self.n_runs} runs in {self.n_cells} repeated cells"
              f" ({self.n_groups} run groups)" if self.n_runs else "")
+        if self.level == "unknown-platform" and self.n_runs:
+            n = (f", fitted on {self.n_runs} runs in {self.n_cells} repeated-run groups of "
+                 f"{self.n_groups} platforms")
         return f"{self.label} ({what}; {self.cell}{n})"
 
 
@@ -161,6 +170,21 @@ def _hierarchy():
 KNOWN_NOISE_DF = 1e9
 
 
+def _population():
+    """The population prior over platforms (:func:`models.stats.population.population_noise_prior`)."""
+    from models.stats.population import population_noise_prior
+
+    return population_noise_prior()
+
+
+def _population_fit() -> dict:
+    """The shipped population fit's counts: ``units``, ``platforms``, ``n_runs``."""
+    from models.stats.population import _stored
+
+    f = _stored()["fit"]
+    return {"units": f["units"], "platforms": f["platforms"], "n_runs": f.get("n_runs", 0)}
+
+
 def parse_cv(text: str | float, *, field: str = "cv") -> tuple[float, float]:
     """Parse a stated CV: ``2%``, ``0.02`` (a fraction), ``2%:30`` (with its df) or
     ``2%:known`` (an exact scale, df :data:`KNOWN_NOISE_DF`).
@@ -173,7 +197,8 @@ def parse_cv(text: str | float, *, field: str = "cv") -> tuple[float, float]:
     Returns
     -------
     log_sd, df : float
-        :math:`\\log(1 + c)` and the degrees of freedom (:data:`STATED_DF` by default).
+        :math:`\\sqrt{\\log(1 + c^2)}` (the log-SD of a log-normal run with CV c) and the
+        degrees of freedom (:data:`STATED_DF` by default).
 
     Raises
     ------
@@ -188,13 +213,18 @@ def parse_cv(text: str | float, *, field: str = "cv") -> tuple[float, float]:
     if ":" in s:
         s, d = s.split(":", 1)
         if d.strip(" ").lower() == "known":
-            return math.log1p(_parse_cv_value(s, text, field)), KNOWN_NOISE_DF
+            return _cv_log_sd(_parse_cv_value(s, text, field)), KNOWN_NOISE_DF
         try:
             df = to_float(d)
         except (TypeError, ValueError, OverflowError):
             raise InputError(f"df after ':' is not a number: {text!r}", field=field) from None
         df = check("df", df, field=field)
-    return math.log1p(_parse_cv_value(s, text, field)), df
+    return _cv_log_sd(_parse_cv_value(s, text, field)), df
+
+
+def _cv_log_sd(c: float) -> float:
+    """The log-SD of a log-normal run whose CV is ``c`` (a fraction): sqrt(log(1 + c^2))."""
+    return math.sqrt(math.log1p(c * c))
 
 
 def _parse_cv_value(s: str, text, field: str) -> float:
@@ -438,12 +468,16 @@ def _auto(plat: str, metric: str | None, workload: str | None) -> PriorChoice:
         return PriorChoice(pr, "platform", cell, 4, 1, 1, pr.source, f"platform:{plat}")
     h = _hierarchy()
     if plat not in h.platforms():
-        ch = h.choose(plat, metric, workload)
+        pr = _population()
+        fit = _population_fit()
         note = (f"unknown platform '{plat}'" if plat else "no platform given") + (
-            ": weak noise prior (0.03 %-20 % run to run); state your noise (a CV, A/A "
-            "runs or a prior) or name the platform")
-        return PriorChoice(ch.prior, ch.level, cell, 0, 0, 0, ch.source, "unknown-platform",
-                           (note,))
+            ": the population prior over platforms was used (session and run-to-run noise "
+            f"drawn jointly from {fit['units']} repeated-run groups of "
+            f"{len(fit['platforms'])} platforms, the session offset scaling with the run "
+            "spread the data show); state your noise (a CV, A/A runs or a prior) or name the "
+            "platform")
+        return PriorChoice(pr, "unknown-platform", cell, fit["n_runs"], fit["units"],
+                           len(fit["platforms"]), pr.source, "population", (note,))
     if metric is None:
         # no metric known: the platform's embedded prior, exactly as before the hierarchy
         pr = platform_prior(plat)

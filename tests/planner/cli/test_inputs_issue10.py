@@ -113,14 +113,14 @@ def test_stated_noise_keeps_plain_values():
 
     from planner.decide.priors import STATED_DF, parse_cv, parse_runs_list
 
-    assert parse_cv("2%") == (math.log1p(0.02), STATED_DF)
-    assert parse_cv("0.02:30") == (math.log1p(0.02), 30.0)
+    assert parse_cv("2%") == (math.sqrt(math.log1p(0.02 ** 2)), STATED_DF)
+    assert parse_cv("0.02:30") == (math.sqrt(math.log1p(0.02 ** 2)), 30.0)
     assert parse_runs_list(" 300, 301.5;302 ") == [300.0, 301.5, 302.0]
     # an exact scale is a word, not an overflow-sized df (what repeats --known-noise states)
     from models.stats.assurance_known import KNOWN_DF
     from planner.decide.priors import KNOWN_NOISE_DF
 
-    assert parse_cv("2%:known") == (math.log1p(0.02), KNOWN_NOISE_DF)
+    assert parse_cv("2%:known") == (math.sqrt(math.log1p(0.02 ** 2)), KNOWN_NOISE_DF)
     assert KNOWN_NOISE_DF >= KNOWN_DF
     for bad in ("2%:1e9", "2%:1e308", "2%:0", "2%:-3", "0%:known", "2%:knwn"):
         with pytest.raises(InputError):

@@ -43,9 +43,12 @@ def test_no_metric_gives_the_embedded_platform_prior_unchanged():
 
 @pytest.mark.parametrize("platform", [None, "", "h100-sxm", "rtx-4090"])
 def test_unknown_platform_never_borrows_another_platforms_prior(platform):
+    # the population prior over platforms (issue 20), named as such; never a known platform's
     ch = resolve_prior(None, platform, "decode_wall", "128x512")
-    assert ch.level == "unknown-platform" and ch.prior == WIDE
-    assert "weak noise prior" in ch.notes[0]
+    assert ch.level == "unknown-platform" and ch.prior.name == "population"
+    assert ch.prior.joint is not None and ch.label == "population"
+    assert "population prior over platforms was used" in ch.notes[0]
+    assert ch.prior != platform_prior("local-a10g") and ch.prior != platform_prior("hf-a10g-small")
     q05, q95 = WIDE.sigma.ppf(0.05), WIDE.sigma.ppf(0.95)
     assert q05 == pytest.approx(3e-4, rel=0.05) and q95 == pytest.approx(0.20, rel=0.05)
 
@@ -68,8 +71,8 @@ def test_shipped_hierarchy_is_reproducible(runs_csv):
 
 
 def test_parse_cv_and_stated_priors():
-    assert parse_cv("2%") == (pytest.approx(math.log1p(0.02)), 50.0)
-    assert parse_cv("0.02:20") == (pytest.approx(math.log1p(0.02)), 20.0)
+    assert parse_cv("2%") == (pytest.approx(math.sqrt(math.log1p(0.02**2))), 50.0)
+    assert parse_cv("0.02:20") == (pytest.approx(math.sqrt(math.log1p(0.02**2))), 20.0)
     for bad in ("abc", "0", "-1%", "150%", "2%:x", "2%:0"):
         with pytest.raises(InputError) as e:
             parse_cv(bad)
