@@ -99,6 +99,12 @@ def shorten(text: str, most: int = 80) -> str:
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
+def _cut(quoted: str) -> str:
+    """:func:`shorten` a quoted value, not a stretch of prose between two apostrophes (the
+    file's 'x' ... isn't): a value worth cutting (5,000 digits) holds no space."""
+    return shorten(quoted) if not any(c.isspace() for c in quoted) else quoted
+
+
 def line_of(exc: ModelInputError) -> str:
     """The one line of an input error of either layer, control characters of its file,
     field and message escaped (:func:`visible`).
@@ -108,7 +114,7 @@ def line_of(exc: ModelInputError) -> str:
     :meth:`models.errors.ModelInputError.one_line` does (a message wrapped in the source)."""
     message = exc.message
     try:
-        exc.message = _QUOTED.sub(lambda m: visible(shorten(m.group())), str(message))
+        exc.message = _QUOTED.sub(lambda m: visible(_cut(m.group())), str(message))
         return visible(ModelInputError.one_line(exc))
     finally:
         exc.message = message
