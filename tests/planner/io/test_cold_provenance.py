@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from planner.io.ingest import ingest
-from planner.io.rows import Run
 from planner.io.runs import read_runs
 from planner.io.table import RunsTable
 
