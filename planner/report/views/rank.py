@@ -3,7 +3,9 @@ best; HTML draws a forest plot (each config's HDI, its runs beside it) as inline
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Annotated, TypedDict
+
+from msgspec import Meta
 
 from planner.report.escape import md, term
 
@@ -29,8 +31,9 @@ class _Row(TypedDict):
 
 
 class SCHEMA(TypedDict):
-    """The fields the views read; ``planner report`` checks a saved result against it."""
-    configs: list[_Row]
+    """The fields the views read; ``planner report`` checks a saved result against it (a
+    ranking holds at least two configs)."""
+    configs: Annotated[list[_Row], Meta(min_length=2)]
     best: str
     label: str
     contenders: list[str]

@@ -74,3 +74,17 @@ def test_a_bad_saved_field_is_one_line(tmp_path, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "configs[0].mean" in err[0]
+
+
+def test_a_saved_ranking_without_configs_is_one_line(tmp_path, capsys):
+    # an edited result with no configs was an IndexError inside the one-line error
+    saved, r = _saved(capsys, tmp_path, ["rank", str(RUNS), "--run-group", "bi0_k_sweep"],
+                      "rank")
+    r["configs"] = r["configs"][:1]
+    saved.write_text(json.dumps(r))
+    with pytest.raises(SystemExit) as e:
+        main(["report", str(saved)])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'configs'" in err[0] and "length >= 2" in err[0]
+    assert "IndexError" not in err[0]
