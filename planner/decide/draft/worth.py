@@ -119,16 +119,18 @@ def worth_a_run(gain: np.ndarray, sigma: float, *, baseline_tps: float, prior,
                    f"arm (P(gain > 0) = {p_pos:.2f})")
     else:
         code = "worth"
+        # "1 run per arm confirms it", not "1 run(s) per arm confirm it"
+        runs, confirm = ("run", "confirms") if n_needed == 1 else ("runs", "confirm")
         if model_spread is None:
             verdict = (f"worth a run: {pt:+.1f} TPS projected, P(one run beats baseline) = "
-                       f"{p_one:.2f}; {n_needed} run(s) per arm confirm it with assurance "
+                       f"{p_one:.2f}; {n_needed} {runs} per arm {confirm} it with assurance "
                        f"{assurance:.2f} (${cost_usd:.2f})")
         else:
             verdict = (f"worth a run: {pt:+.1f} TPS projected (90 % PI "
                        f"[{model_spread['gain_pi_low']:+.1f}, {model_spread['gain_pi_high']:+.1f}]"
                        " on a new prompt set), "
                        f"P(the run beats the baseline, over that PI) = {p_one:.2f}; "
-                       f"{n_needed} run(s) per arm confirm it with assurance {assurance:.2f} "
+                       f"{n_needed} {runs} per arm {confirm} it with assurance {assurance:.2f} "
                        f"(${cost_usd:.2f})")
     if model_spread is not None:
         model_spread = {**model_spread,
