@@ -453,8 +453,8 @@ def resolve_prior(spec: str | None, platform: str | None, metric: str | None = N
     except KeyError:
         pass
     if not Path(spec).exists():
-        raise InputError(f"not a platform ({', '.join(known_platforms())}, weak) nor an existing "
-                         "file", file=spec, field="prior")
+        raise InputError(f"unknown prior '{spec}' ({', '.join(known_platforms())}, weak or an "
+                         "existing prior file)", field="prior")
     pr = _read_prior_file(spec)
     return PriorChoice(pr, "file", cell, source=pr.source or spec, label=f"file:{spec}")
 

@@ -128,3 +128,11 @@ def test_ingest_of_a_hostile_folder_writes_quoted_cells(cli, tmp_path):
     assert code == 0, err
     first = sorted(r[0] for r in list(csv.reader(out.open()))[1:])
     assert first == ["'=HYPERLINK(x)", "'@cmd", "ok"]
+
+
+def test_an_unknown_prior_names_the_option_and_the_nearest_platform(cli):
+    # it said "nope field 'prior': not a platform ..." (the value taken for a file name)
+    code, _, err = cli("verdict", "--a", "1", "--b", "2", "--prior", "hf-a10g-smal")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert err.startswith("planner: error: field '--prior': unknown prior 'hf-a10g-smal'")
+    assert "did you mean 'hf-a10g-small'?" in err
