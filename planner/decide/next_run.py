@@ -36,7 +36,7 @@ from models.stats.tps_model import pct
 from planner.decide.rope import Rope
 from planner.defaults import DEFAULT_ASSURANCE, DEFAULT_PLATFORM, DEFAULT_ROPE
 from planner.errors import InputError
-from planner.results.rank import NextAdvice
+from planner.results.rank import NextAdvice, describe_action
 
 __all__ = ["NEXT_SIMS", "NEXT_MAX_RUNS", "FRESH_JOB_PLATFORMS", "one_more_run", "advise",
            "same_allocation_allowed"]
@@ -426,15 +426,3 @@ def _evaluate_line(evaluate, runs, run, n_total: int, first: bool) -> tuple[str,
         if rec is not None:
             line += f"; next: {describe_action(rec)}"
     return line, bool(cur["decided"])
-
-
-def describe_action(x: dict) -> str:
-    """An action of :func:`advise` in words (``paired: 5 A/B pairs on a new allocation``)."""
-    kind = x["action"]
-    if kind == "stop":
-        return "stop"
-    if kind in ("one_more_a", "one_more_b"):
-        return f"one more run of {x['config']} on its allocation"
-    if kind == "paired":
-        return f"{x['runs_per_arm']} A/B pair(s) on a new allocation"
-    return f"{x['runs_per_arm']} run(s) per arm, each on a new allocation"

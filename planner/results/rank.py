@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-__all__ = ["RANK_SCHEMA", "NEXT_SCHEMA", "Ranking", "NextAdvice"]
+__all__ = ["RANK_SCHEMA", "NEXT_SCHEMA", "Ranking", "NextAdvice", "describe_action"]
 
 RANK_SCHEMA = "spec-planner/rank/1"
 NEXT_SCHEMA = "spec-planner/next/1"
@@ -109,3 +109,17 @@ class NextAdvice:
         """The JSON object (``schema``, ``command``, then the fields in order)."""
         return {"schema": NEXT_SCHEMA, "command": "next",
                 **{f.name: getattr(self, f.name) for f in fields(self)}}
+
+
+def describe_action(x: dict, stop: str = "stop") -> str:
+    """An action of a :class:`NextAdvice` (one of its ``actions`` rows) in words
+    (``paired: 5 A/B pair(s) on a new allocation``); ``stop`` is the word for stopping (the
+    watch line says "stop", the reports "stop now")."""
+    kind = x["action"]
+    if kind == "stop":
+        return stop
+    if kind in ("one_more_a", "one_more_b"):
+        return f"one more run of {x['config']} on its allocation"
+    if kind == "paired":
+        return f"{x['runs_per_arm']} A/B pair(s) on a new allocation"
+    return f"{x['runs_per_arm']} run(s) per arm, each on a new allocation"

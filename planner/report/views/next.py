@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TypedDict
 
 from planner.report.escape import md, term
+from planner.results.rank import describe_action
 
 __all__ = ["SCHEMA", "headline", "render_terminal", "render_markdown", "render_html"]
 
@@ -32,14 +33,7 @@ class SCHEMA(TypedDict):
 
 
 def _what(x) -> str:
-    kind = x["action"]
-    if kind == "stop":
-        return "stop now"
-    if kind in ("one_more_a", "one_more_b"):
-        return f"one more run of {x['config']} on its allocation"
-    if kind == "paired":
-        return f"{x['runs_per_arm']} A/B pair(s) on a new allocation"
-    return f"{x['runs_per_arm']} run(s) per arm, each on a new allocation"
+    return describe_action(x, stop="stop now")
 
 
 def _cost(r, v) -> str:
