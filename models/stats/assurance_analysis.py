@@ -56,7 +56,7 @@ import numpy as np
 
 from models.kernels import assurance as _k
 from models.stats.designs import Existing, Layout
-from models.stats.noise import NoisePrior
+from models.stats.noise import POP_RANGE, NoisePrior
 from models.stats.tps_model import MU_PRIOR_SD
 
 __all__ = ["analysis_grid", "GridAnalysis", "Decisions", "decide", "decide_analysis",
@@ -75,6 +75,13 @@ def analysis_grid(prior: NoisePrior, n_runs: int, *, q: float = 1e-4, g_max: int
     Parameters
     ----------
     prior : NoisePrior
+        With a ``joint`` prior (the population prior of an unknown platform) the axes span
+        that prior's own quantiles (:func:`_joint_quantiles`), not its Scaled-Inv-chi2
+        marginals': the marginals of the shipped population prior, matched on the 5-50-95 %
+        quantiles, put their 1e-4 quantiles at 0.05 % and 1.7e5 (relative): the padded grid
+        on them ran from 0.007 % to 1.2e6, below 2 % of the joint draws of tau and with most
+        of its points on scales no platform has; the joint grid stays inside the prior's
+        support (:data:`models.stats.noise.POP_RANGE`).
     n_runs : int
         Runs in the analysed data (old + new): sets the resolution. The posterior SD of
         log sigma is about 1/sqrt(2 df); the spacing aims at that, bounded by ``g_max``.
@@ -92,7 +99,8 @@ def analysis_grid(prior: NoisePrior, n_runs: int, *, q: float = 1e-4, g_max: int
         (a grid is built once per prior and size, and shared).
     n_tau, n_sigma : int
     """
-    key = (prior.tau, prior.sigma, int(n_runs), float(q), int(g_max), int(min_pts))
+    key = (prior.tau, prior.sigma, prior.joint, int(n_runs), float(q), int(g_max),
+           int(min_pts))
     got = _GRIDS.get(key)
     if got is None:
         if len(_GRIDS) >= 512:
@@ -107,11 +115,15 @@ _GRIDS: dict = {}
 def _analysis_grid(prior: NoisePrior, n_runs: int, q: float, g_max: int, min_pts: int
                    ) -> tuple[np.ndarray, np.ndarray, int, int]:
     axes = []
-    for sp in (prior.tau, prior.sigma):
-        lo, hi = _quantiles(sp, q)
+    bounds = _joint_quantiles(prior.joint, q) if prior.joint is not None else \
+        [_quantiles(sp, q) for sp in (prior.tau, prior.sigma)]
+    for lo, hi in bounds:
         llo, lhi = math.log(lo), math.log(hi)
         pad = 0.1 * (lhi - llo) + 1e-3
-        axes.append((llo - pad, lhi + pad))
+        llo, lhi = llo - pad, lhi + pad
+        if prior.joint is not None:     # the joint prior's support (its draws' truncation)
+            llo, lhi = max(llo, math.log(POP_RANGE[0])), min(lhi, math.log(POP_RANGE[1]))
+        axes.append((llo, lhi))
     rt, rs = (axes[0][1] - axes[0][0]), (axes[1][1] - axes[1][0])
     h = 1.0 / math.sqrt(2.0 * max(n_runs, 1))
     h = max(h, math.sqrt(rt * rs / g_max))
@@ -127,6 +139,25 @@ def _analysis_grid(prior: NoisePrior, n_runs: int, q: float, g_max: int, min_pts
 
 
 _QUANTILES: dict = {}
+_JOINT_QUANTILES: dict = {}
+#: Seeded draws of a joint prior behind the quantiles of :func:`_joint_quantiles`: the 1e-4
+#: quantile of 200,000 draws has a Monte-Carlo SD of about 2 % of its log range.
+_JOINT_DRAWS = 200_000
+
+
+def _joint_quantiles(joint, q: float) -> list[tuple[float, float]]:
+    """[(q, 1 - q) quantiles of tau, of sigma] under a joint prior (an object with
+    ``rvs(n, rng) -> (tau, sigma)``), from :data:`_JOINT_DRAWS` draws of a fixed seed, once per
+    prior."""
+    key = (joint, float(q))
+    got = _JOINT_QUANTILES.get(key)
+    if got is None:
+        if len(_JOINT_QUANTILES) >= 64:
+            _JOINT_QUANTILES.clear()
+        t, s = joint.rvs(_JOINT_DRAWS, np.random.default_rng(0))
+        got = _JOINT_QUANTILES[key] = [tuple(float(v) for v in np.quantile(x, [q, 1.0 - q]))
+                                       for x in (t, s)]
+    return got
 
 
 def _quantiles(sp, q: float) -> tuple[float, float]:
@@ -189,7 +220,8 @@ class GridAnalysis:
     Same model and priors as :func:`models.stats.tps_exact.fit_exact` with two configs and no cold
     column: μ ~ N(ȳ 1, v0 I) with ȳ the mean log TPS of all analysed runs and v0 =
     ``MU_PRIOR_SD``² (:mod:`models.stats.tps_model`, SD 1.0 on the log scale), grid weights
-    ∝ p(y|τ,σ) p(τ) p(σ) τ σ. The data enter through :meth:`stats`; ``theta`` (F, G) turns
+    ∝ p(y|τ,σ) p(τ, σ) τ σ (``NoisePrior.logpdf_joint``: the joint population prior when the
+    prior carries one, else p(τ) p(σ)). The data enter through :meth:`stats`; ``theta`` (F, G) turns
     the features of :meth:`features` into log weights, ``W`` (J, G) turns z into the
     conditional means of Δ, ``delta_sd`` (G,) are the conditional SDs (log scale).
 
@@ -265,7 +297,9 @@ class GridAnalysis:
         u = np.zeros(J)
         u[0], u[1], u[2] = S_old, 1.0, 1.0
         const = -0.5 * (N * _LOG2PI + 2.0 * math.log(v0) + logdetS + logdetP + q_old)
-        const = const + prior.tau.logpdf(self.tau) + prior.sigma.logpdf(self.sigma) \
+        # the verdict's prior of the scale pair (models.stats.tps_exact): the joint one when
+        # the prior has it (the population prior), else the independent tau and sigma
+        const = const + prior.logpdf_joint(self.tau, self.sigma) \
             + np.log(self.tau) + np.log(self.sigma)
         # exact reduction of redundant statistics: z = z[:, keep] @ L.T for every dataset of
         # this layout (e.g. one run per instance: the instance totals are the arm sums), so
@@ -361,7 +395,7 @@ def _analysis(layout: Layout, prior: NoisePrior, tau: np.ndarray, sigma: np.ndar
     runs (the comparisons of a budget plan and the looks of sequential plans share them)."""
     if existing is not None:
         return GridAnalysis(layout, prior, tau, sigma, existing)
-    key = (layout, prior.tau, prior.sigma, tau.tobytes(), sigma.tobytes())
+    key = (layout, prior.tau, prior.sigma, prior.joint, tau.tobytes(), sigma.tobytes())
     an = _ANALYSES.get(key)
     if an is None:
         if len(_ANALYSES) >= 512:
