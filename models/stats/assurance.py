@@ -7,9 +7,10 @@ and a decision rule (:mod:`models.stats.decision`), the *assurance* is
 .. math::
 
     \mathcal A(d) = \int P\big(\text{rule met by } p(\Delta\mid y)\ \big|\ \tau,\sigma,\Delta\big)
-                    \,p(\tau)\,p(\sigma)\,p(\Delta)\;d\tau\,d\sigma\,d\Delta ,
+                    \,p(\tau,\sigma)\,p(\Delta)\;d\tau\,d\sigma\,d\Delta ,
 
-averaged over the noise prior (or the posterior of runs already bought) and over the effect
+averaged over the noise prior (:math:`p(\tau)\,p(\sigma)`, or the joint population prior of
+an unknown platform; or the posterior of runs already bought) and over the effect
 (a fixed :math:`\Delta` or draws of it). This module draws :math:`(\tau,\sigma,\Delta)`
 (:class:`Truth`), simulates the log TPS of every run of the design under the hierarchical
 model of :mod:`models.stats.tps_model` (:func:`simulate`), has each simulated dataset
