@@ -47,20 +47,20 @@ def warmed_sessions(table: RunsTable) -> set[tuple[str, str, str]]:
             if r.phase == "warmup" and r.instance}
 
 
-def measured_runs(table: RunsTable, a: str, b: str) -> tuple[RunsTable, np.ndarray]:
-    """A's and B's measured runs (warm-up passes dropped) and their cold flags, shape
-    (n_runs,), bool: the one reading of which runs are cold first runs, for ``planner
-    verdict``, ``planner repeats --runs`` (and the verdict's "to settle" advice) and the runs
-    every result lists.
+def measured_runs(table: RunsTable, *configs: str) -> tuple[RunsTable, np.ndarray]:
+    """The measured runs of ``configs`` (A and B; warm-up passes dropped) and their cold
+    flags, shape (n_runs,), bool: the one reading of which runs are cold first runs, for
+    ``planner verdict``, ``planner repeats --runs`` (and the verdict's "to settle" advice),
+    ``planner rank`` and the runs every result lists.
 
     The flags are :meth:`planner.io.table.RunsTable.cold_flags` (a ``cold`` column, else
     ``rep`` 0 / the earliest timestamp of a session holding other runs), with the warm-up
     rule of :func:`warmed_sessions`: a run without an explicit ``cold`` value whose config
     had a warm-up pass in its session is warm.
     """
-    sub = table.measured().select([a, b])
+    sub = table.measured().select(list(configs))
     flags = sub.cold_flags()
-    warmed = warmed_sessions(table.select([a, b]))
+    warmed = warmed_sessions(table.select(list(configs)))
     if warmed:
         flags = flags & ~np.array([r.cold is None and
                                    (r.config, r.instance, r.session or r.run_group) in warmed
