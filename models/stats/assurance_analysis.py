@@ -76,13 +76,13 @@ def analysis_grid(prior: NoisePrior, n_runs: int, *, q: float = 1e-4, g_max: int
     Parameters
     ----------
     prior : NoisePrior
-        With a ``joint`` prior (the population prior of an unknown platform) the axes span
-        that prior's own quantiles (:func:`_joint_quantiles`), not its Scaled-Inv-chi2
-        marginals': the marginals of the shipped population prior, matched on the 5-50-95 %
-        quantiles, put their 1e-4 quantiles at 0.05 % and 1.7e5 (relative): the padded grid
-        on them ran from 0.007 % to 1.2e6, below 2 % of the joint draws of tau and with most
-        of its points on scales no platform has; the joint grid stays inside the prior's
-        support (:data:`models.stats.noise.POP_RANGE`).
+        With a ``joint`` prior (the population prior of an unknown platform) both axes span
+        that prior's support (:data:`models.stats.noise.POP_RANGE`, where its 1e-4
+        quantiles lie), not its Scaled-Inv-chi2 marginals' quantiles: the marginals of the
+        shipped population prior, matched on the 5-50-95 % quantiles, put their 1e-4
+        quantiles at 0.05 % and 1.7e5 (relative), and the padded grid on them ran from
+        0.007 % to 1.2e6, below 2 % of the joint draws of tau and with most of its points
+        on scales no platform has.
     n_runs : int
         Runs in the analysed data (old + new): sets the resolution. The posterior SD of
         log sigma is about 1/sqrt(2 df); the spacing aims at that, bounded by ``g_max``.
@@ -116,15 +116,15 @@ _GRIDS: dict = {}
 def _analysis_grid(prior: NoisePrior, n_runs: int, q: float, g_max: int, min_pts: int
                    ) -> tuple[np.ndarray, np.ndarray, int, int]:
     axes = []
-    bounds = _joint_quantiles(prior.joint, q) if prior.joint is not None else \
-        [_quantiles(sp, q) for sp in (prior.tau, prior.sigma)]
-    for lo, hi in bounds:
+    if prior.joint is not None:
+        # the joint prior's support, where its draws are truncated: its 1e-4 quantiles lie
+        # at the ends (tau 1.0e-5 .. 0.965, sigma 1.3e-5 .. 0.960 for the shipped fit)
+        axes = [(math.log(POP_RANGE[0]), math.log(POP_RANGE[1]))] * 2
+    for sp in (() if prior.joint is not None else (prior.tau, prior.sigma)):
+        lo, hi = _quantiles(sp, q)
         llo, lhi = math.log(lo), math.log(hi)
         pad = 0.1 * (lhi - llo) + 1e-3
-        llo, lhi = llo - pad, lhi + pad
-        if prior.joint is not None:     # the joint prior's support (its draws' truncation)
-            llo, lhi = max(llo, math.log(POP_RANGE[0])), min(lhi, math.log(POP_RANGE[1]))
-        axes.append((llo, lhi))
+        axes.append((llo - pad, lhi + pad))
     rt, rs = (axes[0][1] - axes[0][0]), (axes[1][1] - axes[1][0])
     h = 1.0 / math.sqrt(2.0 * max(n_runs, 1))
     h = max(h, math.sqrt(rt * rs / g_max))
@@ -140,25 +140,6 @@ def _analysis_grid(prior: NoisePrior, n_runs: int, q: float, g_max: int, min_pts
 
 
 _QUANTILES: dict = {}
-_JOINT_QUANTILES: dict = {}
-#: Seeded draws of a joint prior behind the quantiles of :func:`_joint_quantiles`: the 1e-4
-#: quantile of 200,000 draws has a Monte-Carlo SD of about 2 % of its log range.
-_JOINT_DRAWS = 200_000
-
-
-def _joint_quantiles(joint, q: float) -> list[tuple[float, float]]:
-    """[(q, 1 - q) quantiles of tau, of sigma] under a joint prior (an object with
-    ``rvs(n, rng) -> (tau, sigma)``), from :data:`_JOINT_DRAWS` draws of a fixed seed, once per
-    prior."""
-    key = (joint, float(q))
-    got = _JOINT_QUANTILES.get(key)
-    if got is None:
-        if len(_JOINT_QUANTILES) >= 64:
-            _JOINT_QUANTILES.clear()
-        t, s = joint.rvs(_JOINT_DRAWS, np.random.default_rng(0))
-        got = _JOINT_QUANTILES[key] = [tuple(float(v) for v in np.quantile(x, [q, 1.0 - q]))
-                                       for x in (t, s)]
-    return got
 
 
 def _quantiles(sp, q: float) -> tuple[float, float]:
