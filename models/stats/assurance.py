@@ -7,9 +7,10 @@ and a decision rule (:mod:`models.stats.decision`), the *assurance* is
 .. math::
 
     \mathcal A(d) = \int P\big(\text{rule met by } p(\Delta\mid y)\ \big|\ \tau,\sigma,\Delta\big)
-                    \,p(\tau)\,p(\sigma)\,p(\Delta)\;d\tau\,d\sigma\,d\Delta ,
+                    \,p(\tau,\sigma)\,p(\Delta)\;d\tau\,d\sigma\,d\Delta ,
 
-averaged over the noise prior (or the posterior of runs already bought) and over the effect
+averaged over the noise prior (:math:`p(\tau)\,p(\sigma)`, or the joint population prior of
+an unknown platform; or the posterior of runs already bought) and over the effect
 (a fixed :math:`\Delta` or draws of it). This module draws :math:`(\tau,\sigma,\Delta)`
 (:class:`Truth`), simulates the log TPS of every run of the design under the hierarchical
 model of :mod:`models.stats.tps_model` (:func:`simulate`), has each simulated dataset
@@ -75,14 +76,21 @@ def prior_truth(prior: NoisePrior, delta: float | np.ndarray, sims: int,
                 rng: np.random.Generator) -> Truth:
     """Draw (tau, sigma) from the noise prior; Δ fixed or resampled from the given draws.
 
+    The scale pair is drawn jointly from the prior's ``joint`` prior when it has one (the
+    population prior of an unknown platform: :meth:`models.stats.noise.PopulationPrior.rvs`,
+    the prior the verdict's engine weighs), else tau and sigma independently.
+
     Parameters
     ----------
     delta : float or ndarray of shape (M,)
         Δ on the log scale; an array is a sample of the effect distribution (resampled with
         replacement to ``sims`` draws).
     """
-    tau = prior.tau.rvs(sims, rng)
-    sigma = prior.sigma.rvs(sims, rng)
+    if prior.joint is not None:
+        tau, sigma = prior.joint.rvs(sims, rng)
+    else:
+        tau = prior.tau.rvs(sims, rng)
+        sigma = prior.sigma.rvs(sims, rng)
     d = np.asarray(delta, float)
     if d.ndim == 0:
         dd = np.full(sims, float(d))
@@ -373,7 +381,7 @@ def scenario_memo(memo: dict, truth: Truth, prior: NoisePrior,
     """``memo`` (a dict of :func:`evaluate_fixed` / :func:`models.stats.sequential.
     evaluate_sequential_levels` labels) emptied when it was filled for another ``truth``,
     ``prior`` or ``existing`` (its labels only hold for those); returns it."""
-    owner = (id(truth), prior, id(existing))
+    owner = (id(truth), prior, prior.joint, id(existing))
     if memo.get("__owner__") != owner:
         memo.clear()
         memo["__owner__"] = owner

@@ -9,9 +9,10 @@ a decision rule (:mod:`models.stats.decision`), the *assurance* is
 .. math::
 
     \mathcal A(d) = \int P\big(\text{rule met by } p(\Delta\mid y)\ \big|\ \tau,\sigma,\Delta\big)
-                    \,p(\tau)\,p(\sigma)\,p(\Delta)\;d\tau\,d\sigma\,d\Delta ,
+                    \,p(\tau,\sigma)\,p(\Delta)\;d\tau\,d\sigma\,d\Delta ,
 
-averaged over the noise prior (or the posterior of runs already bought) and over the effect
+averaged over the noise prior (:math:`p(\tau)\,p(\sigma)`, or the joint population prior of
+an unknown platform; or the posterior of runs already bought) and over the effect
 (a fixed :math:`\Delta` or draws of it). It is computed by simulation: draw
 :math:`(\tau,\sigma,\Delta)`, simulate the log TPS of every run of the design under the
 hierarchical model of :mod:`models.stats.tps_model`, and analyse each simulated data set with the
@@ -56,7 +57,7 @@ import numpy as np
 
 from models.kernels import assurance as _k
 from models.stats.designs import Existing, Layout
-from models.stats.noise import NoisePrior
+from models.stats.noise import POP_RANGE, NoisePrior
 from models.stats.tps_model import MU_PRIOR_SD
 
 __all__ = ["analysis_grid", "GridAnalysis", "Decisions", "decide", "decide_analysis",
@@ -75,6 +76,13 @@ def analysis_grid(prior: NoisePrior, n_runs: int, *, q: float = 1e-4, g_max: int
     Parameters
     ----------
     prior : NoisePrior
+        With a ``joint`` prior (the population prior of an unknown platform) both axes span
+        that prior's support (:data:`models.stats.noise.POP_RANGE`, where its 1e-4
+        quantiles lie), not its Scaled-Inv-chi2 marginals' quantiles: the marginals of the
+        shipped population prior, matched on the 5-50-95 % quantiles, put their 1e-4
+        quantiles at 0.05 % and 1.7e5 (relative), and the padded grid on them ran from
+        0.007 % to 1.2e6, below 2 % of the joint draws of tau and with most of its points
+        on scales no platform has.
     n_runs : int
         Runs in the analysed data (old + new): sets the resolution. The posterior SD of
         log sigma is about 1/sqrt(2 df); the spacing aims at that, bounded by ``g_max``.
@@ -92,7 +100,8 @@ def analysis_grid(prior: NoisePrior, n_runs: int, *, q: float = 1e-4, g_max: int
         (a grid is built once per prior and size, and shared).
     n_tau, n_sigma : int
     """
-    key = (prior.tau, prior.sigma, int(n_runs), float(q), int(g_max), int(min_pts))
+    key = (prior.tau, prior.sigma, prior.joint, int(n_runs), float(q), int(g_max),
+           int(min_pts))
     got = _GRIDS.get(key)
     if got is None:
         if len(_GRIDS) >= 512:
@@ -107,7 +116,11 @@ _GRIDS: dict = {}
 def _analysis_grid(prior: NoisePrior, n_runs: int, q: float, g_max: int, min_pts: int
                    ) -> tuple[np.ndarray, np.ndarray, int, int]:
     axes = []
-    for sp in (prior.tau, prior.sigma):
+    if prior.joint is not None:
+        # the joint prior's support, where its draws are truncated: its 1e-4 quantiles lie
+        # at the ends (tau 1.0e-5 .. 0.965, sigma 1.3e-5 .. 0.960 for the shipped fit)
+        axes = [(math.log(POP_RANGE[0]), math.log(POP_RANGE[1]))] * 2
+    for sp in (() if prior.joint is not None else (prior.tau, prior.sigma)):
         lo, hi = _quantiles(sp, q)
         llo, lhi = math.log(lo), math.log(hi)
         pad = 0.1 * (lhi - llo) + 1e-3
@@ -189,7 +202,8 @@ class GridAnalysis:
     Same model and priors as :func:`models.stats.tps_exact.fit_exact` with two configs and no cold
     column: μ ~ N(ȳ 1, v0 I) with ȳ the mean log TPS of all analysed runs and v0 =
     ``MU_PRIOR_SD``² (:mod:`models.stats.tps_model`, SD 1.0 on the log scale), grid weights
-    ∝ p(y|τ,σ) p(τ) p(σ) τ σ. The data enter through :meth:`stats`; ``theta`` (F, G) turns
+    ∝ p(y|τ,σ) p(τ, σ) τ σ (``NoisePrior.logpdf_joint``: the joint population prior when the
+    prior carries one, else p(τ) p(σ)). The data enter through :meth:`stats`; ``theta`` (F, G) turns
     the features of :meth:`features` into log weights, ``W`` (J, G) turns z into the
     conditional means of Δ, ``delta_sd`` (G,) are the conditional SDs (log scale).
 
@@ -265,7 +279,9 @@ class GridAnalysis:
         u = np.zeros(J)
         u[0], u[1], u[2] = S_old, 1.0, 1.0
         const = -0.5 * (N * _LOG2PI + 2.0 * math.log(v0) + logdetS + logdetP + q_old)
-        const = const + prior.tau.logpdf(self.tau) + prior.sigma.logpdf(self.sigma) \
+        # the verdict's prior of the scale pair (models.stats.tps_exact): the joint one when
+        # the prior has it (the population prior), else the independent tau and sigma
+        const = const + prior.logpdf_joint(self.tau, self.sigma) \
             + np.log(self.tau) + np.log(self.sigma)
         # exact reduction of redundant statistics: z = z[:, keep] @ L.T for every dataset of
         # this layout (e.g. one run per instance: the instance totals are the arm sums), so
@@ -361,7 +377,7 @@ def _analysis(layout: Layout, prior: NoisePrior, tau: np.ndarray, sigma: np.ndar
     runs (the comparisons of a budget plan and the looks of sequential plans share them)."""
     if existing is not None:
         return GridAnalysis(layout, prior, tau, sigma, existing)
-    key = (layout, prior.tau, prior.sigma, tau.tobytes(), sigma.tobytes())
+    key = (layout, prior.tau, prior.sigma, prior.joint, tau.tobytes(), sigma.tobytes())
     an = _ANALYSES.get(key)
     if an is None:
         if len(_ANALYSES) >= 512:

@@ -300,7 +300,12 @@ def _runs_mean(plan: Plan, cfg: str, cache: dict) -> float | None:
 
         rp = Path(plan.runs)
         cache["table"] = read_runs(rp if rp.is_absolute() else Path(plan.path).parent / rp)
-    vals = [r.tps for r in cache["table"].measured().runs if r.config == cfg]
+    from planner.decide.comparison import measured_runs
+
+    # the config's warm level: its runs as the verdict reads them, cold first runs left out
+    # (all of them when every run is cold)
+    sub, cold = measured_runs(cache["table"], cfg, cfg)
+    vals = [r.tps for r, c in zip(sub.runs, cold) if not c] or [r.tps for r in sub.runs]
     return float(np.mean(vals)) if vals else None
 
 

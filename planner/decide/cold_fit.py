@@ -27,9 +27,11 @@ def cold_cells(table: RunsTable) -> dict:
     """The cold cells of ``table``: ``group`` (run group per cell), ``d``, ``se`` (arrays,
     shape (n,)) and ``key`` (the cells' keys)."""
     cells: dict = {}
-    # a first run after an explicit warm-up pass in its session is not a cold start
-    warmed = {(r.config, r.instance, r.session or r.run_group) for r in table.runs
-              if r.phase == "warmup" and r.instance}
+    # a first run after an explicit warm-up pass in its session is not a cold start (the
+    # verdict's rule too: planner.decide.comparison.measured_runs)
+    from planner.decide.comparison import warmed_sessions
+
+    warmed = warmed_sessions(table)
     for r in table.measured().runs:
         if r.metric.startswith("probe") or not r.instance:
             continue

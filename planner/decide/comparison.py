@@ -28,9 +28,44 @@ from planner.io.runs import RunsTable
 from planner.io.rows import instance_key
 
 __all__ = ["Comparison", "SESSION_NOTE", "Selection", "build_data", "check_identifiable",
+           "measured_runs", "warmed_sessions",
            "cold_groups", "cold_only_notes", "grouping", "grouping_note", "cold_runs", "fit", "from_table", "from_values",
            "machines_unknown", "one_session_per_arm", "quick_platform_notes", "runs_listing",
            "OUTLIER_Z", "RUNS_CAP"]
+
+
+def warmed_sessions(table: RunsTable) -> set[tuple[str, str, str]]:
+    """The (config, instance, session) groups of ``table`` that had an explicit warm-up pass
+    (a row of ``phase`` ``warmup`` on a named instance; the session is ``session``, else
+    ``run_group``): the warm-up took the cold start, so their first measured run is warm.
+
+    One rule for the verdict's reading (:func:`measured_runs`) and the cold prior's fit
+    (:func:`planner.decide.cold_fit.cold_cells`). It stays out of
+    :meth:`planner.io.table.RunsTable.cold_flags`, which the shipped noise hierarchy was
+    fitted with (commit a7ddbdb)."""
+    return {(r.config, r.instance, r.session or r.run_group) for r in table.runs
+            if r.phase == "warmup" and r.instance}
+
+
+def measured_runs(table: RunsTable, *configs: str) -> tuple[RunsTable, np.ndarray]:
+    """The measured runs of ``configs`` (A and B; warm-up passes dropped) and their cold
+    flags, shape (n_runs,), bool: the one reading of which runs are cold first runs, for
+    ``planner verdict``, ``planner repeats --runs`` (and the verdict's "to settle" advice),
+    ``planner rank`` and the runs every result lists.
+
+    The flags are :meth:`planner.io.table.RunsTable.cold_flags` (a ``cold`` column, else
+    ``rep`` 0 / the earliest timestamp of a session holding other runs), with the warm-up
+    rule of :func:`warmed_sessions`: a run without an explicit ``cold`` value whose config
+    had a warm-up pass in its session is warm.
+    """
+    sub = table.measured().select(list(configs))
+    flags = sub.cold_flags()
+    warmed = warmed_sessions(table.select(list(configs)))
+    if warmed:
+        flags = flags & ~np.array([r.cold is None and
+                                   (r.config, r.instance, r.session or r.run_group) in warmed
+                                   for r in sub.runs], bool)
+    return sub, flags
 
 
 def build_data(table: RunsTable, a: str, b: str, *, use_cold: bool | None = None,
@@ -48,14 +83,14 @@ def build_data(table: RunsTable, a: str, b: str, *, use_cold: bool | None = None
     """
     if a == b:
         raise InputError("A and B name the same config", field="b")
-    sub = table.measured().select([a, b])
+    sub, flags = measured_runs(table, a, b)
     sub.check_homogeneous()
     sub.platform()
     order = [a, b]
     # positions, not list.index(run), which compares runs field by field: O(n^2)
     pos = sorted(range(len(sub.runs)), key=lambda k: order.index(sub.runs[k].config))
     runs = [sub.runs[k] for k in pos]
-    cold = sub.cold_flags()[pos]
+    cold = flags[pos]
     inst = [instance_key(r, k) for k, r in enumerate(runs)]
     sess = [f"{r.instance}/{r.session or r.run_group}" for r in runs]
     lower = sub.lower_is_better if lower_is_better is None else bool(lower_is_better)
@@ -110,18 +145,17 @@ SESSION_NOTE = ("each arm's runs are taken as one session: the offset between A'
 def cold_runs(table: RunsTable, a: str, b: str) -> list[dict]:
     """The runs of A and B treated as cold first runs, as ``{config, rep, instance, tps}``.
 
-    Same selection and flags as :func:`build_data` (:meth:`planner.io.runs.RunsTable.cold_flags`).
+    Same selection and flags as :func:`build_data` (:func:`measured_runs`).
     """
-    sub = table.measured().select([a, b])
+    sub, flags = measured_runs(table, a, b)
     return [{"config": r.config, "rep": r.rep, "instance": r.instance, "tps": r.tps}
-            for r, c in zip(sub.runs, sub.cold_flags()) if c]
+            for r, c in zip(sub.runs, flags) if c]
 
 
 def cold_only_notes(table: RunsTable, a: str, b: str) -> list[str]:
     """One note per config whose runs are all cold first runs (its warm level is then known
     only through the cold prior, :func:`models.stats.tps_cold.cold_prior_components`)."""
-    sub = table.measured().select([a, b])
-    flags = sub.cold_flags()
+    sub, flags = measured_runs(table, a, b)
     out = []
     for who, c in (("A", a), ("B", b)):
         mine = [f for r, f in zip(sub.runs, flags) if r.config == c]
@@ -171,7 +205,9 @@ def grouping(comp: "Comparison", data: TPSData) -> dict:
             "sessions_modelled": bool(has_sessions(data)),
             "cold_groups": int(data.n_cold),
             "cold_group_by": "session" if any(r.session for r in runs) else "instance",
-            "cold_source": sub.cold_source()}
+            "cold_source": sub.cold_source() + (
+                "; a first run after a warm-up pass of its session read warm"
+                if warmed_sessions(comp.table.select([comp.a, comp.b])) else "")}
 
 
 def grouping_note(g: dict) -> str:
@@ -500,9 +536,10 @@ def runs_listing(comp: Comparison, data: TPSData) -> tuple[list[dict], int, list
         groups spread far above the prior's run-to-run scale), saying that the verdict keeps
         them.
     """
-    sub = comp.table.measured().select([comp.a, comp.b])
+    sub, flags = measured_runs(comp.table, comp.a, comp.b)
     runs = sub.runs
-    flags = sub.cold_flags() if data.use_cold else np.zeros(len(runs), bool)
+    if not data.use_cold:
+        flags = np.zeros(len(runs), bool)
     groups: dict[tuple, list[int]] = {}
     for k, r in enumerate(runs):
         groups.setdefault((r.config, r.instance, r.session or r.run_group), []).append(k)

@@ -34,7 +34,7 @@ import numpy as np
 from models.stats.mixture import mixture_summary
 from models.stats.noise import WEAK, NoisePrior
 from models.stats.tps_model import TPSData, pct
-from planner.decide.comparison import (Selection, check_identifiable, fit,
+from planner.decide.comparison import (Selection, check_identifiable, fit, measured_runs,
                                        machines_unknown, one_session_per_arm)
 from planner.decide.direction import read_direction
 from planner.decide.rope import Rope
@@ -82,13 +82,13 @@ def build_data(table: RunsTable, configs: Sequence[str], *, use_cold: bool | Non
     if len(set(configs)) != len(configs):
         dup = next(c for c in configs if configs.count(c) > 1)
         raise InputError(f"config {dup!r} named twice", field="configs")
-    sub = table.measured().select(configs)
+    sub, flags = measured_runs(table, *configs)   # the verdict's cold reading
     sub.check_homogeneous()
     sub.platform()
     order = {c: k for k, c in enumerate(configs)}
     pos = sorted(range(len(sub.runs)), key=lambda k: order[sub.runs[k].config])
     runs = [sub.runs[k] for k in pos]
-    cold = sub.cold_flags()[pos]
+    cold = flags[pos]
     inst = [instance_key(r, k) for k, r in enumerate(runs)]
     sess = [f"{r.instance}/{r.session or r.run_group}" for r in runs]
     lower = sub.lower_is_better if lower_is_better is None else bool(lower_is_better)

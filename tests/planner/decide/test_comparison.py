@@ -129,20 +129,26 @@ def _advice(cli, *args):
     return v
 
 
-def test_knowing_less_never_buys_less(cli):
-    """The same runs without a platform (machines unknown: each arm one session) need at
-    least as many more runs as on a platform whose noise is known; pairs cannot cancel the
-    offset between two unknown sessions (it asked for 11 paired runs without a platform, more
-    than 100 with one)."""
+def test_knowing_less_is_advised_as_unknown_machines(cli):
+    """The same runs without a platform (machines unknown: each arm one session) are advised
+    separate runs on new machines: pairs cannot cancel the offset between two unknown
+    sessions (it asked for 11 paired runs without a platform, more than 100 with one).
+
+    That knowing less never asks for fewer runs is not true by design, and no longer
+    asserted: a named platform replaces the population prior by its own noise, and where its
+    machines differ more than the population expects of runs this tight it asks for more
+    (here 14 more runs per arm without a platform against 15 on hf-a10g-small, since the
+    sizing weighs the population prior jointly as the verdict does; before, 16 against 15;
+    docs/planning.md, "One answer"). tests/planner/decide/test_one_answer.py asserts what is
+    coherent: under one prior the one-session reading is never the narrower."""
     runs = ["--a-runs", "308.1,307.9,308.3", "--b-runs", "309.0,309.4,309.1"]
-    big = 10**9
     unknown = _advice(cli, *runs)
-    n0 = unknown["more_runs_per_arm"] or big
+    assert unknown["more_runs_code"] == "settle"
     assert "in A/B pairs" not in unknown["more_runs_note"]
     assert "new server sessions or on new instances" in unknown["more_runs_note"]
     for plat in ("hf-a10g-small", "local-a10g"):
         known = _advice(cli, *runs, "--platform", plat)
-        assert n0 >= (known["more_runs_per_arm"] or big), plat
+        assert known["more_runs_code"] in ("settle", "over_cap"), plat
 
 
 def test_repeats_runs_plans_no_pairs_when_each_arm_is_one_session(cli, tmp_path):
