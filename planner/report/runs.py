@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Literal, NotRequired, TypedDict
 
+from planner.decide.comparison import OUTLIER_MIN_RUNS, OUTLIER_Z
 from planner.report.escape import md, term
 
 __all__ = ["Run", "OUTLIER_RULE", "groups", "print_strips", "markdown_table",
@@ -44,9 +45,12 @@ _STRIP_SHOWN = 48
 #: are counted on one line.
 _GROUPS_SHOWN = 16
 #: The outlier rule as every medium states it (the flags are the decision layer's:
-#: :data:`planner.decide.comparison.OUTLIER_Z`, Iglewicz & Hoaglin 1993).
-OUTLIER_RULE = ("outliers: robust z beyond 3.5 within the run's instance and session "
-                "(median and MAD of log values; Iglewicz & Hoaglin 1993); the model keeps "
+#: :data:`planner.decide.comparison.OUTLIER_Z` and ``OUTLIER_MIN_RUNS``, Iglewicz & Hoaglin
+#: 1993).
+OUTLIER_RULE = (f"outliers: robust z beyond {OUTLIER_Z:g} within the run's instance and "
+                f"session, in groups of at least {OUTLIER_MIN_RUNS} warm runs (median and "
+                "MAD of log values; Iglewicz & Hoaglin 1993; fewer runs are never marked: "
+                "their MAD is one gap between runs); the model keeps "
                 "every run, outliers included (a run marked cold gets its own cold-start "
                 "term): check an outlier for a fault rather than drop it; an unstable group "
                 "(SD above 10 times the prior's median run-to-run scale) is kept too, its "

@@ -30,6 +30,9 @@ def test_counts_in_words():
     assert tidy("(best 0.500: sequential, 26.048 runs per arm)") == \
         "(best 0.500: sequential, 26.0 runs per arm)"
     assert count(1, "run") == "1 run" and count(10000, "run") == "10,000 runs"
+    # two adjectives (repeats' "4 cold first run(s) left out" was shown with its "(s)")
+    assert tidy("4 cold first run(s) left out; 1 cold first run(s)") == \
+        "4 cold first runs left out; 1 cold first run"
 
 
 def test_repeats_views_print_counts_and_percentages_as_the_verdict(golden):
@@ -226,3 +229,27 @@ def test_a_plan_name_in_the_budget_progress_is_not_markup(tmp_path, monkeypatch,
     out = capsys.readouterr().out
     assert "A[/] [blink]x" in out and "\u202e" not in out
     assert "Traceback" not in fake.getvalue() and "MarkupError" not in fake.getvalue()
+
+
+def test_counts_are_words_where_the_decision_layer_writes_them():
+    """One count helper below the decision layer (planner.results.counts, re-exported by the
+    report's wording): the notes come out of the decision layer in words, with no "(s)" for
+    the renderer to tidy."""
+    from planner.decide.comparison import grouping_note
+    from planner.report.wording import count as report_count
+    from planner.results.counts import count, plural
+    from planner.results.rank import describe_action
+
+    assert report_count is count
+    assert (count(1, "run"), count(2, "run"), count(1000, "run"), count(0, "group")) == \
+        ("1 run", "2 runs", "1,000 runs", "0 groups")
+    assert count(2, "batch", "batches") == "2 batches" and plural(1, "lie") == "lie"
+    g = {"sessions": 1, "session_source": "src", "sessions_modelled": True, "cold_groups": 1,
+         "cold_group_by": "instance", "instances": 1, "instance_source": "i", "cold_source": "c"}
+    note = grouping_note(g)
+    assert "(s)" not in note and "1 instance (i)" in note and "1 server session (src)" in note
+    assert "1 cold group," in note
+    assert describe_action({"action": "paired", "runs_per_arm": 1}) == \
+        "1 A/B pair on a new allocation"
+    assert describe_action({"action": "new", "runs_per_arm": 3}) == \
+        "3 runs per arm, each on a new allocation"
