@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -78,9 +79,12 @@ class RunsTable:
         have = set(self.configs)
         for c in configs:
             if c not in have:
-                hint = name_hint(c, self.configs)
-                raise InputError(f"config '{c}' is not in the file{hint}; the file's configs: "
-                                 f"{listing(self.configs)}", file=self.path, field="config")
+                # a table gathered from a results folder (planner next --watch DIR) says so
+                where = "folder" if self.path and Path(self.path).is_dir() else "file"
+                hint = name_hint(c, self.configs, where)
+                raise InputError(f"config '{c}' is not in the {where}{hint}; the {where}'s "
+                                 f"configs: {listing(self.configs)}", file=self.path,
+                                 field="config")
         keep = set(configs)
         if self.kept is not None and not keep <= self.kept:
             raise ValueError(f"configs {sorted(keep - self.kept)} were not kept when the table "

@@ -246,3 +246,29 @@ def test_unicode_normalisation_named(tmp_path, cli):
         read_runs(p).filter(run_group=nfc)
     code, out, err = cli("verdict", p, "--a", nfd, "--b", "B")  # the file's spelling works
     assert code == 0, err
+
+
+def test_a_table_of_a_results_folder_says_folder(tmp_path, cli):
+    """``planner next --watch DIR`` waits on a config with no runs yet: the line named the
+    watched folder "the file" ("config 'sdpa' is not in the file; the file's configs")."""
+    import shutil
+    from pathlib import Path
+
+    from planner.io.rows import Run
+    from planner.io.table import RunsTable
+
+    t = RunsTable([Run(config="fa2", tps=300.0)], str(tmp_path))
+    with pytest.raises(InputError) as e:
+        t.select(["fa2", "sdpa"])
+    assert "config 'sdpa' is not in the folder; the folder's configs: 'fa2'" in str(e.value)
+    f = tmp_path / "runs.csv"
+    with pytest.raises(InputError) as e:
+        RunsTable([Run(config="fa2", tps=300.0)], str(f)).select(["fa3"])
+    assert "is not in the file; did you mean 'fa2'?" in str(e.value)
+
+    src = Path(__file__).resolve().parents[2] / "fixtures" / "readers" / "serve" / "fa2"
+    shutil.copytree(src, tmp_path / "w" / "fa2")
+    code, out, err = cli("next", "--a", "fa2", "--b", "sdpa", "--watch", tmp_path / "w",
+                         "--timeout", "0.05", "--interval", "0.02")
+    assert "waiting (config 'sdpa' is not in the folder; the folder's configs: 'fa2')" in out
+    assert "in the file" not in out + err
