@@ -49,8 +49,8 @@ _GROUPS_SHOWN = 16
 #: 1993).
 OUTLIER_RULE = (f"outliers: robust z beyond {OUTLIER_Z:g} within the run's instance and "
                 f"session, in groups of at least {OUTLIER_MIN_RUNS} warm runs (median and "
-                "MAD of log values; Iglewicz & Hoaglin 1993; fewer runs are never marked: "
-                "their MAD is one gap between runs); the model keeps "
+                "MAD of log values; Iglewicz & Hoaglin 1993; a smaller group is never marked: "
+                "its MAD rests on one or two gaps between runs); the model keeps "
                 "every run, outliers included (a run marked cold gets its own cold-start "
                 "term): check an outlier for a fault rather than drop it; an unstable group "
                 "(SD above 10 times the prior's median run-to-run scale) is kept too, its "

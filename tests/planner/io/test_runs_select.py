@@ -272,3 +272,19 @@ def test_a_table_of_a_results_folder_says_folder(tmp_path, cli):
                          "--timeout", "0.05", "--interval", "0.02")
     assert "waiting (config 'sdpa' is not in the folder; the folder's configs: 'fa2')" in out
     assert "in the file" not in out + err
+
+
+@pytest.mark.parametrize("configs", [None, ("A", "B")])
+def test_a_config_of_warm_up_rows_only_is_named_as_such(tmp_path, configs, cli):
+    """Every row of A is a warm-up pass: measured() drops them, and select said "config 'A'
+    is not in the file; the file's configs: 'B'" of a config the file plainly holds."""
+    p = tmp_path / "runs.csv"
+    p.write_text("config,tps,phase\nA,300,warmup\nA,301,warmup\nB,302,measure\nB,303,measure\n")
+    t = read_runs(p) if configs is None else read_runs(p, configs=configs)
+    with pytest.raises(InputError) as e:
+        t.measured().select(["A", "B"])
+    assert e.value.field == "phase"
+    assert "config 'A' has only warm-up rows (phase 'warmup'), no measured run" in str(e.value)
+    assert t.measured().select(["B"]).configs == ["B"]
+    code, _, err = cli("verdict", p, "--a", "A", "--b", "B")
+    assert code == 2 and "has only warm-up rows" in err and "not in the file" not in err
