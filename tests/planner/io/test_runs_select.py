@@ -288,3 +288,26 @@ def test_a_config_of_warm_up_rows_only_is_named_as_such(tmp_path, configs, cli):
     assert t.measured().select(["B"]).configs == ["B"]
     code, _, err = cli("verdict", p, "--a", "A", "--b", "B")
     assert code == 2 and "has only warm-up rows" in err and "not in the file" not in err
+
+
+@pytest.mark.parametrize("text, line, field", [
+    # the '"' opens a config cell: the row looked short ("line 4 field 'tps': missing value")
+    ('config,tps\nA,300\n"A,301\nB,302\nB,303\n', 3, "config"),
+    # in the last column it swallowed B's rows ("config 'B' is not in the file")
+    ('config,tps,notes\nA,300,\nA,301,"open\nB,302,\nB,303,\n', 3, "notes"),
+    # the same in a row of a config not kept (the fast census path)
+    ('config,tps,notes\nA,300,\nA,301,x\nC,300,"open\nB,302,\nB,303,\n', 4, "notes"),
+])
+def test_an_unclosed_quote_is_named_where_it_opens(tmp_path, cli, text, line, field):
+    p = tmp_path / "runs.csv"
+    p.write_text(text)
+    code, _, err = cli("verdict", p, "--a", "A", "--b", "B")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"runs.csv:{line} field '{field}': a '\"' on line {line} is not closed" in err
+
+
+def test_a_closed_quoted_line_break_in_notes_is_still_read(tmp_path):
+    p = tmp_path / "runs.csv"
+    p.write_text('config,tps,notes\nA,300,"two\nlines"\nA,301,x\nB,302,\nB,303,\n')
+    assert [r.tps for r in read_runs(p).runs] == [300.0, 301.0, 302.0, 303.0]
+    assert [r.tps for r in read_runs(p, configs=("B",)).select(["B"]).runs] == [302.0, 303.0]
