@@ -108,8 +108,13 @@ def value(v, *, path: str, line: int | None, field: str, metric: str | None = No
         Not a number, not finite, <= 0 (the model works on the log scale) or outside the range.
     """
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise InputError(f"not a number: {v!r}", file=path, line=line, field=field)
-    x = float(v)
+        shown = "null" if v is None else repr(v)  # as the JSON file spells it
+        raise InputError(f"not a number: {shown}", file=path, line=line, field=field)
+    try:
+        x = float(v)
+    except OverflowError:  # a JSON integer of hundreds of digits (1e400 written out)
+        raise InputError(f"not a finite number: an integer of {len(str(abs(v)))} digits",
+                         file=path, line=line, field=field) from None
     if not math.isfinite(x):
         raise InputError(f"not a finite number: {v!r}", file=path, line=line, field=field)
     if x <= 0:

@@ -253,3 +253,25 @@ def test_ingest_refuses_a_byte_identical_copy_of_a_result_file(tmp_path):
     with pytest.raises(InputError) as e:
         ingest(tmp_path / "res")
     assert "a byte-identical copy of" in e.value.message and e.value.file.endswith("r2.json")
+
+
+@pytest.mark.parametrize("raw, says", [
+    # a 401-digit integer: float() raised OverflowError, a traceback out of planner ingest
+    ("1" + "0" * 400, "not a finite number: an integer of 401 digits"),
+    # JSON's null was shown as Python's None
+    ("null", "not a number: null"),
+])
+def test_ingest_a_result_value_that_is_no_rate(cli, tmp_path, raw, says):
+    src = json.loads((R / "vllm_serve_named.json").read_text())
+    d = tmp_path / "res" / "fa2"
+    d.mkdir(parents=True)
+    p = d / "serve.json"
+    p.write_text(json.dumps(src).replace(f'"output_throughput": {src["output_throughput"]}',
+                                         f'"output_throughput": {raw}'))
+    before = hashlib.sha256(p.read_bytes()).hexdigest()
+    code, _, err = cli("ingest", tmp_path / "res", "-o", tmp_path / "runs.csv")
+    assert code == 2 and "Traceback" not in err
+    (line,) = [ln for ln in err.splitlines() if ln.strip()]
+    assert "serve.json:1 field 'output_throughput': " + says in line
+    assert hashlib.sha256(p.read_bytes()).hexdigest() == before
+    assert not (tmp_path / "runs.csv").exists()
