@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from planner.errors import InputError
+from planner.io._parse import too_large
 from planner.io.limits import value_limit
 from planner.io.rows import Run, metric_lower_is_better, validate_run
 
@@ -113,8 +114,7 @@ def value(v, *, path: str, line: int | None, field: str, metric: str | None = No
     try:
         x = float(v)
     except OverflowError:  # a JSON integer of hundreds of digits (1e400 written out)
-        raise InputError(f"not a finite number: an integer of {len(str(abs(v)))} digits",
-                         file=path, line=line, field=field) from None
+        raise InputError(too_large(v), file=path, line=line, field=field) from None
     if not math.isfinite(x):
         raise InputError(f"not a finite number: {v!r}", file=path, line=line, field=field)
     if x <= 0:

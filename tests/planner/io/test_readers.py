@@ -275,3 +275,19 @@ def test_ingest_a_result_value_that_is_no_rate(cli, tmp_path, raw, says):
     assert "serve.json:1 field 'output_throughput': " + says in line
     assert hashlib.sha256(p.read_bytes()).hexdigest() == before
     assert not (tmp_path / "runs.csv").exists()
+
+
+@pytest.mark.parametrize("name, text, where", [
+    ("runs.json", '[{"config": "A", "tps": %s}, {"config": "B", "tps": 300}]',
+     "runs.json field 'tps': record 1 of the list: "),
+    ("runs.jsonl", '{"config": "A", "tps": 300, "rep": %s}\n{"config": "B", "tps": 3}\n',
+     "runs.jsonl:1 field 'rep': "),
+])
+def test_a_runs_table_number_of_hundreds_of_digits_is_counted_not_printed(cli, tmp_path, name,
+                                                                          text, where):
+    """The line printed all 401 digits ('not a number: 1000...000')."""
+    p = tmp_path / name
+    p.write_text(text % ("1" + "0" * 400))
+    code, _, err = cli("verdict", p, "--a", "A", "--b", "B")
+    assert code == 2 and len(err) < 200, err
+    assert where + "not a finite number: an integer of 401 digits" in err
