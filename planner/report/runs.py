@@ -12,12 +12,14 @@ A result without ``runs`` renders nothing here.
 
 from __future__ import annotations
 
-from typing import Literal, NotRequired, TypedDict
+from typing import Annotated, Literal, NotRequired, TypedDict
+
+from msgspec import Meta
 
 from planner.decide.comparison import OUTLIER_MIN_RUNS, OUTLIER_Z
 from planner.report.escape import md, term
 
-__all__ = ["Run", "OUTLIER_RULE", "groups", "print_strips", "markdown_table",
+__all__ = ["Run", "Truncated", "OUTLIER_RULE", "groups", "print_strips", "markdown_table",
            "html_section"]
 
 
@@ -29,9 +31,14 @@ class Run(TypedDict):
     session: str | None
     rep: int | None
     cold: bool
-    value: float
+    #: a rate or a duration: > 0 (an edited -1e308 reached the plot, an overflow warning)
+    value: Annotated[float, Meta(gt=0)]
     outlier: bool
     unstable: NotRequired[bool]
+
+
+#: A saved result's ``runs_truncated``: the runs left out, a count (>= 0).
+Truncated = Annotated[int, Meta(ge=0)]
 
 
 _BARS = "▁▂▃▄▅▆▇█"

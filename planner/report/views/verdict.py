@@ -145,7 +145,7 @@ class SCHEMA(TypedDict):
     metric: NotRequired[str | None]
     seed: NotRequired[int | None]
     runs: NotRequired[list[_runs.Run] | None]
-    runs_truncated: NotRequired[int | None]
+    runs_truncated: NotRequired[_runs.Truncated | None]
 
 
 def lead_sentence(r: dict) -> str:

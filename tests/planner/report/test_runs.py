@@ -69,3 +69,24 @@ def test_a_run_of_the_wrong_type_is_refused(cli, tmp_path):
     bad.write_text(json.dumps(r))
     code, _, err = cli("report", bad)
     assert code == 2 and "field 'runs[2].cold'" in err and err.count("\n") == 1
+
+
+def test_an_edited_run_list_is_refused_in_the_file_s_words(cli, tmp_path):
+    """A run value of -1e308 reached the plot (matplotlib's overflow warning, exit 0) and a
+    negative runs_truncated passed; type errors spoke Python ("holds None (NoneType);
+    expected str")."""
+    cases = [(lambda r: r["runs"][0].update(value=-1e308), "runs[0].value",
+              "it holds -1e+308 (number); expected number > 0.0"),
+             (lambda r: r.update(runs_truncated=-5), "runs_truncated",
+              "it holds -5 (number); expected integer >= 0"),
+             (lambda r: r["runs"][0].update(config=None), "runs[0].config",
+              "it holds null; expected string, got null")]
+    for edit, field, says in cases:
+        r = _saved()
+        edit(r)
+        p = tmp_path / "edited.json"
+        p.write_text(json.dumps(r))
+        code, _, err = cli("report", p, "--html", tmp_path / "r.html")
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert f"field '{field}'" in err and says in err, err
+        assert not (tmp_path / "r.html").exists()
