@@ -85,6 +85,20 @@ def test_a_latency_verdict_reads_in_seconds_as_hyperfine():
     assert rows["Δ = B − A, s (mean, 95% HDI)"].startswith("-0.010")
 
 
+def test_a_latency_lead_shows_its_means_to_the_digits_of_its_delta():
+    """vLLM's mean_tpot_ms 3.237 vs 3.308: the lead printed "3.2 ms vs 3.3 ms, Δ +0.0712 ms"."""
+    from planner.report.views.verdict import lead_sentence
+
+    r = _verdict(direction="lower_is_better", metric="mean_tpot_ms", label="B slower",
+                 mean_tps_a=3.2370, mean_tps_b=3.3082,
+                 delta_tps={"mean": 0.0712, "hdi_low": 0.009, "hdi_high": 0.134},
+                 delta_pct={"mean": 2.20, "hdi_low": 0.28, "hdi_high": 4.16})
+    assert "(3.237 ms vs 3.308 ms, Δ +0.071 ms; 95 % HDI" in lead_sentence(r)
+    r.update(mean_tps_a=12.31, mean_tps_b=13.84, delta_tps={"mean": 1.53, "hdi_low": 1.0,
+                                                           "hdi_high": 2.0})
+    assert "(12.3 ms vs 13.8 ms, Δ +1.5 ms; " in lead_sentence(r)
+
+
 def test_a_quick_form_shows_its_runs_as_one_strip_per_config(cli, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     a = ",".join(f"{300 + 0.01 * k:.2f}" for k in range(60))
