@@ -291,3 +291,17 @@ def test_a_runs_table_number_of_hundreds_of_digits_is_counted_not_printed(cli, t
     code, _, err = cli("verdict", p, "--a", "A", "--b", "B")
     assert code == 2 and len(err) < 200, err
     assert where + "not a finite number: an integer of 401 digits" in err
+
+
+@pytest.mark.parametrize("where, bad, says", [
+    ("unit", ["second"], "field 'unit': unit ['second'] has no known direction"),  # TypeError
+    ("hostname", {"a": 1}, "field 'hostname': expected the machine's name as text"),
+])
+def test_pyperf_metadata_of_the_wrong_type_is_one_line(cli, tmp_path, where, bad, says):
+    d = json.loads((R / "pyperf.json").read_text())
+    d["metadata"][where] = bad
+    p = tmp_path / "bench.json"
+    p.write_text(json.dumps(d))
+    code, _, err = cli("calibrate", p)
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "bench.json:1 " + says in err
