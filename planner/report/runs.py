@@ -64,6 +64,12 @@ OUTLIER_RULE = (f"outliers: robust z beyond {OUTLIER_Z:g} within the run's insta
                 "spread read as run-to-run noise")
 
 
+def _arm_label(arm: str, config: str) -> str:
+    """``A fa2`` (the arm, then its config); ``A`` alone when the config is named as its arm
+    (the quick forms' configs "A" and "B" were shown "A A")."""
+    return arm.upper() if config == arm.upper() else f"{arm.upper()} {config}"
+
+
 def _group_label(run: dict, split: bool) -> str:
     inst, sess = run.get("instance"), run.get("session")
     if inst and sess and split:
@@ -147,7 +153,7 @@ def _shown(gs: list) -> tuple[list, list[str]]:
         if n > _GROUPS_SHOWN:
             more = [g for g in gs if (g[0], g[1]) == (arm, config)][_GROUPS_SHOWN:]
             runs = sum(len(g[3]) for g in more)
-            rest.append(f"{arm.upper()} {config}: {n - _GROUPS_SHOWN} more groups "
+            rest.append(f"{_arm_label(arm, config)}: {n - _GROUPS_SHOWN} more groups "
                         f"({runs:,} run{'s' if runs != 1 else ''}) not listed")
     return keep, rest
 
@@ -187,7 +193,7 @@ def print_strips(con, r: dict, unit: str = "") -> None:
     last = None
     for arm, config, g, rs in keep:
         if (arm, config) != last:
-            con.print(term(f"  {arm.upper()} {config}"), overflow="fold")
+            con.print(term(f"  {_arm_label(arm, config)}"), overflow="fold")
             last = (arm, config)
         bars = Text()
         for x in rs[:_STRIP_SHOWN]:
@@ -264,7 +270,7 @@ def html_section(r: dict, unit: str = "") -> str:
 
     nd = _decimals([x["value"] for g in gs for x in g[3]])
     keep, rest = _shown(gs)
-    png = runs_plot([(f"{arm.upper()} {config}", g, [(x["value"], bool(x.get("cold")),
+    png = runs_plot([(_arm_label(arm, config), g, [(x["value"], bool(x.get("cold")),
                                                       bool(x.get("outlier"))) for x in rs])
                      for arm, config, g, rs in keep], unit=unit)
     rows = [[h.e(arm), f"<code>{h.e(config)}</code>", h.e(g), h.e(cell), h.e(mean)]
