@@ -224,7 +224,9 @@ def _hf(x: float, u: str, sign: str = "", nd: int | None = None) -> str:
 def _rope_pct(x: float) -> str:
     """A ROPE in % with two decimals, or two significant digits below 0.01 % (a ROPE of
     0.001 % is not '±0.00 %')."""
-    return f"{x:.2f}" if x == 0 or x >= 0.01 else f"{x:.2g}"
+    if x == 0:  # --rope 0: "±0 %", not "±0.00 %" (a margin that looks rounded away)
+        return "0"
+    return f"{x:.2f}" if x >= 0.01 else f"{x:.2g}"
 
 
 def _num(x: float, u: str = "") -> str:

@@ -267,3 +267,10 @@ def test_counts_are_words_where_the_decision_layer_writes_them():
         "1 A/B pair on a new allocation"
     assert describe_action({"action": "new", "runs_per_arm": 3}) == \
         "3 runs per arm, each on a new allocation"
+
+
+def test_a_rope_of_zero_reads_as_zero():
+    """--rope 0 printed "your ±0.00 % practical margin", a margin that looks rounded away."""
+    from planner.report.views.verdict import _rope_pct
+
+    assert (_rope_pct(0), _rope_pct(0.1), _rope_pct(0.001)) == ("0", "0.10", "0.001")
