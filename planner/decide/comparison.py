@@ -27,6 +27,7 @@ from planner.errors import InputError
 from planner.io.rows import instance_key
 from planner.io.runs import RunsTable
 from planner.results.counts import count
+from planner.results.verdict import OUTLIER_MIN_RUNS, OUTLIER_Z
 
 __all__ = ["Comparison", "SESSION_NOTE", "Selection", "build_data", "check_identifiable",
            "cold_groups", "cold_only_notes", "grouping", "grouping_note", "cold_runs", "fit", "from_table", "from_values",
@@ -452,18 +453,6 @@ def from_values(a_values: Sequence[float] | None, b_values: Sequence[float] | No
                       use_cold=use_cold, lower_is_better=lower_is_better, plain=True)
 
 
-#: Robust z (on the log scale, median and MAD within a run's (config, instance, session)
-#: group) beyond which :func:`runs_listing` marks a run as an outlier: Iglewicz & Hoaglin,
-#: "How to Detect and Handle Outliers" (ASQC 1993), modified z-score |M| > 3.5.
-OUTLIER_Z = 3.5
-#: Fewest warm runs in a (config, instance, session) group for :func:`runs_listing` to mark
-#: outliers in it. With 3 runs the MAD is the smaller of the two gaps to the median, so any
-#: unequal spacing "flags" the far run (35.73, 35.76, 35.94: z 4.0); on Normal samples
-#: (20,000 groups per size, no outlier, ``_robust_z`` > 3.5) some run of the group is flagged
-#: in 29 % of groups of 3, 17 % of 4 and 21 % of 5, while a run 6 SD off is caught in 54 %,
-#: 69 % and 73 %; from 5 runs the median and MAD of a group with one far run rest on the
-#: other 4 (a single run cannot move them past its neighbours).
-OUTLIER_MIN_RUNS = 5
 #: Most entries of a result's ``runs`` (a quick form of 2 x 10,000 values stays small); the
 #: outliers are kept first, the count left out is ``runs_truncated``.
 RUNS_CAP = 2000

@@ -16,8 +16,8 @@ from typing import Annotated, Literal, NotRequired, TypedDict
 
 from msgspec import Meta
 
-from planner.decide.comparison import OUTLIER_MIN_RUNS, OUTLIER_Z
 from planner.report.escape import md, term
+from planner.results.verdict import OUTLIER_MIN_RUNS, OUTLIER_Z
 
 __all__ = ["Run", "Truncated", "OUTLIER_RULE", "groups", "print_strips", "markdown_table",
            "html_section"]
@@ -52,7 +52,7 @@ _STRIP_SHOWN = 48
 #: are counted on one line.
 _GROUPS_SHOWN = 16
 #: The outlier rule as every medium states it (the flags are the decision layer's:
-#: :data:`planner.decide.comparison.OUTLIER_Z` and ``OUTLIER_MIN_RUNS``, Iglewicz & Hoaglin
+#: :data:`planner.results.verdict.OUTLIER_Z` and ``OUTLIER_MIN_RUNS``, Iglewicz & Hoaglin
 #: 1993).
 OUTLIER_RULE = (f"outliers: robust z beyond {OUTLIER_Z:g} within the run's instance and "
                 f"session, in groups of at least {OUTLIER_MIN_RUNS} warm runs (median and "
