@@ -3,7 +3,9 @@
 
 :func:`tidy` applies these to the sentences a view composes and to the notes and reasons a
 result carries (text the decision layer wrote for display; nothing branches on it). It is
-never applied to a name (a config, a file): those are shown as they are.
+never applied to a name (a config, a file): those are shown as they are. The decision layer
+writes its counts in words itself (:func:`planner.results.counts.count`, re-exported here);
+:func:`tidy` stays for the sentences that still say "run(s)" and for results saved before.
 """
 
 from __future__ import annotations
