@@ -24,8 +24,10 @@ from models.stats.posterior import Posterior
 from models.stats.tps_model import TPSData
 from planner.decide.direction import read_direction
 from planner.errors import InputError
-from planner.io.runs import RunsTable
 from planner.io.rows import instance_key
+from planner.io.runs import RunsTable
+from planner.results.counts import count
+from planner.results.verdict import OUTLIER_MIN_RUNS, OUTLIER_Z
 
 __all__ = ["Comparison", "SESSION_NOTE", "Selection", "build_data", "check_identifiable",
            "measured_runs", "warmed_sessions",
@@ -212,12 +214,12 @@ def grouping(comp: "Comparison", data: TPSData) -> dict:
 
 def grouping_note(g: dict) -> str:
     """The note of :func:`grouping`."""
-    sess = (f"{g['sessions']} server session(s) ({g['session_source']}), a session "
+    sess = (f"{count(g['sessions'], 'server session')} ({g['session_source']}), a session "
             "offset modelled within each instance" if g["sessions_modelled"] else
             f"no instance holds two sessions, so none is modelled apart ({g['session_source']})")
-    cold = (f"{g['cold_groups']} cold group(s), one slowdown per {g['cold_group_by']}"
+    cold = (f"{count(g['cold_groups'], 'cold group')}, one slowdown per {g['cold_group_by']}"
             if g["cold_groups"] else "no cold run")
-    return (f"grouping read: {g['instances']} instance(s) ({g['instance_source']}); "
+    return (f"grouping read: {count(g['instances'], 'instance')} ({g['instance_source']}); "
             f"{sess}; cold flags: {g['cold_source']} ({cold})")
 
 
@@ -487,10 +489,6 @@ def from_values(a_values: Sequence[float] | None, b_values: Sequence[float] | No
                       use_cold=use_cold, lower_is_better=lower_is_better, plain=True)
 
 
-#: Robust z (on the log scale, median and MAD within a run's (config, instance, session)
-#: group) beyond which :func:`runs_listing` marks a run as an outlier: Iglewicz & Hoaglin,
-#: "How to Detect and Handle Outliers" (ASQC 1993), modified z-score |M| > 3.5.
-OUTLIER_Z = 3.5
 #: Most entries of a result's ``runs`` (a quick form of 2 x 10,000 values stays small); the
 #: outliers are kept first, the count left out is ``runs_truncated``.
 RUNS_CAP = 2000
@@ -529,7 +527,8 @@ def runs_listing(comp: Comparison, data: TPSData) -> tuple[list[dict], int, list
         Up to :data:`RUNS_CAP` entries ``{config, arm ("a" | "b"), instance, session, rep,
         cold, value, outlier, unstable}`` (``value`` in the metric's unit; ``cold`` as the
         model used it; ``outlier``: robust z beyond :data:`OUTLIER_Z` within its (config,
-        instance, session) group of at least 3 runs; ``unstable``: that group's SD is more
+        instance, session) group of at least :data:`OUTLIER_MIN_RUNS` warm runs;
+        ``unstable``: that group's SD (>= 3 runs) is more
         than :data:`_SPREAD_FACTOR` times the prior's median run-to-run scale), in the
         table's order; when there are more, the
         outliers and then both arms' first runs alike are kept; the number left out; and at most two notes (outliers,
@@ -554,7 +553,8 @@ def runs_listing(comp: Comparison, data: TPSData) -> tuple[list[dict], int, list
         if len(idx) < 3:
             continue
         x = logv[idx]
-        outlier[idx] = np.abs(_robust_z(x)) > OUTLIER_Z
+        if len(idx) >= OUTLIER_MIN_RUNS:
+            outlier[idx] = np.abs(_robust_z(x)) > OUTLIER_Z
         if sp is not None:
             if upper is None:
                 from planner.decide.prior_conflict import prior_median
@@ -590,7 +590,7 @@ def runs_listing(comp: Comparison, data: TPSData) -> tuple[list[dict], int, list
         which = ", ".join(f"{runs[k].config} {runs[k].tps:g}" + (
             f" (rep {runs[k].rep})" if runs[k].rep is not None else "")
             for k in np.flatnonzero(outlier)[:4])
-        notes.append(f"{n_out} run(s) lie far from the others of their instance and session "
+        notes.append(f"{count(n_out, 'run')} {'lies' if n_out == 1 else 'lie'} far from the others of their instance and session "
                      f"(robust z beyond {OUTLIER_Z:g}: {which}"
                      + (" and more" if n_out > 4 else "") + "); the verdict keeps them, so "
                      "they widen its run-to-run noise: check them for a fault before "
@@ -598,7 +598,7 @@ def runs_listing(comp: Comparison, data: TPSData) -> tuple[list[dict], int, list
     if wide:
         (cfg, inst, sess), sd = max(wide, key=lambda w: w[1])
         where = "/".join(p for p in (inst, sess) if p and not p.endswith("-session")) or "its runs"
-        notes.append(f"{len(wide)} group(s) of runs spread far above the {comp.prior_label} "
+        notes.append(f"{count(len(wide), 'group')} of runs spread far above the {comp.prior_label} "
                      f"prior's run-to-run scale (widest: {cfg} on {where}, SD "
                      f"{100 * math.expm1(sd):.2g} % against the prior's median {100 * upper:.2g} %); "
                      "the verdict keeps them and reads the spread as run-to-run noise")

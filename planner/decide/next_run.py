@@ -36,6 +36,7 @@ from models.stats.tps_model import pct
 from planner.decide.rope import Rope
 from planner.defaults import DEFAULT_ASSURANCE, DEFAULT_PLATFORM, DEFAULT_ROPE
 from planner.errors import InputError
+from planner.results.counts import count
 from planner.results.rank import NextAdvice, describe_action
 
 __all__ = ["NEXT_SIMS", "NEXT_MAX_RUNS", "FRESH_JOB_PLATFORMS", "one_more_run", "advise",
@@ -392,12 +393,12 @@ def watch(read, evaluate, *, a: str, b: str, interval: float, timeout: float | N
                     line, decided = _evaluate_line(evaluate, upto, r, n_total, first)
                     out(line)
                     if decided:
-                        out(f"decided after {len(new_runs)} new run(s): stop")
+                        out(f"decided after {count(len(new_runs), 'new run')}: stop")
                         return WATCH_DECIDED
                     n_new, usd, gh = spent(new_runs, start_instances, cost)
                     if (max_runs is not None and n_new >= max_runs) or \
                             (max_usd is not None and usd >= max_usd):
-                        out(f"budget spent undecided: {n_new} new run(s), ${usd:.2f}, "
+                        out(f"budget spent undecided: {count(n_new, 'new run')}, ${usd:.2f}, "
                             f"{gh:.2f} GPU-h")
                         return WATCH_BUDGET
         first = False  # later runs are new runs, one line each
@@ -410,7 +411,7 @@ def watch(read, evaluate, *, a: str, b: str, interval: float, timeout: float | N
 
 def _evaluate_line(evaluate, runs, run, n_total: int, first: bool) -> tuple[str, bool]:
     """One line of the watch: the run (or the runs already there) and the advice after it."""
-    head = (f"{n_total} run(s) already there" if run is None else
+    head = (f"{count(n_total, 'run')} already there" if run is None else
             f"run {n_total}: {run.config} {run.tps:g}" + (f" on {run.instance}" if run.instance
                                                           else ""))
     try:

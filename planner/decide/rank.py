@@ -42,6 +42,7 @@ from planner.defaults import DEFAULT_ROPE
 from planner.errors import InputError
 from planner.io.rows import instance_key
 from planner.io.runs import RunsTable
+from planner.results.counts import count
 from planner.results.rank import Ranking
 
 __all__ = ["P_DECISIVE", "RANK_DRAWS", "MAX_CONFIGS", "Field", "build_data", "from_table",
@@ -375,7 +376,7 @@ def rank(fld: Field, *, rope: Rope | str = DEFAULT_ROPE, seed: int = 0,
         notes.append("every run is on its own instance: the data learn only "
                      "sqrt(sigma_instance^2 + sigma_run^2); the split comes from the prior")
     if data.use_cold:
-        notes.append(f"{int(data.cold.sum())} cold first run(s) modelled with the verdict's "
+        notes.append(f"{count(int(data.cold.sum()), 'cold first run')} modelled with the verdict's "
                      "one-sided cold-start coefficient")
     tau, sig = full.scale_summary("tau"), full.scale_summary("sigma")
     runs = []

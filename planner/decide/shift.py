@@ -21,6 +21,7 @@ from planner.errors import InputError
 from planner.decide.shift_official import (fit_summary, official_answer, official_lopo,
                                            recommend, resolve_drafter_tuned, shift_rests_on)
 from planner.results.shift import SCHEMA, ShiftResult
+from planner.results.counts import count
 
 __all__ = ["ShiftResult", "run_shift", "captures_evidence", "precision_notes", "SCHEMA"]
 CALIBRATION_HASH = "43df0c18b56abde3"
@@ -400,7 +401,7 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
         else:
             lead = ""
         if dropped:
-            lead += (f"{dropped} repeated capture record(s) read once (a prompt set counts "
+            lead += (f"{count(dropped, 'repeated capture record')} read once (a prompt set counts "
                      "each prompt once). ")
         trust = lead + (f"capture mode: on left-out prompt groups (nothing of a group reached its "
                  f"fit) the content model's set tokens/forward was within "

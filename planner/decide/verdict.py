@@ -17,6 +17,7 @@ calibrated model makes a wrong decisive call on an A/A comparison at most 5 % of
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from planner.decide.direction import shown_label
 from planner.decide.prior_conflict import prior_conflicts
 from planner.decide.rope import Rope
 from planner.io.runs import RunsTable
+from planner.results.counts import count
 from planner.results.verdict import Verdict
 
 __all__ = ["WEAK_SIGMA_DF", "judge", "verdict"]
@@ -203,7 +205,7 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
     if shared and within_df < 3 and sp.kind == "inv_chi2" and sp.df <= WEAK_SIGMA_DF:
         # paired runs cancel the instance effect, so Δ's precision is sigma's: say when that
         # rests on a prior that was not measured (e.g. HF, where sigma borrows 2 df locally)
-        notes.append(f"A and B share {len(shared)} instance(s), so the instance effect cancels "
+        notes.append(f"A and B share {count(len(shared), 'instance')}, so the instance effect cancels "
                      f"and the interval rests on the run-to-run scale sigma, whose prior here "
                      f"has only {sp.df:g} df ({100 * sp.scale:.2g} %): with few runs it sets "
                      "the interval's width; state your noise (a CV or A/A runs)")
@@ -216,8 +218,8 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
         cp = cold_prior_summary(data.cold_weights)
         J = data.n_cold
         per = "server session" if any(r.session for r in comp.table.runs) else "instance"
-        notes.append(f"{len(colds)} cold first run(s) ({which}) modelled with a one-sided "
-                     f"cold-start slowdown per {per} ({J} group(s), each its own slowdown; "
+        notes.append(f"{count(len(colds), 'cold first run')} ({which}) modelled with a one-sided "
+                     f"cold-start slowdown per {per} ({count(J, 'group')}, each its own slowdown; "
                      "prior fitted on the shipped cold "
                      f"runs: {100 * cp['p_not_slow']:.0f} % of first runs not slow, "
                      f"{100 * cp['p_slower_than_3pct']:.0f} % slower than 3 %, "
@@ -228,7 +230,7 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
             # the sized runs are warm (new runs are simulated without a cold start): they are
             # the warm runs the lone cold config needs
             more_note = ("; ".join(alone) + " (its warm level rests on the cold-start prior); "
-                         + more_note.replace(" more run(s) per arm", " more warm run(s) per arm"))
+                         + re.sub(r" more (runs?|run\(s\)) per arm", r" more warm \1 per arm", more_note))
     if not diag.get("ok", True):
         notes.append("the fit failed its diagnostics: no decisive label is given")
     groups = grouping(comp, data)

@@ -38,6 +38,13 @@ def not_a_number(v: Any) -> str:
     return msg
 
 
+def too_large(v: int) -> str:
+    """``not a finite number: an integer of 401 digits``: the message for an int beyond
+    float's range (up to :data:`HUGE_INTEGER`'s 4,300 digits a JSON reader accepts), which
+    would print as hundreds of digits."""
+    return f"not a finite number: an integer of {len(str(abs(v))):,} digits"
+
+
 def to_float(v: Any) -> float:
     """``v`` as a float, by the one number grammar (:data:`NUMBER`).
 
@@ -96,7 +103,9 @@ def parse_number(v: Any, *, path: str | None, line: int | None, field: str,
         raise InputError(f"not a number: {v!r}", file=path, line=line, field=field)
     try:
         x = to_float(v)
-    except (TypeError, ValueError, OverflowError):
+    except OverflowError:  # a JSON integer of hundreds of digits: its count, not its digits
+        raise InputError(too_large(v), file=path, line=line, field=field) from None
+    except (TypeError, ValueError):
         raise InputError(not_a_number(v), file=path, line=line, field=field) from None
     if not math.isfinite(x):
         raise InputError(f"not a finite number: {v!r}", file=path, line=line, field=field)

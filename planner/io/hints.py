@@ -31,15 +31,17 @@ def _form(name: str) -> str:
     return "neither NFC nor NFD"
 
 
-def name_hint(name: str, options: Sequence[str]) -> str:
+def name_hint(name: str, options: Sequence[str], where: str = "file") -> str:
     """What to add to "'name' is not in the file": the file's name that is the same text in
     another Unicode normalisation (they print alike; a decomposed 'è' from one editor, a
-    composed one from another), else the nearest spelling (:func:`closest`), else ''."""
+    composed one from another), else the nearest spelling (:func:`closest`), else ''.
+    ``where``: what holds the names ("file", "folder")."""
     same = [o for o in options if o != name and _nfc(o) == _nfc(name)]
     if same:
-        return (f"; the file's '{same[0]}' looks the same but is another Unicode "
-                f"normalisation ({_form(same[0])} in the file, {_form(name)} as given): "
-                "copy the name from the file, or save the file NFC-normalised")
+        save = "the file" if where == "file" else f"the {where}'s files"
+        return (f"; the {where}'s '{same[0]}' looks the same but is another Unicode "
+                f"normalisation ({_form(same[0])} in the {where}, {_form(name)} as given): "
+                f"copy the name from the {where}, or save {save} NFC-normalised")
     near = closest(name, options)
     return f"; did you mean '{near}'?" if near else ""
 

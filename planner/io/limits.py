@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from planner.io._parse import not_a_number, to_float
+from planner.io._parse import not_a_number, to_float, too_large
 from planner.errors import InputError
 
 __all__ = ["Limit", "LIMITS", "TPS", "DURATION", "BYTES", "PPL", "DELTA_TPS", "DELTA_PCT", "DELTA_SD",
@@ -93,7 +93,9 @@ class Limit:
             raise InputError(f"not a number: {value!r}", **where)
         try:
             x = to_float(value)
-        except (TypeError, ValueError, OverflowError):
+        except OverflowError:  # an integer of hundreds of digits: its count, not its digits
+            raise InputError(too_large(value), **where) from None
+        except (TypeError, ValueError):
             raise InputError(not_a_number(value), **where) from None
         if not math.isfinite(x):
             raise InputError(f"not a finite number: {value!r}", **where)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -52,10 +53,13 @@ class RunsTable:
     #: (:func:`planner.io.formats.format_names`); says where instances, sessions and cold
     #: flags came from (:meth:`cold_source`).
     reader: str = field(default="table", compare=False)
+    #: Configs whose every row is a warm-up pass (set by :meth:`measured`, which drops them):
+    #: :meth:`select` says so rather than that they are not in the file.
+    warmup_only: frozenset = field(default=frozenset(), repr=False, compare=False)
 
     def _like(self, runs: list, census=None, kept=None) -> "RunsTable":
         """A table of ``runs`` read like this one (same path and reader)."""
-        return RunsTable(runs, self.path, census, kept, self.reader)
+        return RunsTable(runs, self.path, census, kept, self.reader, self.warmup_only)
 
     def __len__(self) -> int:
         return len(self.runs)
@@ -77,10 +81,17 @@ class RunsTable:
         configs = list(configs)
         have = set(self.configs)
         for c in configs:
+            if c not in have and c in self.warmup_only:
+                raise InputError(f"config '{c}' has only warm-up rows (phase 'warmup'), no "
+                                 f"measured run; the measured configs: {listing(self.configs)}",
+                                 file=self.path, field="phase")
             if c not in have:
-                hint = name_hint(c, self.configs)
-                raise InputError(f"config '{c}' is not in the file{hint}; the file's configs: "
-                                 f"{listing(self.configs)}", file=self.path, field="config")
+                # a table gathered from a results folder (planner next --watch DIR) says so
+                where = "folder" if self.path and Path(self.path).is_dir() else "file"
+                hint = name_hint(c, self.configs, where)
+                raise InputError(f"config '{c}' is not in the {where}{hint}; the {where}'s "
+                                 f"configs: {listing(self.configs)}", file=self.path,
+                                 field="config")
         keep = set(configs)
         if self.kept is not None and not keep <= self.kept:
             raise ValueError(f"configs {sorted(keep - self.kept)} were not kept when the table "
@@ -91,9 +102,12 @@ class RunsTable:
         """Rows whose ``phase`` is not ``warmup`` (explicit warm-up passes are not measurements)."""
         runs = [r for r in self.runs if r.phase != "warmup"]
         if self.census is not None:
-            return self._like(runs, {k: None for k in self.census if k[5] != "warmup"},
-                              self.kept)
-        return self._like(runs)
+            out = self._like(runs, {k: None for k in self.census if k[5] != "warmup"},
+                             self.kept)
+        else:
+            out = self._like(runs)
+        out.warmup_only = self.warmup_only | (frozenset(self.configs) - set(out.configs))
+        return out
 
     def filter(self, *, blank_platform: bool = False, **kv: str | None) -> "RunsTable":
         """Rows whose columns equal the given non-None values (e.g. ``metric="decode_wall"``).

@@ -226,7 +226,8 @@ def _read_csv_census(reader, sink: Census, width: int, keep: list, path: str,
     rep_high, ppl_low, ppl_high = REP.high, PPL.low, PPL.high
     fast = 0
     for row in reader:
-        if len(row) == width:
+        # (a last cell ending in a line break: an unclosed '"', worded by _csv_row)
+        if len(row) == width and not row[-1].endswith(("\n", "\r")):
             row.append("")
             names = name_of(row)
             j = "".join(names)
@@ -274,6 +275,11 @@ def _intern_all(key: tuple) -> tuple:
     return tuple([intern(v) for v in key])
 
 
+def names_at(keep: list, i: int) -> str | None:
+    """The column name of cell ``i`` (``keep``: the (index, name) pairs of the header)."""
+    return next((c for j, c in keep if j == i), None)
+
+
 def _csv_row(row, reader, runs, width, keep, path, rate) -> None:
     """Append the run of one CSV row (blank rows are skipped)."""
     if len(row) > width:
@@ -281,6 +287,16 @@ def _csv_row(row, reader, runs, width, keep, path, rate) -> None:
     if not any(v.strip() for v in row):
         return
     n = len(row)
+    broken = [i for i, v in enumerate(row) if "\n" in v or "\r" in v]
+    # csv reads an unclosed '"' to the end of the file as one cell: its row then looks
+    # short ("field 'tps': missing value") or swallows the rows after it (a config "not in
+    # the file"); such a cell ends with the file's last line break
+    if broken and (n < width or row[broken[-1]].endswith(("\n", "\r"))):
+        cell = row[broken[0]]
+        start = reader.line_num - cell.count("\n") + (1 if cell.endswith("\n") else 0)
+        raise InputError(f"a '\"' on line {start} is not closed: its cell runs over the line "
+                         f"breaks to line {reader.line_num}", file=path, line=start,
+                         field=names_at(keep, broken[0]))
     d = {c: row[i] for i, c in keep if i < n}
     runs.append(row_to_run(d, path=path, line=reader.line_num, rate=rate))
 

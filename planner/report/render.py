@@ -348,12 +348,25 @@ def _schema_error(obj: dict, kind: str, text: str) -> InputError:
         except (KeyError, IndexError, TypeError, ValueError):
             value = None
             break
-    shown = repr(value)
+    # as the file spells it: null, "abc", {"a": 1} (not Python's None, 'abc', {'a': 1})
+    try:
+        shown = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        shown = repr(value)
     shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    kind_shown = _JSON_TYPES.get(type(value), type(value).__name__)
     want = what.replace("Expected ", "expected ").replace("`", "")
+    want = re.sub(r"\b(float|int|str|bool)\b",
+                  lambda m: {"float": "number", "int": "integer", "str": "string",
+                             "bool": "boolean"}[m[1]], want)
     return InputError(f"a saved result with a field of the wrong type or value (edited?): "
-                      f"it holds {visible(shown)} ({type(value).__name__}); {want}",
-                      field=path or None)
+                      f"it holds {visible(shown)}"
+                      + ("" if value is None or isinstance(value, bool) else f" ({kind_shown})")
+                      + f"; {want}", field=path or None)
+
+
+#: JSON's names of the Python types a JSON document reads as.
+_JSON_TYPES = {str: "string", int: "number", float: "number", dict: "object", list: "array"}
 
 
 def _refuse_constant(name: str):

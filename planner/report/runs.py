@@ -12,11 +12,14 @@ A result without ``runs`` renders nothing here.
 
 from __future__ import annotations
 
-from typing import Literal, NotRequired, TypedDict
+from typing import Annotated, Literal, NotRequired, TypedDict
+
+from msgspec import Meta
 
 from planner.report.escape import md, term
+from planner.results.verdict import OUTLIER_MIN_RUNS, OUTLIER_Z
 
-__all__ = ["Run", "OUTLIER_RULE", "groups", "print_strips", "markdown_table",
+__all__ = ["Run", "Truncated", "OUTLIER_RULE", "groups", "print_strips", "markdown_table",
            "html_section"]
 
 
@@ -28,9 +31,14 @@ class Run(TypedDict):
     session: str | None
     rep: int | None
     cold: bool
-    value: float
+    #: a rate or a duration: > 0 (an edited -1e308 reached the plot, an overflow warning)
+    value: Annotated[float, Meta(gt=0)]
     outlier: bool
     unstable: NotRequired[bool]
+
+
+#: A saved result's ``runs_truncated``: the runs left out, a count (>= 0).
+Truncated = Annotated[int, Meta(ge=0)]
 
 
 _BARS = "▁▂▃▄▅▆▇█"
@@ -44,13 +52,22 @@ _STRIP_SHOWN = 48
 #: are counted on one line.
 _GROUPS_SHOWN = 16
 #: The outlier rule as every medium states it (the flags are the decision layer's:
-#: :data:`planner.decide.comparison.OUTLIER_Z`, Iglewicz & Hoaglin 1993).
-OUTLIER_RULE = ("outliers: robust z beyond 3.5 within the run's instance and session "
-                "(median and MAD of log values; Iglewicz & Hoaglin 1993); the model keeps "
+#: :data:`planner.results.verdict.OUTLIER_Z` and ``OUTLIER_MIN_RUNS``, Iglewicz & Hoaglin
+#: 1993).
+OUTLIER_RULE = (f"outliers: robust z beyond {OUTLIER_Z:g} within the run's instance and "
+                f"session, in groups of at least {OUTLIER_MIN_RUNS} warm runs (median and "
+                "MAD of log values; Iglewicz & Hoaglin 1993; a smaller group is never marked: "
+                "its MAD rests on one or two gaps between runs); the model keeps "
                 "every run, outliers included (a run marked cold gets its own cold-start "
                 "term): check an outlier for a fault rather than drop it; an unstable group "
                 "(SD above 10 times the prior's median run-to-run scale) is kept too, its "
                 "spread read as run-to-run noise")
+
+
+def _arm_label(arm: str, config: str) -> str:
+    """``A fa2`` (the arm, then its config); ``A`` alone when the config is named as its arm
+    (the quick forms' configs "A" and "B" were shown "A A")."""
+    return arm.upper() if config == arm.upper() else f"{arm.upper()} {config}"
 
 
 def _group_label(run: dict, split: bool) -> str:
@@ -136,7 +153,7 @@ def _shown(gs: list) -> tuple[list, list[str]]:
         if n > _GROUPS_SHOWN:
             more = [g for g in gs if (g[0], g[1]) == (arm, config)][_GROUPS_SHOWN:]
             runs = sum(len(g[3]) for g in more)
-            rest.append(f"{arm.upper()} {config}: {n - _GROUPS_SHOWN} more groups "
+            rest.append(f"{_arm_label(arm, config)}: {n - _GROUPS_SHOWN} more groups "
                         f"({runs:,} run{'s' if runs != 1 else ''}) not listed")
     return keep, rest
 
@@ -176,7 +193,7 @@ def print_strips(con, r: dict, unit: str = "") -> None:
     last = None
     for arm, config, g, rs in keep:
         if (arm, config) != last:
-            con.print(term(f"  {arm.upper()} {config}"), overflow="fold")
+            con.print(term(f"  {_arm_label(arm, config)}"), overflow="fold")
             last = (arm, config)
         bars = Text()
         for x in rs[:_STRIP_SHOWN]:
@@ -253,7 +270,7 @@ def html_section(r: dict, unit: str = "") -> str:
 
     nd = _decimals([x["value"] for g in gs for x in g[3]])
     keep, rest = _shown(gs)
-    png = runs_plot([(f"{arm.upper()} {config}", g, [(x["value"], bool(x.get("cold")),
+    png = runs_plot([(_arm_label(arm, config), g, [(x["value"], bool(x.get("cold")),
                                                       bool(x.get("outlier"))) for x in rs])
                      for arm, config, g, rs in keep], unit=unit)
     rows = [[h.e(arm), f"<code>{h.e(config)}</code>", h.e(g), h.e(cell), h.e(mean)]

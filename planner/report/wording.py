@@ -3,12 +3,16 @@
 
 :func:`tidy` applies these to the sentences a view composes and to the notes and reasons a
 result carries (text the decision layer wrote for display; nothing branches on it). It is
-never applied to a name (a config, a file): those are shown as they are.
+never applied to a name (a config, a file): those are shown as they are. The decision layer
+writes its counts in words itself (:func:`planner.results.counts.count`, re-exported here);
+:func:`tidy` stays for the sentences that still say "run(s)" and for results saved before.
 """
 
 from __future__ import annotations
 
 import re
+
+from planner.results.counts import count  # re-exported: one home for a count in words
 
 __all__ = ["tidy", "count"]
 
@@ -16,7 +20,8 @@ _NOUNS = ("run", "pair", "instance", "allocation", "look", "session", "compariso
           "candidate", "group", "value", "experiment", "prompt", "design", "config", "row",
           "file", "cell", "point")
 _NOUN = "|".join(_NOUNS)
-_ADJ = r"(?:(?:more|new|extra|other|cold|repeated|first|fixed|warm|reachable|unreachable) )?"
+# up to two: "4 cold first run(s) left out" (one alone left that "(s)" shown as it was)
+_ADJ = r"(?:(?:more|new|extra|other|cold|repeated|first|fixed|warm|reachable|unreachable) ){0,2}"
 # "1 runs", "1 more runs" (not "0.1 runs", "11 runs", "1,001 runs")
 _ONE_PLURAL = re.compile(rf"(?<![\d.,])1 ({_ADJ})({_NOUN})s\b")
 _BATCHES = re.compile(r"(?<![\d.,])1 ((?:more )?)batches\b")
@@ -35,9 +40,3 @@ def tidy(text: str) -> str:
     text = _BATCHES.sub(r"1 \1batch", text)
     text = _MAYBE.sub(lambda m: f"{m[1]} {m[2]}{m[3]}" + ("" if m[1] == "1" else "s"), text)
     return _LONG_RUNS.sub(r"\1\2", text)
-
-
-def count(n, noun: str, plural: str | None = None) -> str:
-    """``1 run``, ``2 runs``, ``1,000 runs`` (``plural``: a plural that is not noun + s)."""
-    word = noun if n == 1 else (plural or noun + "s")
-    return f"{n:,} {word}" if isinstance(n, int) else f"{n} {word}"

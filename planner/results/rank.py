@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
+from planner.results.counts import count
+
 __all__ = ["RANK_SCHEMA", "NEXT_SCHEMA", "Ranking", "NextAdvice", "describe_action"]
 
 RANK_SCHEMA = "spec-planner/rank/1"
@@ -113,7 +115,7 @@ class NextAdvice:
 
 def describe_action(x: dict, stop: str = "stop") -> str:
     """An action of a :class:`NextAdvice` (one of its ``actions`` rows) in words
-    (``paired: 5 A/B pair(s) on a new allocation``); ``stop`` is the word for stopping (the
+    (``paired: 5 A/B pairs on a new allocation``); ``stop`` is the word for stopping (the
     watch line says "stop", the reports "stop now")."""
     kind = x["action"]
     if kind == "stop":
@@ -121,5 +123,5 @@ def describe_action(x: dict, stop: str = "stop") -> str:
     if kind in ("one_more_a", "one_more_b"):
         return f"one more run of {x['config']} on its allocation"
     if kind == "paired":
-        return f"{x['runs_per_arm']} A/B pair(s) on a new allocation"
-    return f"{x['runs_per_arm']} run(s) per arm, each on a new allocation"
+        return f"{count(x['runs_per_arm'], 'A/B pair')} on a new allocation"
+    return f"{count(x['runs_per_arm'], 'run')} per arm, each on a new allocation"

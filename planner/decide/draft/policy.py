@@ -15,6 +15,7 @@ from models.drafting.policies import N_WINDOW as _N_RANGE
 from models.drafting.policies import Policy, Range, registry, resolve
 from planner.errors import InputError
 from planner.io.limits import Limit
+from planner.results.counts import plural
 
 __all__ = ["PolicySpec", "parse_policy", "validate_policy", "POLICY_GRAMMAR", "registry",
            "default_policies", "default_specs", "is_stochastic", "lookup_policy",
@@ -220,7 +221,7 @@ def lookup_policy(name: str, params: dict):
     for key in OWN:
         p.pop(key, None)
     if p:
-        raise InputError(f"unknown parameter(s) for {name}: {', '.join(sorted(p))}",
+        raise InputError(f"unknown {plural(len(p), 'parameter')} for {name}: {', '.join(sorted(p))}",
                          field="policy")
     return obj
 

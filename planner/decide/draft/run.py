@@ -43,6 +43,7 @@ from planner.decide.draft.policy import (PolicySpec, default_policies, is_stocha
 from planner.decide.draft.worth import (_PI_LEVEL, SIZING_SIMS, model_spread_draws,
                                         worth_a_run)
 from planner.errors import InputError
+from planner.results.counts import count
 from planner.results.draft import DraftResult
 
 __all__ = ["run_draft"]
@@ -192,7 +193,7 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
     cap = load_capture(path, stop_at_eos=stop_at_eos)
     lengths = np.array([len(c) for c in cap.completions], dtype=np.int64)
     if np.any(lengths <= start):
-        raise InputError(f"every completion needs more than {start} token(s)", file=str(path),
+        raise InputError(f"every completion needs more than {count(start, 'token')}", file=str(path),
                          field="completion_token_ids")
     evidence = capture_evidence(len(cap), lengths - start, file=capture_name(capture_path))
     mtp_ks = [sp.params.get("k", 7) for sp in [*policies, baseline] if is_stochastic(sp.name)]

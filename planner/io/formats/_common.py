@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from planner.errors import InputError
+from planner.io._parse import too_large
 from planner.io.limits import value_limit
 from planner.io.rows import Run, metric_lower_is_better, validate_run
 
@@ -108,8 +109,12 @@ def value(v, *, path: str, line: int | None, field: str, metric: str | None = No
         Not a number, not finite, <= 0 (the model works on the log scale) or outside the range.
     """
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise InputError(f"not a number: {v!r}", file=path, line=line, field=field)
-    x = float(v)
+        shown = "null" if v is None else repr(v)  # as the JSON file spells it
+        raise InputError(f"not a number: {shown}", file=path, line=line, field=field)
+    try:
+        x = float(v)
+    except OverflowError:  # a JSON integer of hundreds of digits (1e400 written out)
+        raise InputError(too_large(v), file=path, line=line, field=field) from None
     if not math.isfinite(x):
         raise InputError(f"not a finite number: {v!r}", file=path, line=line, field=field)
     if x <= 0:

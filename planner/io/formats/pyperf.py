@@ -47,7 +47,7 @@ def read(data: dict, *, path: str, metric: str | None = None, config: str | None
         if not isinstance(name, str) or not name.strip():
             raise InputError("benchmark without a name", file=path, line=k, field="name")
         unit = _meta(bmeta, top, key="unit") or "second"
-        if unit not in _UNITS:
+        if not isinstance(unit, str) or unit not in _UNITS:  # a list was a TypeError
             raise InputError(f"unit {unit!r} has no known direction (second or byte)",
                              file=path, line=k, field="unit")
         mname = _UNITS[unit]
@@ -66,6 +66,9 @@ def read(data: dict, *, path: str, metric: str | None = None, config: str | None
             xs = [value(v, path=path, line=k, field="values", metric=mname) for v in vals]
             rmeta = worker.get("metadata") or {}
             host = _meta(rmeta, bmeta, top, key="hostname")
+            if host is not None and (isinstance(host, bool) or not isinstance(host, (str, int))):
+                raise InputError(f"expected the machine's name as text, got {host!r}",
+                                 file=path, line=k, field="hostname")
             inst = instance or (str(host) if host else fallback_config(path, None))
             runs.append(make_run(config=config or name.strip(" "),
                                  tps=math.fsum(xs) / len(xs), metric=mname, path=path,

@@ -150,7 +150,7 @@ class SCHEMA(TypedDict):
     more_runs_per_arm: NotRequired[int | None]
     notes: NotRequired[list[str]]
     runs: NotRequired[list[_runs.Run] | None]
-    runs_truncated: NotRequired[int | None]
+    runs_truncated: NotRequired[_runs.Truncated | None]
 
 #: First prefix of an adaptive Monte-Carlo size (:attr:`models.stats.assurance.Adaptive.first`);
 #: the prefixes double from it (250, 500, 1,000, ... below the full size).

@@ -8,6 +8,8 @@ shows them: :mod:`planner.report.runs`.
 
 from __future__ import annotations
 
+import math
+
 from typing import Literal, NotRequired, TypedDict
 
 from planner.report import runs as _runs
@@ -145,7 +147,7 @@ class SCHEMA(TypedDict):
     metric: NotRequired[str | None]
     seed: NotRequired[int | None]
     runs: NotRequired[list[_runs.Run] | None]
-    runs_truncated: NotRequired[int | None]
+    runs_truncated: NotRequired[_runs.Truncated | None]
 
 
 def lead_sentence(r: dict) -> str:
@@ -200,14 +202,20 @@ def _levels(r: dict) -> str:
         nd = max(len(x.partition(".")[2]) for x in (_num(a), _num(b)))
         dd = f"{d:+.{nd}f}" if d == 0 or abs(d) >= 10 ** -nd else f"{d:+.3g}"
         return f"{_num(a)} vs {_num(b)}, Δ {dd}; "
-    return (f"{_hf(r['mean_tps_a'], u)} vs {_hf(r['mean_tps_b'], u)}, Δ "
-            f"{_hf(r['delta_tps']['mean'], u, '+')}; ")
-
-
-def _hf(x: float, u: str, sign: str = "") -> str:
-    """A time as hyperfine prints it: ``1.203 s``, ``12.3 ms``; three significant digits
-    when that would show no digit (``0.000412 s``)."""
+    d = r["delta_tps"]["mean"]
+    # the means to as many decimals as Δ's two leading digits need: a TPOT of 3.237 vs
+    # 3.308 ms printed "3.2 ms vs 3.3 ms, Δ +0.0712 ms" (a 0.1 gap beside its Δ of 0.07)
     nd = 3 if u == "s" else 1
+    if d != 0 and math.isfinite(d):
+        nd = min(6, max(nd, 1 - math.floor(math.log10(abs(d)))))
+    return (f"{_hf(r['mean_tps_a'], u, nd=nd)} vs {_hf(r['mean_tps_b'], u, nd=nd)}, Δ "
+            f"{_hf(d, u, '+', nd=nd)}; ")
+
+
+def _hf(x: float, u: str, sign: str = "", nd: int | None = None) -> str:
+    """A time as hyperfine prints it: ``1.203 s``, ``12.3 ms`` (``nd`` decimals when given);
+    three significant digits when that would show no digit (``0.000412 s``)."""
+    nd = (3 if u == "s" else 1) if nd is None else nd
     if x != 0 and abs(x) < 10 ** -nd:
         return f"{x:{sign}.3g} {u}"
     return f"{x:{sign}.{nd}f} {u}"
@@ -216,7 +224,9 @@ def _hf(x: float, u: str, sign: str = "") -> str:
 def _rope_pct(x: float) -> str:
     """A ROPE in % with two decimals, or two significant digits below 0.01 % (a ROPE of
     0.001 % is not '±0.00 %')."""
-    return f"{x:.2f}" if x == 0 or x >= 0.01 else f"{x:.2g}"
+    if x == 0:  # --rope 0: "±0 %", not "±0.00 %" (a margin that looks rounded away)
+        return "0"
+    return f"{x:.2f}" if x >= 0.01 else f"{x:.2g}"
 
 
 def _num(x: float, u: str = "") -> str:

@@ -166,7 +166,7 @@ def test_two_boxes_with_different_cold_starts_give_a_clear_verdict():
     assert r["label"] == "B better", r["delta_pct"]
     assert r["delta_pct"]["mean"] == pytest.approx(0.4, abs=0.05)
     assert r["sigma_run"]["pct"]["median"] < 0.06
-    assert any("2 group(s)" in n for n in r["notes"]) and r["grouping"]["cold_groups"] == 2
+    assert any("2 groups" in n for n in r["notes"]) and r["grouping"]["cold_groups"] == 2
     # and the same with both boxes equally slow
     assert verdict(_two_box_table(0.016, 0.016), "A", "B").to_dict()["label"] == "B better"
 

@@ -78,14 +78,14 @@ def _table(groups):
 
 
 def test_runs_listing_marks_robust_outliers_in_their_group():
-    t = _table([("A", "m1", "s1", [300.0, 300.3, 299.8, 300.1, 290.0]),
+    t = _table([("A", "m1", "s1", [300.0, 300.3, 299.8, 300.1, 300.2, 290.0]),
                 ("B", "m1", "s1", [301.0, 301.2]),          # two runs: never an outlier
                 ("B", "m2", "s1", [301.0, 330.0])])
     comp = Comparison(t, "A", "B")
     rows, cut, notes = runs_listing(comp, comp.data())
-    assert cut == 0 and len(rows) == 9
-    assert [e["outlier"] for e in rows] == [False] * 4 + [True] + [False] * 4
-    assert rows[4] == {"config": "A", "arm": "a", "instance": "m1", "session": "s1", "rep": 4,
+    assert cut == 0 and len(rows) == 10
+    assert [e["outlier"] for e in rows] == [False] * 5 + [True] + [False] * 4
+    assert rows[5] == {"config": "A", "arm": "a", "instance": "m1", "session": "s1", "rep": 5,
                        "cold": False, "value": 290.0, "outlier": True, "unstable": False}
     assert len(notes) == 1 and "keeps them" in notes[0] and "A 290" in notes[0]
 
@@ -197,3 +197,19 @@ def test_a_config_with_only_cold_runs_is_sized_in_warm_runs(tmp_path):
     assert plan.inputs["existing_runs"] == 3
     assert any("the cold runs of A (no warm run) read at their posterior warm level" in n
                for n in plan.notes)
+
+
+def test_runs_listing_never_marks_outliers_in_groups_under_the_minimum():
+    """With 3 (or 4) runs the MAD is one (or two) gaps between runs: 35.73, 35.76, 35.94 gave
+    35.94 a robust z of 4.0 and an outlier mark. Groups below OUTLIER_MIN_RUNS are not
+    marked; the same far run among 5 warm runs still is."""
+    from planner.decide.comparison import OUTLIER_MIN_RUNS
+
+    assert OUTLIER_MIN_RUNS == 5
+    comp = from_values([35.73, 35.76, 35.94], [35.8, 35.9, 36.0])
+    rows, _, notes = runs_listing(comp, comp.data())
+    assert not any(e["outlier"] for e in rows) and not any("far from" in n for n in notes)
+    comp = from_values([35.73, 35.76, 35.74, 35.75, 36.94], [35.8, 35.9, 36.0])
+    rows, _, notes = runs_listing(comp, comp.data())
+    assert [e["outlier"] for e in rows[:5]] == [False] * 4 + [True]
+    assert any("1 run lies far from the others" in n for n in notes)

@@ -210,7 +210,7 @@ def test_watch_exits_3_when_the_budget_is_spent(tmp_path):
                timeout=None, max_runs=3, max_usd=None, cost=cost_model("hf-a10g-small"),
                out=lines.append, clock=clk.clock, sleep=clk.sleep)
     assert rc == WATCH_BUDGET
-    assert lines[-1].startswith("budget spent undecided: 3 new run(s)")
+    assert lines[-1].startswith("budget spent undecided: 3 new runs")
 
 
 def test_watch_times_out_on_an_empty_folder(tmp_path):
@@ -231,7 +231,7 @@ def test_watch_cli_on_a_prefilled_folder_exits_0(tmp_path, capsys):
     main(["next", "--watch", str(tmp_path), "--a", "A", "--b", "B", "--interval",
           "0.01", "--timeout", "5", "--sims", "100"])   # exit 0: main returns
     out = capsys.readouterr().out
-    assert "B better" in out and "decided after 0 new run(s)" in out
+    assert "B better" in out and "decided after 0 new runs" in out
 
 
 def test_selection_is_the_verdicts():

@@ -253,3 +253,55 @@ def test_ingest_refuses_a_byte_identical_copy_of_a_result_file(tmp_path):
     with pytest.raises(InputError) as e:
         ingest(tmp_path / "res")
     assert "a byte-identical copy of" in e.value.message and e.value.file.endswith("r2.json")
+
+
+@pytest.mark.parametrize("raw, says", [
+    # a 401-digit integer: float() raised OverflowError, a traceback out of planner ingest
+    ("1" + "0" * 400, "not a finite number: an integer of 401 digits"),
+    # JSON's null was shown as Python's None
+    ("null", "not a number: null"),
+])
+def test_ingest_a_result_value_that_is_no_rate(cli, tmp_path, raw, says):
+    src = json.loads((R / "vllm_serve_named.json").read_text())
+    d = tmp_path / "res" / "fa2"
+    d.mkdir(parents=True)
+    p = d / "serve.json"
+    p.write_text(json.dumps(src).replace(f'"output_throughput": {src["output_throughput"]}',
+                                         f'"output_throughput": {raw}'))
+    before = hashlib.sha256(p.read_bytes()).hexdigest()
+    code, _, err = cli("ingest", tmp_path / "res", "-o", tmp_path / "runs.csv")
+    assert code == 2 and "Traceback" not in err
+    (line,) = [ln for ln in err.splitlines() if ln.strip()]
+    assert "serve.json:1 field 'output_throughput': " + says in line
+    assert hashlib.sha256(p.read_bytes()).hexdigest() == before
+    assert not (tmp_path / "runs.csv").exists()
+
+
+@pytest.mark.parametrize("name, text, where", [
+    ("runs.json", '[{"config": "A", "tps": %s}, {"config": "B", "tps": 300}]',
+     "runs.json field 'tps': record 1 of the list: "),
+    ("runs.jsonl", '{"config": "A", "tps": 300, "rep": %s}\n{"config": "B", "tps": 3}\n',
+     "runs.jsonl:1 field 'rep': "),
+])
+def test_a_runs_table_number_of_hundreds_of_digits_is_counted_not_printed(cli, tmp_path, name,
+                                                                          text, where):
+    """The line printed all 401 digits ('not a number: 1000...000')."""
+    p = tmp_path / name
+    p.write_text(text % ("1" + "0" * 400))
+    code, _, err = cli("verdict", p, "--a", "A", "--b", "B")
+    assert code == 2 and len(err) < 200, err
+    assert where + "not a finite number: an integer of 401 digits" in err
+
+
+@pytest.mark.parametrize("where, bad, says", [
+    ("unit", ["second"], "field 'unit': unit ['second'] has no known direction"),  # TypeError
+    ("hostname", {"a": 1}, "field 'hostname': expected the machine's name as text"),
+])
+def test_pyperf_metadata_of_the_wrong_type_is_one_line(cli, tmp_path, where, bad, says):
+    d = json.loads((R / "pyperf.json").read_text())
+    d["metadata"][where] = bad
+    p = tmp_path / "bench.json"
+    p.write_text(json.dumps(d))
+    code, _, err = cli("calibrate", p)
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "bench.json:1 " + says in err

@@ -246,3 +246,68 @@ def test_unicode_normalisation_named(tmp_path, cli):
         read_runs(p).filter(run_group=nfc)
     code, out, err = cli("verdict", p, "--a", nfd, "--b", "B")  # the file's spelling works
     assert code == 0, err
+
+
+def test_a_table_of_a_results_folder_says_folder(tmp_path, cli):
+    """``planner next --watch DIR`` waits on a config with no runs yet: the line named the
+    watched folder "the file" ("config 'sdpa' is not in the file; the file's configs")."""
+    import shutil
+    from pathlib import Path
+
+    from planner.io.rows import Run
+    from planner.io.table import RunsTable
+
+    t = RunsTable([Run(config="fa2", tps=300.0)], str(tmp_path))
+    with pytest.raises(InputError) as e:
+        t.select(["fa2", "sdpa"])
+    assert "config 'sdpa' is not in the folder; the folder's configs: 'fa2'" in str(e.value)
+    f = tmp_path / "runs.csv"
+    with pytest.raises(InputError) as e:
+        RunsTable([Run(config="fa2", tps=300.0)], str(f)).select(["fa3"])
+    assert "is not in the file; did you mean 'fa2'?" in str(e.value)
+
+    src = Path(__file__).resolve().parents[2] / "fixtures" / "readers" / "serve" / "fa2"
+    shutil.copytree(src, tmp_path / "w" / "fa2")
+    code, out, err = cli("next", "--a", "fa2", "--b", "sdpa", "--watch", tmp_path / "w",
+                         "--timeout", "0.05", "--interval", "0.02")
+    assert "waiting (config 'sdpa' is not in the folder; the folder's configs: 'fa2')" in out
+    assert "in the file" not in out + err
+
+
+@pytest.mark.parametrize("configs", [None, ("A", "B")])
+def test_a_config_of_warm_up_rows_only_is_named_as_such(tmp_path, configs, cli):
+    """Every row of A is a warm-up pass: measured() drops them, and select said "config 'A'
+    is not in the file; the file's configs: 'B'" of a config the file plainly holds."""
+    p = tmp_path / "runs.csv"
+    p.write_text("config,tps,phase\nA,300,warmup\nA,301,warmup\nB,302,measure\nB,303,measure\n")
+    t = read_runs(p) if configs is None else read_runs(p, configs=configs)
+    with pytest.raises(InputError) as e:
+        t.measured().select(["A", "B"])
+    assert e.value.field == "phase"
+    assert "config 'A' has only warm-up rows (phase 'warmup'), no measured run" in str(e.value)
+    assert t.measured().select(["B"]).configs == ["B"]
+    code, _, err = cli("verdict", p, "--a", "A", "--b", "B")
+    assert code == 2 and "has only warm-up rows" in err and "not in the file" not in err
+
+
+@pytest.mark.parametrize("text, line, field", [
+    # the '"' opens a config cell: the row looked short ("line 4 field 'tps': missing value")
+    ('config,tps\nA,300\n"A,301\nB,302\nB,303\n', 3, "config"),
+    # in the last column it swallowed B's rows ("config 'B' is not in the file")
+    ('config,tps,notes\nA,300,\nA,301,"open\nB,302,\nB,303,\n', 3, "notes"),
+    # the same in a row of a config not kept (the fast census path)
+    ('config,tps,notes\nA,300,\nA,301,x\nC,300,"open\nB,302,\nB,303,\n', 4, "notes"),
+])
+def test_an_unclosed_quote_is_named_where_it_opens(tmp_path, cli, text, line, field):
+    p = tmp_path / "runs.csv"
+    p.write_text(text)
+    code, _, err = cli("verdict", p, "--a", "A", "--b", "B")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"runs.csv:{line} field '{field}': a '\"' on line {line} is not closed" in err
+
+
+def test_a_closed_quoted_line_break_in_notes_is_still_read(tmp_path):
+    p = tmp_path / "runs.csv"
+    p.write_text('config,tps,notes\nA,300,"two\nlines"\nA,301,x\nB,302,\nB,303,\n')
+    assert [r.tps for r in read_runs(p).runs] == [300.0, 301.0, 302.0, 303.0]
+    assert [r.tps for r in read_runs(p, configs=("B",)).select(["B"]).runs] == [302.0, 303.0]

@@ -30,6 +30,9 @@ def test_counts_in_words():
     assert tidy("(best 0.500: sequential, 26.048 runs per arm)") == \
         "(best 0.500: sequential, 26.0 runs per arm)"
     assert count(1, "run") == "1 run" and count(10000, "run") == "10,000 runs"
+    # two adjectives (repeats' "4 cold first run(s) left out" was shown with its "(s)")
+    assert tidy("4 cold first run(s) left out; 1 cold first run(s)") == \
+        "4 cold first runs left out; 1 cold first run"
 
 
 def test_repeats_views_print_counts_and_percentages_as_the_verdict(golden):
@@ -80,6 +83,20 @@ def test_a_latency_verdict_reads_in_seconds_as_hyperfine():
     rows = dict(_rows(r))
     assert "mean 1.213 s" in rows["A"]
     assert rows["Δ = B − A, s (mean, 95% HDI)"].startswith("-0.010")
+
+
+def test_a_latency_lead_shows_its_means_to_the_digits_of_its_delta():
+    """vLLM's mean_tpot_ms 3.237 vs 3.308: the lead printed "3.2 ms vs 3.3 ms, Δ +0.0712 ms"."""
+    from planner.report.views.verdict import lead_sentence
+
+    r = _verdict(direction="lower_is_better", metric="mean_tpot_ms", label="B slower",
+                 mean_tps_a=3.2370, mean_tps_b=3.3082,
+                 delta_tps={"mean": 0.0712, "hdi_low": 0.009, "hdi_high": 0.134},
+                 delta_pct={"mean": 2.20, "hdi_low": 0.28, "hdi_high": 4.16})
+    assert "(3.237 ms vs 3.308 ms, Δ +0.071 ms; 95 % HDI" in lead_sentence(r)
+    r.update(mean_tps_a=12.31, mean_tps_b=13.84, delta_tps={"mean": 1.53, "hdi_low": 1.0,
+                                                           "hdi_high": 2.0})
+    assert "(12.3 ms vs 13.8 ms, Δ +1.5 ms; " in lead_sentence(r)
 
 
 def test_a_quick_form_shows_its_runs_as_one_strip_per_config(cli, monkeypatch):
@@ -226,3 +243,34 @@ def test_a_plan_name_in_the_budget_progress_is_not_markup(tmp_path, monkeypatch,
     out = capsys.readouterr().out
     assert "A[/] [blink]x" in out and "\u202e" not in out
     assert "Traceback" not in fake.getvalue() and "MarkupError" not in fake.getvalue()
+
+
+def test_counts_are_words_where_the_decision_layer_writes_them():
+    """One count helper below the decision layer (planner.results.counts, re-exported by the
+    report's wording): the notes come out of the decision layer in words, with no "(s)" for
+    the renderer to tidy."""
+    from planner.decide.comparison import grouping_note
+    from planner.report.wording import count as report_count
+    from planner.results.counts import count, plural
+    from planner.results.rank import describe_action
+
+    assert report_count is count
+    assert (count(1, "run"), count(2, "run"), count(1000, "run"), count(0, "group")) == \
+        ("1 run", "2 runs", "1,000 runs", "0 groups")
+    assert count(2, "batch", "batches") == "2 batches" and plural(1, "lie") == "lie"
+    g = {"sessions": 1, "session_source": "src", "sessions_modelled": True, "cold_groups": 1,
+         "cold_group_by": "instance", "instances": 1, "instance_source": "i", "cold_source": "c"}
+    note = grouping_note(g)
+    assert "(s)" not in note and "1 instance (i)" in note and "1 server session (src)" in note
+    assert "1 cold group," in note
+    assert describe_action({"action": "paired", "runs_per_arm": 1}) == \
+        "1 A/B pair on a new allocation"
+    assert describe_action({"action": "new", "runs_per_arm": 3}) == \
+        "3 runs per arm, each on a new allocation"
+
+
+def test_a_rope_of_zero_reads_as_zero():
+    """--rope 0 printed "your ±0.00 % practical margin", a margin that looks rounded away."""
+    from planner.report.views.verdict import _rope_pct
+
+    assert (_rope_pct(0), _rope_pct(0.1), _rope_pct(0.001)) == ("0", "0.10", "0.001")

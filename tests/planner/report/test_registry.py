@@ -74,7 +74,7 @@ def test_a_registered_kind_is_checked_against_its_schema(toy, cli):
     toy.write_text(json.dumps(obj))
     code, _, err = cli("report", toy)
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
-    assert "field 'score'" in err and "holds 'high' (str)" in err
+    assert "field 'score'" in err and 'holds "high" (string)' in err
     del obj["score"]
     toy.write_text(json.dumps(obj))
     code, _, err = cli("report", toy)
@@ -118,5 +118,5 @@ def test_a_hand_edited_saved_result_is_refused_naming_the_field(path, value, fie
         code, _, err = cli("report", bad, *extra)
         assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
         assert f"field '{field}'" in err, err
-        assert "<script>" not in err or "holds '<script>" in err
+        assert "<script>" not in err or 'holds "<script>' in err
     assert not (tmp_path / "b.html").exists()

@@ -428,7 +428,7 @@ def test_wrong_type_names_the_field(kind, view, written, tmp_path, cli):
             continue  # this view does not read the field
         failed += 1
         assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
-        assert f"field '{_dotted(path)}'" in err and "holds 'x' (str)" in err, err
+        assert f"field '{_dotted(path)}'" in err and 'holds "x" (string)' in err, err
     assert failed >= (1 if kind == "verdict" else 0)
 
 
@@ -443,7 +443,7 @@ def test_an_object_edited_into_a_string_is_named(view, written, tmp_path, cli):
     extra = {"terminal": [], "md": ["--md", tmp_path / "b.md"],
              "html": ["--html", tmp_path / "b.html"]}[view]
     code, out, err = cli("report", bad, *extra)
-    assert code == 2 and "field 'delta_pct'" in err and "it holds 'abc'" in err
+    assert code == 2 and "field 'delta_pct'" in err and 'it holds "abc" (string)' in err
 
 
 def test_inputs_block_leaves_out_unset_values_and_abbreviates_long_lists():

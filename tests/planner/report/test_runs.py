@@ -69,3 +69,36 @@ def test_a_run_of_the_wrong_type_is_refused(cli, tmp_path):
     bad.write_text(json.dumps(r))
     code, _, err = cli("report", bad)
     assert code == 2 and "field 'runs[2].cold'" in err and err.count("\n") == 1
+
+
+def test_an_edited_run_list_is_refused_in_the_file_s_words(cli, tmp_path):
+    """A run value of -1e308 reached the plot (matplotlib's overflow warning, exit 0) and a
+    negative runs_truncated passed; type errors spoke Python ("holds None (NoneType);
+    expected str")."""
+    cases = [(lambda r: r["runs"][0].update(value=-1e308), "runs[0].value",
+              "it holds -1e+308 (number); expected number > 0.0"),
+             (lambda r: r.update(runs_truncated=-5), "runs_truncated",
+              "it holds -5 (number); expected integer >= 0"),
+             (lambda r: r["runs"][0].update(config=None), "runs[0].config",
+              "it holds null; expected string, got null")]
+    for edit, field, says in cases:
+        r = _saved()
+        edit(r)
+        p = tmp_path / "edited.json"
+        p.write_text(json.dumps(r))
+        code, _, err = cli("report", p, "--html", tmp_path / "r.html")
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert f"field '{field}'" in err and says in err, err
+        assert not (tmp_path / "r.html").exists()
+
+
+def test_quick_form_configs_named_as_their_arms_are_not_said_twice(cli, monkeypatch):
+    """--a-runs/--b-runs name the configs "A" and "B": the strips' headings read "A A"."""
+    monkeypatch.setenv("COLUMNS", "120")
+    code, out, err = cli("verdict", "--a-runs", "35.73,35.76,35.94", "--b-runs",
+                         "35.8,35.9,36.0")
+    assert code == 0, err
+    lines = out[out.index("runs per instance"):].splitlines()
+    assert "  A" in lines and "  B" in lines and "  A A" not in lines
+    # the 3-run groups carry no outlier mark (35.94 had one: robust z 4.0 on a MAD of 0.03)
+    assert "outlier 35.94" not in out and "in groups of at least 5 warm runs" in out
