@@ -142,7 +142,9 @@ LowerIsBetter = Annotated[Optional[bool], typer.Option(
          "metric or column name; plain numbers are taken as higher-is-better (a rate, TPS), "
          "with a note.")]
 Store = Annotated[Optional[Path], typer.Option("--store", help=STORE_HELP)]
-Seed = Annotated[int, typer.Option("--seed", min=0, help=f"Random seed, {SEED.describe()}.")]
+#: (no click range: every command checks the seed against :data:`planner.io.limits.SEED`, whose
+#: one-line error names the whole range, where click's says only ``x>=0``)
+Seed = Annotated[int, typer.Option("--seed", help=f"Random seed, {SEED.describe()}.")]
 
 # -- the outputs -----------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@ every command that takes one uses that declaration, and the module stays light."
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -49,6 +50,7 @@ def test_a_command_takes_each_shared_option_from_its_alias(name):
         assert "/".join(p.opts + p.secondary_opts) == _spelling(_ALIASES[opt]), (name, opt)
         assert p.help.startswith(info.help.rstrip(".)")), (name, opt, p.help)
         assert getattr(p.type, "min", None) == info.min, (name, opt)
+        assert getattr(p.type, "max", None) == info.max, (name, opt)
 
 
 def test_the_shared_options_are_used_by_the_commands_the_brief_names():
@@ -80,12 +82,23 @@ def test_seed_help_states_the_range_the_limits_check():
     assert "4,294,967,295" in _options.Seed.__metadata__[0].help
 
 
-def test_a_negative_seed_is_a_usage_error_in_every_command(cli):
-    """draft took a plain int before its options were shared: --seed -1 is now click's range
-    error there too (exit 2, one line)."""
-    code, _, err = cli("draft", "--seed", "-1")
-    assert code == 2
-    assert "'--seed'" in err and "x>=0" in err and len(err.strip().splitlines()) == 1
+RUNS = Path(__file__).resolve().parents[3] / "examples" / "runs" / "tps_runs.csv"
+
+
+@pytest.mark.parametrize("args", [
+    ("verdict", "--a", "308.49", "--b", "308.05"), ("repeats", "--delta", "0.44"),
+    ("shift", "--public-tps", "411.6"), ("rank", str(RUNS), "--run-group", "serve_config_sweep"),
+    ("next", str(RUNS), "--a", "A", "--b", "B"), ("draft",), ("draft-sweep",),
+    ("budget", str(Path(__file__).resolve().parents[3] / "examples" / "plan.toml")),
+])
+@pytest.mark.parametrize("seed", ["-1", "4294967296"])
+def test_a_seed_outside_its_range_is_one_line_naming_the_range(cli, args, seed):
+    """Every command refuses a seed outside [0, 2**32 - 1] with the limits' one line (draft's
+    wording before the option was shared; the others had click's 'x>=0' for -1)."""
+    code, _, err = cli(*args, "--seed", seed)
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert "field '--seed'" in err and "outside [0, 4,294,967,295]" in err, err
 
 
 def test_the_options_module_imports_nothing_heavy():
