@@ -15,10 +15,15 @@ A command that must say one more thing about a shared option appends it with :fu
 
 To add a shared option: one alias in the section of its kind below (``Name =
 Annotated[type, typer.Option("--name", help=...)]``, help in the house style: a sentence with
-a capital and a full stop), add it to ``__all__``, and use it in each command in place of its
-``typer.Option(...)``; ``tests/planner/cli/test_commands.py`` checks that no command declares
-a shared option itself. Keep this module light (typer, the formats registry's help and
-:mod:`planner.io.limits`): every command imports it at start-up.
+a capital and a full stop), its name in ``__all__`` and its spelling in :data:`SHARED`, then
+use it in each command in place of its ``typer.Option(...)`` (the default stays in the
+signature: typer takes it from there). ``tests/planner/cli/test_shared_options.py`` checks
+that every command taking a spelling of :data:`SHARED` takes it from its alias (same flags,
+type and range; the alias' help, at most a note added). Keep this module light (typer, the
+formats registry's help, :mod:`planner.io.limits` and the noise options' help texts of
+:mod:`planner.decide.priors`, none of which imports NumPy): ``planner`` imports it on every
+start-up, ``planner --help`` included. A command taking :data:`Seed` checks the value
+against :data:`planner.io.limits.SEED` (the alias has no click range).
 
 Options that share a spelling but not a meaning stay with their command: ``ingest``'s
 ``--platform``, ``--metric`` and ``--workload`` (labels written into the table, not row
@@ -153,8 +158,8 @@ Md = Annotated[Optional[Path], typer.Option("--md", help="Also write a Markdown 
 Html = Annotated[Optional[Path], typer.Option(
     "--html", help="Also write a self-contained HTML report.")]
 
-#: The spellings of the shared options (a command declaring one of them itself is refused
-#: by tests/planner/cli/test_commands.py).
+#: The spellings of the shared options (tests/planner/cli/test_shared_options.py holds every
+#: command that takes one to its alias).
 SHARED = ("--format", "--tps-column", "--config-column", "--instance", "--platform",
           "--metric", "--workload", "--run-group", "--prior", "--cv", "--cv-instance",
           "--aa-runs", "--rope", "--cold", "--lower-is-better", "--store", "--seed", "--json",
