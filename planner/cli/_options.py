@@ -1,5 +1,35 @@
-"""Spelling the decision layer's plain field names as a command's options, and the options
-every command that reads a runs table shares (their help and their fields).
+"""The options several commands share, each declared once, and the spelling of the decision
+layer's plain field names as a command's options.
+
+**One option, one declaration.** Every option that more than one command takes (the runs-table
+options ``--format``, ``--tps-column``, ``--config-column``, ``--instance``; the row filters
+``--platform``, ``--metric``, ``--workload``, ``--run-group``; the noise options ``--prior``,
+``--cv``, ``--cv-instance``, ``--aa-runs``; ``--rope``, ``--cold``, ``--lower-is-better``,
+``--store``, ``--seed``; the outputs ``--json``, ``--md``, ``--html``) is an ``Annotated`` type
+alias below: its spelling, type, help text and range live here, its default in the signature::
+
+    def rank(..., platform: Platform = None, seed: Seed = 0, as_json: Json = False, ...)
+
+A command that must say one more thing about a shared option appends it with :func:`noted`
+(``cv: noted(Cv, "Applies to every comparison.") = None``); the declaration stays here.
+
+To add a shared option: one alias in the section of its kind below (``Name =
+Annotated[type, typer.Option("--name", help=...)]``, help in the house style: a sentence with
+a capital and a full stop), its name in ``__all__`` and its spelling in :data:`SHARED`, then
+use it in each command in place of its ``typer.Option(...)`` (the default stays in the
+signature: typer takes it from there). ``tests/planner/cli/test_shared_options.py`` checks
+that every command taking a spelling of :data:`SHARED` takes it from its alias (same flags,
+type and range; the alias' help, at most a note added). Keep this module light (typer, the
+formats registry's help, :mod:`planner.io.limits` and the noise options' help texts of
+:mod:`planner.decide.priors`, none of which imports NumPy): ``planner`` imports it on every
+start-up, ``planner --help`` included. A command taking :data:`Seed` checks the value
+against :data:`planner.io.limits.SEED` (the alias has no click range).
+
+Options that share a spelling but not a meaning stay with their command: ``ingest``'s
+``--platform``, ``--metric`` and ``--workload`` (labels written into the table, not row
+filters), ``repeats``' and ``draft``'s ``--platform`` (the platform a plan is priced on, with
+a default), ``repeats``' ``--prior`` (a platform or a file; no ``weak``), ``draft``'s
+``--baseline`` (a policy), ``report``'s ``--md``/``--html`` (its only outputs, not "also").
 
 The decision layer names the field of a bad value plainly (``max_runs``, ``target``); only the
 command line knows that the user typed ``--max-runs`` or ``--assurance``. Each command keeps
@@ -8,14 +38,29 @@ one table from field to option and passes the errors of its call through :func:`
 
 from __future__ import annotations
 
-from typing import Mapping
+import copy
+from pathlib import Path
+from typing import Annotated, Mapping, Optional
+
+import typer
 
 from models.errors import ModelInputError
+from planner.decide.priors import AA_RUNS_HELP, CV_HELP, CV_INSTANCE_HELP, PRIOR_HELP
 from planner.io.formats import format_help
+from planner.io.limits import SEED
 
-__all__ = ["OUTPUT_OPTIONS", "check_output_names", "strict_numbers", "CONFIG_COLUMN_HELP", "FORMAT_HELP", "INSTANCE_HELP", "TABLE_OPTIONS",
-           "TPS_COLUMN_HELP", "as_option", "command_params"]
+__all__ = ["OUTPUT_OPTIONS", "check_output_names", "strict_numbers", "CONFIG_COLUMN_HELP",
+           "FORMAT_HELP", "INSTANCE_HELP", "TABLE_OPTIONS", "TPS_COLUMN_HELP", "STORE_HELP",
+           "as_option", "command_params", "noted", "SHARED",
+           # the shared options
+           "Format", "TpsColumn", "ConfigColumn", "Instance",
+           "Platform", "Metric", "Workload", "RunGroup",
+           "Prior", "Cv", "CvInstance", "AaRuns",
+           "Rope", "Cold", "LowerIsBetter", "Store", "Seed",
+           "Json", "Md", "Html"]
 
+
+# -- help texts ------------------------------------------------------------------------------
 
 #: Help of the runs-table options (verdict, repeats --runs, calibrate).
 FORMAT_HELP = format_help()  # derived from the formats registry
@@ -27,6 +72,98 @@ TPS_COLUMN_HELP = ("Runs table column holding the values (default: tps, else thr
                    "output_throughput, tokens_per_s, tok/s or tokens/s; any case).")
 CONFIG_COLUMN_HELP = ("Runs table column holding the config labels (default: config, else "
                       "variant, name, label or configuration; any case).")
+#: (no word longer than the help column is wide at 80 columns, 17: rich cut the paths
+#: to "$XDG_DATA_HOME/s…")
+STORE_HELP = ("The baseline store (default: baselines.sqlite in the spec-planner folder of "
+              "$XDG_DATA_HOME, else of ~/.local/share).")
+
+
+def noted(alias, note: str):
+    """``alias`` (a shared option) with ``note`` added to its help, for one command.
+
+    Parameters
+    ----------
+    alias : typing.Annotated
+        One of this module's shared options (``Cv``).
+    note : str
+        What this command adds: a sentence (``"Applies to every comparison."``) is appended
+        after the help; a bracket (``"(with --runs)"``) goes inside its final full stop, into
+        the help's own closing bracket if it ends with one (``(experiment; with --runs)``).
+
+    Returns
+    -------
+    typing.Annotated
+        The same type and option, the help extended (the alias itself is not changed).
+    """
+    base = alias.__origin__
+    (info,) = alias.__metadata__
+    info = copy.copy(info)
+    if note.startswith("(") and info.help.endswith(")."):  # one bracket: '(experiment; ...)'
+        info.help = f"{info.help[:-2]}; {note[1:]}."
+    elif note.startswith("(") and info.help.endswith("."):
+        info.help = f"{info.help[:-1]} {note}."
+    else:
+        info.help = f"{info.help} {note}"
+    return Annotated[base, info]
+
+
+# -- the runs table --------------------------------------------------------------------------
+
+Format = Annotated[Optional[str], typer.Option("--format", help=FORMAT_HELP)]
+TpsColumn = Annotated[Optional[str], typer.Option("--tps-column", help=TPS_COLUMN_HELP)]
+ConfigColumn = Annotated[Optional[str], typer.Option("--config-column",
+                                                     help=CONFIG_COLUMN_HELP)]
+Instance = Annotated[Optional[str], typer.Option("--instance", help=INSTANCE_HELP)]
+
+# -- the rows kept ---------------------------------------------------------------------------
+
+Platform = Annotated[Optional[str], typer.Option(
+    "--platform", help="Keep rows of this platform (e.g. hf-a10g-small, local-a10g).")]
+Metric = Annotated[Optional[str], typer.Option(
+    "--metric", help="Keep rows of this metric; of a tool's result file, the field to read.")]
+Workload = Annotated[Optional[str], typer.Option(
+    "--workload", help="Keep rows of this workload (e.g. 128x512: prompts x output tokens).")]
+RunGroup = Annotated[Optional[str], typer.Option(
+    "--run-group", help="Keep rows of this run_group (experiment).")]
+
+# -- the noise -------------------------------------------------------------------------------
+
+Prior = Annotated[Optional[str], typer.Option("--prior", help=PRIOR_HELP)]
+Cv = Annotated[Optional[str], typer.Option("--cv", help=CV_HELP)]
+CvInstance = Annotated[Optional[str], typer.Option("--cv-instance", help=CV_INSTANCE_HELP)]
+AaRuns = Annotated[Optional[str], typer.Option("--aa-runs", help=AA_RUNS_HELP)]
+
+# -- the comparison --------------------------------------------------------------------------
+
+Rope = Annotated[str, typer.Option("--rope", help="ROPE half-width: '0.5%' or TPS '1.5'.")]
+Cold = Annotated[Optional[bool], typer.Option(
+    "--cold/--no-cold", help="Model the cold-start indicator (default: when a run is flagged; "
+                             "a rep 0 run on a named instance, or cold=1, is a cold first "
+                             "run).")]
+LowerIsBetter = Annotated[Optional[bool], typer.Option(
+    "--lower-is-better/--higher-is-better",
+    help="The metric's direction: a latency or duration (TPOT, ITL, TTFT, ms, s) is "
+         "lower-is-better and the labels read 'B faster' / 'B slower'. Default: from the "
+         "metric or column name; plain numbers are taken as higher-is-better (a rate, TPS), "
+         "with a note.")]
+Store = Annotated[Optional[Path], typer.Option("--store", help=STORE_HELP)]
+#: (no click range: every command checks the seed against :data:`planner.io.limits.SEED`, whose
+#: one-line error names the whole range, where click's says only ``x>=0``)
+Seed = Annotated[int, typer.Option("--seed", help=f"Random seed, {SEED.describe()}.")]
+
+# -- the outputs -----------------------------------------------------------------------------
+
+Json = Annotated[bool, typer.Option("--json", help="Print the JSON result.")]
+Md = Annotated[Optional[Path], typer.Option("--md", help="Also write a Markdown report.")]
+Html = Annotated[Optional[Path], typer.Option(
+    "--html", help="Also write a self-contained HTML report.")]
+
+#: The spellings of the shared options (tests/planner/cli/test_shared_options.py holds every
+#: command that takes one to its alias).
+SHARED = ("--format", "--tps-column", "--config-column", "--instance", "--platform",
+          "--metric", "--workload", "--run-group", "--prior", "--cv", "--cv-instance",
+          "--aa-runs", "--rope", "--cold", "--lower-is-better", "--store", "--seed", "--json",
+          "--md", "--html")
 
 
 #: Plain settings of a runs table -> their options (the fields and remedies of table errors),

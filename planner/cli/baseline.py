@@ -9,17 +9,13 @@ from typing import Optional
 
 import typer
 
-from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
-                                  TABLE_OPTIONS, TPS_COLUMN_HELP)
+from planner.cli._options import (ConfigColumn, Format, Instance, Json, Metric, Platform, RunGroup,
+                                  Store, TABLE_OPTIONS, TpsColumn, Workload, noted)
 from planner.errors import InputError
 
 _OPTIONS = {"config": "--config", "store": "--store", "name": "NAME",
             "baseline": "NAME", **TABLE_OPTIONS}
 _ACTIONS = ("save", "list", "show", "delete", "export")
-#: (no word longer than the help column is wide at 80 columns, 17: rich cut the paths
-#: to "$XDG_DATA_HOME/s…")
-STORE_HELP = ("The baseline store (default: baselines.sqlite in the spec-planner folder of "
-              "$XDG_DATA_HOME, else of ~/.local/share).")
 
 
 def register(app: typer.Typer) -> None:
@@ -33,23 +29,18 @@ def register(app: typer.Typer) -> None:
                                               "config."),
         config: Optional[str] = typer.Option(None, "--config", help="save: the config whose "
                                              "runs are kept."),
-        store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
+        store: Store = None,
         output: Optional[Path] = typer.Option(None, "-o", "--output", help="export: the runs "
                                               "CSV to write (feed it to planner calibrate)."),
-        platform: Optional[str] = typer.Option(None, "--platform", help="save: keep rows of "
-                                               "this platform."),
-        metric: Optional[str] = typer.Option(None, "--metric", help="save: keep rows of this "
-                                             "metric."),
-        workload: Optional[str] = typer.Option(None, "--workload", help="save: keep rows of "
-                                               "this workload."),
-        run_group: Optional[str] = typer.Option(None, "--run-group", help="save: keep rows "
-                                                "of this run_group."),
-        format: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
-        tps_column: Optional[str] = typer.Option(None, "--tps-column", help=TPS_COLUMN_HELP),
-        config_column: Optional[str] = typer.Option(None, "--config-column",
-                                                    help=CONFIG_COLUMN_HELP),
-        instance: Optional[str] = typer.Option(None, "--instance", help=INSTANCE_HELP),
-        as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+        platform: noted(Platform, '(save only)') = None,
+        metric: noted(Metric, '(save only)') = None,
+        workload: noted(Workload, '(save only)') = None,
+        run_group: noted(RunGroup, '(save only)') = None,
+        format: Format = None,
+        tps_column: TpsColumn = None,
+        config_column: ConfigColumn = None,
+        instance: Instance = None,
+        as_json: Json = False,
     ) -> None:
         """Save, list and show baselines: a config's runs kept to compare against."""
         from models.errors import ModelInputError

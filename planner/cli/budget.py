@@ -7,8 +7,8 @@ from typing import Optional
 
 import typer
 
+from planner.cli._options import (AaRuns, Cv, CvInstance, Html, Json, Md, Seed, noted)
 from planner.defaults import MAX_SIMS, MIN_SIMS, check_assurance, check_sims
-from planner.decide.priors import AA_RUNS_HELP, CV_HELP, CV_INSTANCE_HELP
 
 #: Plain field of the decision layer -> option of ``planner budget`` (a value from the plan
 #: file keeps its plan field and line).
@@ -36,17 +36,15 @@ def register(app: typer.Typer) -> None:
                                                        "a10g-small $1.00)."),
         assurance: Optional[float] = typer.Option(None, "--assurance", help="Assurance target "
                                                   "in (0, 1) (default 0.8)."),
-        cv: Optional[str] = typer.Option(None, "--cv", help=CV_HELP + " Applies to every "
-                                         "comparison (none may set its own prior)."),
-        cv_instance: Optional[str] = typer.Option(None, "--cv-instance", help=CV_INSTANCE_HELP),
-        aa_runs: Optional[str] = typer.Option(None, "--aa-runs", help=AA_RUNS_HELP),
+        cv: noted(Cv, 'Applies to every comparison (none may set its own prior).') = None,
+        cv_instance: CvInstance = None,
+        aa_runs: AaRuns = None,
         sims: int = typer.Option(2000, "--sims", help="Monte-Carlo simulations per design "
                                  f"({MIN_SIMS} .. {MAX_SIMS:,})."),
-        seed: int = typer.Option(0, "--seed", min=0, help="Random seed, >= 0."),
-        as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
-        md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
-        html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained "
-                                            "HTML report (plots inline)."),
+        seed: Seed = 0,
+        as_json: Json = False,
+        md: Md = None,
+        html: noted(Html, '(plots inline)') = None,
     ) -> None:
         """Plan a budget: the cheapest design per comparison, then the best set to buy.
 

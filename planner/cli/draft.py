@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from planner.cli._options import (Html, Json, Md, Seed, noted)
 from planner.io import limits as L
 from planner.defaults import DEFAULT_PLATFORM
 from planner.errors import InputError
@@ -213,7 +214,7 @@ def register(app: typer.Typer) -> None:
         mc_reps: int = typer.Option(200, "--mc-reps", help="Monte-Carlo replicates of the "
                                     "stochastic (MTP-based) policies, "
                                     f"{L.MC_REPS.describe()}"),
-        seed: int = typer.Option(0, "--seed", help=f"random seed, {L.SEED.describe()}"),
+        seed: Seed = 0,
         convention: str = typer.Option("reference", "--convention", help="reference: the "
                                        "first forward counts (reproduces the reference "
                                        "replay); vllm: leave the prefill token out, as "
@@ -256,10 +257,9 @@ def register(app: typer.Typer) -> None:
                                                        help="override the platform cost "
                                                        "model's price per GPU-hour, "
                                                        f"{L.PRICE_PER_HOUR.describe()}"),
-        as_json: bool = typer.Option(False, "--json", help="print the JSON result"),
-        md: Optional[Path] = typer.Option(None, "--md", help="write a Markdown report (+PNG)"),
-        html: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML "
-                                            "report"),
+        as_json: Json = False,
+        md: noted(Md, '(and its PNG)') = None,
+        html: Html = None,
     ) -> None:
         """Simulate drafting policies on a capture; project TPS; is it worth a run?"""
         from models.errors import ModelInputError
@@ -395,7 +395,7 @@ def register(app: typer.Typer) -> None:
                                       f"prompts, {L.BOOTSTRAP.describe()}"),
         mc_reps: int = typer.Option(50, "--mc-reps", help="Monte-Carlo replicates of MTP rows, "
                                     f"{L.MC_REPS.describe()}"),
-        seed: int = typer.Option(0, "--seed", help=f"random seed, {L.SEED.describe()}"),
+        seed: Seed = 0,
         convention: str = typer.Option("reference", "--convention", help="reference: the "
                                        "first forward counts (reproduces the reference "
                                        "replay); vllm: leave the prefill token out, as "
@@ -411,10 +411,9 @@ def register(app: typer.Typer) -> None:
                                                     "draft)"),
         top: int = typer.Option(20, "--top", help="rows shown on the terminal, "
                                 f"{TOP_ROWS.describe()}"),
-        as_json: bool = typer.Option(False, "--json", help="print the JSON result"),
-        md: Optional[Path] = typer.Option(None, "--md", help="write a Markdown report"),
-        html: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML "
-                                            "report"),
+        as_json: Json = False,
+        md: Md = None,
+        html: Html = None,
     ) -> None:
         """Grid over every drafting family, ranked by projected TPS, with worth-a-run per row.
 

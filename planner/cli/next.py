@@ -8,9 +8,9 @@ from typing import Optional
 
 import typer
 
-from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
-                                  TABLE_OPTIONS, TPS_COLUMN_HELP)
-from planner.cli.baseline import STORE_HELP
+from planner.cli._options import (AaRuns, ConfigColumn, Cv, CvInstance, Format, Html, Instance,
+                                  Json, LowerIsBetter, Md, Metric, Platform, Prior, Rope, RunGroup,
+                                  Seed, Store, TABLE_OPTIONS, TpsColumn, Workload, noted)
 from planner.defaults import DEFAULT_ASSURANCE, DEFAULT_ROPE
 from planner.errors import InputError
 
@@ -34,29 +34,20 @@ def register(app: typer.Typer) -> None:
         configs: Optional[str] = typer.Option(None, "--configs", help="Rank these configs "
                                               "and advise on the best against its closest "
                                               "rival (instead of --a/--b)."),
-        rope: str = typer.Option(DEFAULT_ROPE, "--rope", help="ROPE half-width: '0.5%' or "
-                                 "TPS '1.5'."),
-        prior: Optional[str] = typer.Option(None, "--prior", help="Noise prior: auto, weak, a "
-                                            "platform name or a calibrate JSON file."),
-        cv: Optional[str] = typer.Option(None, "--cv", help="Stated run-to-run CV."),
-        cv_instance: Optional[str] = typer.Option(None, "--cv-instance",
-                                                  help="Stated between-instance CV."),
-        aa_runs: Optional[str] = typer.Option(None, "--aa-runs", help="A/A runs giving the "
-                                              "noise."),
-        platform: Optional[str] = typer.Option(None, "--platform", help="Keep rows of this "
-                                               "platform (its noise prior and cost model)."),
-        metric: Optional[str] = typer.Option(None, "--metric", help="Keep rows of this metric."),
-        workload: Optional[str] = typer.Option(None, "--workload", help="Keep rows of this "
-                                               "workload."),
-        run_group: Optional[str] = typer.Option(None, "--run-group", help="Keep rows of this "
-                                                "run_group."),
-        format: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
-        tps_column: Optional[str] = typer.Option(None, "--tps-column", help=TPS_COLUMN_HELP),
-        config_column: Optional[str] = typer.Option(None, "--config-column",
-                                                    help=CONFIG_COLUMN_HELP),
-        instance: Optional[str] = typer.Option(None, "--instance", help=INSTANCE_HELP),
-        lower_is_better: Optional[bool] = typer.Option(
-            None, "--lower-is-better/--higher-is-better", help="The metric's direction."),
+        rope: Rope = DEFAULT_ROPE,
+        prior: Prior = None,
+        cv: Cv = None,
+        cv_instance: CvInstance = None,
+        aa_runs: AaRuns = None,
+        platform: noted(Platform, 'Its noise prior and cost model apply.') = None,
+        metric: Metric = None,
+        workload: Workload = None,
+        run_group: RunGroup = None,
+        format: Format = None,
+        tps_column: TpsColumn = None,
+        config_column: ConfigColumn = None,
+        instance: Instance = None,
+        lower_is_better: LowerIsBetter = None,
         design: str = typer.Option("auto", "--design", help="Designs of the plan: auto "
                                    "(separate and paired where the platform allows) or a "
                                    "list of separate, paired."),
@@ -67,7 +58,7 @@ def register(app: typer.Typer) -> None:
                                         help="Assurance the plan's recommendation reaches."),
         sims: int = typer.Option(200, "--sims", min=100, max=20000,
                                  help="Simulated outcomes per action (repeats --sims)."),
-        seed: int = typer.Option(0, "--seed", min=0, help="Random seed."),
+        seed: Seed = 0,
         watch: Optional[Path] = typer.Option(None, "--watch", help="A results folder (any "
                                              "format planner ingest reads): re-evaluate as "
                                              "files land; exit 0 decided, 3 budget spent, "
@@ -82,10 +73,10 @@ def register(app: typer.Typer) -> None:
                                                "the budget in runs that land."),
         baseline: Optional[str] = typer.Option(None, "--baseline", help="A saved baseline "
                                                "as config A."),
-        store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
-        as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
-        md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
-        html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML report."),
+        store: Store = None,
+        as_json: Json = False,
+        md: Md = None,
+        html: Html = None,
     ) -> None:
         """What to buy next: each action's cost to a decision and P(decided)."""
         from models.errors import ModelInputError

@@ -7,9 +7,9 @@ from typing import Optional
 
 import typer
 
-from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
-                                  TABLE_OPTIONS, TPS_COLUMN_HELP)
-from planner.cli.baseline import STORE_HELP
+from planner.cli._options import (AaRuns, Cold, ConfigColumn, Cv, CvInstance, Format, Html,
+                                  Instance, Json, LowerIsBetter, Md, Metric, Platform, Prior, Rope,
+                                  RunGroup, Seed, Store, TABLE_OPTIONS, TpsColumn, Workload, noted)
 from planner.defaults import DEFAULT_ROPE
 
 #: Plain field of the decision layer -> option of ``planner rank``.
@@ -49,42 +49,29 @@ def register(app: typer.Typer) -> None:
         configs: Optional[str] = typer.Option(None, "--configs", help="Configs to rank, "
                                               "comma-separated (default: every config the "
                                               "filters keep)."),
-        rope: str = typer.Option(DEFAULT_ROPE, "--rope", help="ROPE half-width: '0.5%' or "
-                                 "TPS '1.5' (at the best's level)."),
-        prior: Optional[str] = typer.Option(None, "--prior", help="Noise prior: auto, weak, a "
-                                            "platform name or a calibrate JSON file."),
-        cv: Optional[str] = typer.Option(None, "--cv", help="Stated run-to-run CV."),
-        cv_instance: Optional[str] = typer.Option(None, "--cv-instance",
-                                                  help="Stated between-instance CV."),
-        aa_runs: Optional[str] = typer.Option(None, "--aa-runs", help="A/A runs giving the "
-                                              "noise."),
-        platform: Optional[str] = typer.Option(None, "--platform", help="Keep rows of this "
-                                               "platform (its noise prior)."),
-        metric: Optional[str] = typer.Option(None, "--metric", help="Keep rows of this metric."),
-        workload: Optional[str] = typer.Option(None, "--workload", help="Keep rows of this "
-                                               "workload."),
-        run_group: Optional[str] = typer.Option(None, "--run-group", help="Keep rows of this "
-                                                "run_group (experiment)."),
-        format: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
-        tps_column: Optional[str] = typer.Option(None, "--tps-column", help=TPS_COLUMN_HELP),
-        config_column: Optional[str] = typer.Option(None, "--config-column",
-                                                    help=CONFIG_COLUMN_HELP),
-        instance: Optional[str] = typer.Option(None, "--instance", help=INSTANCE_HELP),
-        cold: Optional[bool] = typer.Option(None, "--cold/--no-cold", help="Model the "
-                                            "cold-start indicator (default: when a run is "
-                                            "flagged)."),
-        lower_is_better: Optional[bool] = typer.Option(
-            None, "--lower-is-better/--higher-is-better", help="The metric's direction "
-            "(default: from the metric or column name)."),
+        rope: noted(Rope, "(at the best's level)") = DEFAULT_ROPE,
+        prior: Prior = None,
+        cv: Cv = None,
+        cv_instance: CvInstance = None,
+        aa_runs: AaRuns = None,
+        platform: noted(Platform, 'Its noise prior applies.') = None,
+        metric: Metric = None,
+        workload: Workload = None,
+        run_group: RunGroup = None,
+        format: Format = None,
+        tps_column: TpsColumn = None,
+        config_column: ConfigColumn = None,
+        instance: Instance = None,
+        cold: Cold = None,
+        lower_is_better: LowerIsBetter = None,
         baseline: Optional[str] = typer.Option(None, "--baseline", help=BASELINE_HELP),
-        store: Optional[Path] = typer.Option(None, "--store", help=STORE_HELP),
+        store: Store = None,
         draws: int = typer.Option(20000, "--draws", min=100, max=1_000_000,
                                   help="Posterior draws for P(fastest)."),
-        seed: int = typer.Option(0, "--seed", min=0, help="Seed of the P(fastest) draws."),
-        as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
-        md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
-        html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML report "
-                                            "(a forest plot of the configs and their runs)."),
+        seed: noted(Seed, '(the P(fastest) draws)') = 0,
+        as_json: Json = False,
+        md: Md = None,
+        html: noted(Html, '(a forest plot of the configs and their runs)') = None,
     ) -> None:
         """Rank N configs: P(fastest), each mean's HDI and its gap to the best."""
         from models.errors import ModelInputError

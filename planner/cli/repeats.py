@@ -7,9 +7,9 @@ from typing import Optional
 
 import typer
 
-from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
-                                       TABLE_OPTIONS, TPS_COLUMN_HELP, command_params)
-from planner.decide.priors import AA_RUNS_HELP, CV_HELP, CV_INSTANCE_HELP
+from planner.cli._options import (AaRuns, ConfigColumn, Cv, CvInstance, Format, Html, Instance,
+                                  Json, LowerIsBetter, Md, Metric, Rope, RunGroup, Seed,
+                                  TABLE_OPTIONS, TpsColumn, Workload, command_params, noted)
 from planner.defaults import (BASELINE_TPS, DEFAULT_ASSURANCE, DEFAULT_ROPE,
                               DEFAULT_RULE, MAX_SIMS, check_assurance, check_sims)
 from planner.errors import InputError
@@ -63,9 +63,9 @@ def register(app: typer.Typer) -> None:
                                                "rows, else hf-a10g-small."),
         prior: Optional[str] = typer.Option(None, "--prior", help="Override the noise prior: "
                                             "a platform name or a calibrate JSON file."),
-        cv: Optional[str] = typer.Option(None, "--cv", help=CV_HELP),
-        cv_instance: Optional[str] = typer.Option(None, "--cv-instance", help=CV_INSTANCE_HELP),
-        aa_runs: Optional[str] = typer.Option(None, "--aa-runs", help=AA_RUNS_HELP),
+        cv: Cv = None,
+        cv_instance: CvInstance = None,
+        aa_runs: AaRuns = None,
         known_noise: bool = typer.Option(False, "--known-noise", help="Take --cv (and "
                                          "--cv-instance, default: included in --cv) as exact: "
                                          "fixed designs then get exact assurance and "
@@ -74,25 +74,17 @@ def register(app: typer.Typer) -> None:
                                             "JSONL); with --a and --b."),
         a: Optional[str] = typer.Option(None, "--a", help="Config A (with --runs)."),
         b: Optional[str] = typer.Option(None, "--b", help="Config B (with --runs)."),
-        metric: Optional[str] = typer.Option(None, "--metric", help="Keep rows of this metric "
-                                             "(with --runs)."),
-        workload: Optional[str] = typer.Option(None, "--workload", help="Keep rows of this "
-                                               "workload (with --runs)."),
-        run_group: Optional[str] = typer.Option(None, "--run-group", help="Keep rows of this "
-                                                "run_group (experiment; with --runs)."),
-        format: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
-        tps_column: Optional[str] = typer.Option(None, "--tps-column", help=TPS_COLUMN_HELP),
-        config_column: Optional[str] = typer.Option(None, "--config-column",
-                                                    help=CONFIG_COLUMN_HELP),
-        instance: Optional[str] = typer.Option(None, "--instance", help=INSTANCE_HELP),
-        lower_is_better: Optional[bool] = typer.Option(
-            None, "--lower-is-better/--higher-is-better",
-            help="With --runs: the metric's direction (a latency or duration is "
-                 "lower-is-better: the labels read 'B faster' / 'B slower'). Default: from "
-                 "the metric or column name, as planner verdict."),
+        metric: noted(Metric, '(with --runs)') = None,
+        workload: noted(Workload, '(with --runs)') = None,
+        run_group: noted(RunGroup, '(with --runs)') = None,
+        format: Format = None,
+        tps_column: TpsColumn = None,
+        config_column: ConfigColumn = None,
+        instance: Instance = None,
+        lower_is_better: noted(LowerIsBetter, 'With --runs only.') = None,
         rule: str = typer.Option(DEFAULT_RULE, "--rule", help="verdict | superiority[:0.95] | "
                                  "equivalence"),
-        rope: str = typer.Option(DEFAULT_ROPE, "--rope", help="ROPE half-width: '0.1%' or TPS."),
+        rope: Rope = DEFAULT_ROPE,
         assurance: float = typer.Option(DEFAULT_ASSURANCE, "--assurance", help="Target assurance in (0, 1)."),
         design: str = typer.Option("auto", "--design", help="auto | separate | paired | "
                                    "sequential (comma-separated list allowed)."),
@@ -119,11 +111,10 @@ def register(app: typer.Typer) -> None:
                                             "(sequential)."),
         sims: int = typer.Option(2000, "--sims", help="Simulated experiments per design "
                                  f"(100 .. {MAX_SIMS:,})."),
-        seed: int = typer.Option(0, "--seed", min=0, help="Random seed, >= 0."),
-        as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
-        md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
-        html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained "
-                                            "HTML report (plots inline)."),
+        seed: Seed = 0,
+        as_json: Json = False,
+        md: Md = None,
+        html: noted(Html, '(plots inline)') = None,
     ) -> None:
         """How many runs to buy: assurance, false-claim rate and cost of designs."""
         from models.errors import ModelInputError

@@ -9,8 +9,8 @@ from typing import Optional
 
 import typer
 
-from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
-                                       TABLE_OPTIONS, TPS_COLUMN_HELP)
+from planner.cli._options import (ConfigColumn, Format, Html, Instance, Json, Md, Metric, Platform,
+                                  TABLE_OPTIONS, TpsColumn, Workload, noted)
 from planner.errors import InputError
 
 
@@ -31,8 +31,8 @@ def register(app: typer.Typer) -> None:
                                              "(default bench_serving)."),
         workload: Optional[str] = typer.Option(None, "--workload", help="Workload of every run "
                                                "(harness default 128x512)."),
-        format: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
-        instance: Optional[str] = typer.Option(None, "--instance", help=INSTANCE_HELP),
+        format: Format = None,
+        instance: Instance = None,
     ) -> None:
         """Walk result folders and write a runs table (one row per run)."""
         from planner.io.ingest import ingest as do_ingest
@@ -64,29 +64,22 @@ def register(app: typer.Typer) -> None:
         output: Optional[Path] = typer.Option(None, "-o", "--output",
                                               help="Write the noise prior JSON here (use it "
                                               "with --prior FILE)."),
-        platform: Optional[str] = typer.Option(None, "--platform", help="Keep rows of this "
-                                               "platform (e.g. hf-a10g-small, local-a10g); "
-                                               "the table must hold one."),
-        metric: Optional[str] = typer.Option(None, "--metric", help="Keep rows of this metric; "
-                                             "of a tool's result file, the field to read."),
-        workload: Optional[str] = typer.Option(None, "--workload", help="Keep rows of this "
-                                               "workload (e.g. 128x512: prompts x output "
-                                               "tokens)."),
-        format: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
-        tps_column: Optional[str] = typer.Option(None, "--tps-column", help=TPS_COLUMN_HELP),
-        config_column: Optional[str] = typer.Option(None, "--config-column",
-                                                    help=CONFIG_COLUMN_HELP),
-        instance: Optional[str] = typer.Option(None, "--instance", help=INSTANCE_HELP),
+        platform: noted(Platform, 'The table must hold one.') = None,
+        metric: Metric = None,
+        workload: Workload = None,
+        format: Format = None,
+        tps_column: TpsColumn = None,
+        config_column: ConfigColumn = None,
+        instance: Instance = None,
         keep_cold: bool = typer.Option(False, "--keep-cold", help="Keep cold first runs "
                                        "(dropped by default: the noise model is for warm "
                                        "runs)."),
         max_df: float = typer.Option(10.0, "--max-df", help="Cap on the prior's degrees of "
                                      "freedom (0 < df <= 100,000; a higher cap lets this "
                                      "table outweigh a new user's own runs)."),
-        as_json: bool = typer.Option(False, "--json", help="Print the JSON result (the prior "
-                                     "plus its summary)."),
-        md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
-        html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML report."),
+        as_json: noted(Json, '(the prior plus its summary)') = False,
+        md: Md = None,
+        html: Html = None,
     ) -> None:
         """Fit the noise prior (sigma_instance, sigma_run) from your own repeated runs."""
         from planner.cli._options import command_params

@@ -8,6 +8,8 @@ from typing import List, Optional
 
 import typer
 
+from planner.cli._options import (Html, Json, Md, Seed)
+
 #: Plain field of :func:`planner.decide.shift.run_shift` -> option of ``planner shift``.
 _OPTIONS = {"public_tps": "--public-tps", "public-tps": "--public-tps", "runs": "--run",
             "x": "--x", "x_pct": "--x", "k": "--k", "level": "--level", "draws": "--draws",
@@ -49,10 +51,10 @@ def register(app: typer.Typer) -> None:
         level: float = typer.Option(0.90, "--level", help="Interval level."),
         draws: int = typer.Option(20000, "--draws", help="Monte-Carlo draws "
                                   "(100..1,000,000)."),
-        seed: int = typer.Option(0, "--seed", min=0, help="Random seed, >= 0."),
-        as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
-        md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
-        html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML report."),
+        seed: Seed = 0,
+        as_json: Json = False,
+        md: Md = None,
+        html: Html = None,
     ) -> None:
         """P(private score more than X % below public): the public-to-private risk.
 

@@ -7,11 +7,11 @@ from typing import Optional
 
 import typer
 
-from planner.cli._options import (CONFIG_COLUMN_HELP, FORMAT_HELP, INSTANCE_HELP,
-                                       TABLE_OPTIONS, TPS_COLUMN_HELP)
+from planner.cli._options import (AaRuns, Cold, ConfigColumn, Cv, CvInstance, Format, Html,
+                                  Instance, Json, LowerIsBetter, Md, Metric, Platform, Prior, Rope,
+                                  RunGroup, Seed, Store, TABLE_OPTIONS, TpsColumn, Workload, noted)
 from planner.defaults import DEFAULT_ROPE
 from planner.errors import InputError
-from planner.decide.priors import AA_RUNS_HELP, CV_HELP, CV_INSTANCE_HELP, PRIOR_HELP
 
 #: Plain field of the decision layer -> option of ``planner verdict`` (``a`` and ``b`` are
 #: added per call: the values of ``--a``/``--b`` or of ``--a-runs``/``--b-runs``).
@@ -75,50 +75,35 @@ def register(app: typer.Typer) -> None:
                                                 "statistics (as --a-summary)."),
         paired: bool = typer.Option(False, "--paired", help="Quick forms: the k-th runs of A and B "
                                     "share an instance."),
-        rope: str = typer.Option(DEFAULT_ROPE, "--rope", help="ROPE half-width: '0.5%' or TPS "
-                                 "'1.5'."),
+        rope: Rope = DEFAULT_ROPE,
         engine: str = typer.Option("exact", "--engine", help="exact | mcmc"),
         likelihood: str = typer.Option("normal", "--likelihood", help="normal | student-t (mcmc)"),
-        prior: Optional[str] = typer.Option(None, "--prior", help=PRIOR_HELP),
-        cv: Optional[str] = typer.Option(None, "--cv", help=CV_HELP),
-        cv_instance: Optional[str] = typer.Option(None, "--cv-instance", help=CV_INSTANCE_HELP),
-        aa_runs: Optional[str] = typer.Option(None, "--aa-runs", help=AA_RUNS_HELP),
-        platform: Optional[str] = typer.Option(None, "--platform", help="Platform of the runs "
-                                               "(filters a table). Quick forms without it: "
-                                               "unknown platform, weak noise prior."),
-        metric: Optional[str] = typer.Option(None, "--metric", help="Keep rows of this metric."),
-        workload: Optional[str] = typer.Option(None, "--workload", help="Keep rows of this "
-                                               "workload."),
-        run_group: Optional[str] = typer.Option(None, "--run-group", help="Keep rows of this "
-                                                "run_group (experiment)."),
-        format: Optional[str] = typer.Option(None, "--format", help=FORMAT_HELP),
-        tps_column: Optional[str] = typer.Option(None, "--tps-column", help=TPS_COLUMN_HELP),
-        config_column: Optional[str] = typer.Option(None, "--config-column",
-                                                    help=CONFIG_COLUMN_HELP),
-        instance: Optional[str] = typer.Option(None, "--instance", help=INSTANCE_HELP),
-        cold: Optional[bool] = typer.Option(None, "--cold/--no-cold", help="Model the cold-start "
-                                            "indicator (default: when a run is flagged; a "
-                                            "rep 0 run on a named instance, or cold=1, is "
-                                            "a cold first run)."),
-        lower_is_better: Optional[bool] = typer.Option(
-            None, "--lower-is-better/--higher-is-better",
-            help="The metric's direction: a latency or duration (TPOT, ITL, TTFT, ms, s) is "
-                 "lower-is-better and the labels read 'B faster' / 'B slower'. Default: from "
-                 "the metric or column name; plain numbers are taken as higher-is-better "
-                 "(a rate, TPS), with a note."),
-        seed: int = typer.Option(0, "--seed", min=0, help="Random seed (MCMC draws and the \"to settle\" simulation), >= 0."),
-        as_json: bool = typer.Option(False, "--json", help="Print the JSON result."),
-        md: Optional[Path] = typer.Option(None, "--md", help="Also write a Markdown report."),
-        html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained "
-                                            "HTML report (posterior plot inline)."),
+        prior: Prior = None,
+        cv: Cv = None,
+        cv_instance: CvInstance = None,
+        aa_runs: AaRuns = None,
+        platform: noted(Platform,
+                         'Quick forms without it: unknown platform, weak noise prior.') = None,
+        metric: Metric = None,
+        workload: Workload = None,
+        run_group: RunGroup = None,
+        format: Format = None,
+        tps_column: TpsColumn = None,
+        config_column: ConfigColumn = None,
+        instance: Instance = None,
+        cold: Cold = None,
+        lower_is_better: LowerIsBetter = None,
+        seed: noted(Seed, '(MCMC draws and the "to settle" simulation)') = 0,
+        as_json: Json = False,
+        md: Md = None,
+        html: noted(Html, '(posterior plot inline)') = None,
         idata: Optional[Path] = typer.Option(None, "--idata", help="With --engine mcmc: also "
                                              "write the fit as ArviZ InferenceData (NetCDF: "
                                              "posterior, sample_stats, observed_data)."),
         baseline: Optional[str] = typer.Option(None, "--baseline", help="A saved baseline "
                                                "(planner baseline save) as config A: compare "
                                                "--b in RUNS against it."),
-        store: Optional[Path] = typer.Option(None, "--store", help="The baseline store "
-                                             "(default: under the user's data folder)."),
+        store: Store = None,
     ) -> None:
         """Posterior verdict on B vs A: P(B > A), HDI of Δ, ROPE, label."""
         from models.errors import ModelInputError
