@@ -435,7 +435,7 @@ def _py_suffix_batch(seq, seq_off, plen, comp_off, order, depth, max_spec, facto
     # the global table's stamp and the add / remove signs as int64 values, not constants:
     # numba types a constant argument as its literal (Literal[int](0)) and compiles each
     # callee once per literal it is given (_tappend three times, _tinc, _tdec, _tfind,
-    # _tadd_seq, _tspeculate twice: half the cold compile of this kernel)
+    # _tadd_seq, _tspeculate twice: 8.8 -> 6.8 s CPU of this kernel's cold compile)
     zero = np.int64(0)
     plus = np.int64(1)
     minus = np.int64(-1)
