@@ -146,14 +146,28 @@ _SUM = ".b2sum"
 
 def _module_files(fn) -> list[str]:
     """numba's cache files (``.nbi`` index, ``.nbc`` data) of every kernel of ``fn``'s module
-    in the cache folder (none without a folder)."""
+    in this install's folder of the cache (none without a folder).
+
+    numba keeps each source folder's entries in its own subfolder of ``NUMBA_CACHE_DIR``
+    (``kernels_<sha1 of the folder's path>``): every install, clone or worktree of
+    spec-planner has one. Only this install's subfolder is checked, sealed and purged: a
+    mismatch in another install's files (another version, or one that process is still
+    writing) must not drop this install's entries, which would then be compiled again
+    (10-20 s) by every command that meets it."""
     import glob
 
     folder = os.environ.get("NUMBA_CACHE_DIR")
     if not folder or not os.path.isdir(folder):
         return []
     module = fn.__module__.rsplit(".", 1)[-1]
-    return sorted(glob.glob(os.path.join(glob.escape(folder), "*",
+    try:  # numba's own rule for the subfolder (numba.core.caching._CacheLocator)
+        from numba.core.caching import UserProvidedCacheLocator
+
+        sub = glob.escape(UserProvidedCacheLocator.get_suitable_cache_subpath(
+            fn.__code__.co_filename))
+    except (ImportError, AttributeError):  # another numba: every subfolder, as numba may use
+        sub = "*"
+    return sorted(glob.glob(os.path.join(glob.escape(folder), sub,
                                          f"{glob.escape(module)}.*.nb[ci]")))
 
 

@@ -257,3 +257,23 @@ def test_planner_compile_fills_the_cache_in_the_foreground(tmp_path):
     assert len(list(cache.rglob("*.nbi"))) >= len(KERNEL_MODULES)
     again = _planner(["compile"], {"NUMBA_CACHE_DIR": str(cache)})
     assert again.returncode == 0 and again.stdout.split()[:3] == r.stdout.split()[:3]
+
+
+def test_another_installs_damaged_entries_leave_this_installs_cache_alone(tmp_path):
+    """numba keeps each install's (clone's, worktree's) entries in its own subfolder of one
+    cache folder. A checksum mismatch there (another version, a process still writing) used
+    to purge this install's entries of the module too, so the next command compiled again."""
+    cache = tmp_path / "numba"
+    assert _child({"NUMBA_CACHE_DIR": str(cache)})[0][:2] == ["True", "True"]
+    ours = sorted(cache.rglob("*.nbc"))
+    assert ours and len({f.parent for f in ours}) == 1
+    other = cache / "kernels_0123456789abcdef0123456789abcdef01234567"
+    other.mkdir()
+    for name in ("mtp._py_walk_kernel-15.py311.nbi", "mtp._py_walk_kernel-15.py311.1.nbc"):
+        (other / name).write_bytes(b"written by another install")
+        (other / (name + ".b2sum")).write_text("0" * 32 + "\n")  # does not match
+    stamps = {f: f.stat().st_mtime_ns for f in ours}
+    assert _child({"NUMBA_CACHE_DIR": str(cache)})[0][:2] == ["True", "True"]
+    assert {f: f.stat().st_mtime_ns for f in cache.rglob("*.nbc") if f.parent != other} \
+        == stamps  # loaded, not rebuilt
+    assert len(list(other.iterdir())) == 4  # and the other install's files are its own business
