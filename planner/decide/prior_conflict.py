@@ -91,9 +91,16 @@ def prior_conflicts(data: TPSData, prior: NoisePrior, label: str) -> list[str]:
             lo, hi = prior_range(sp, rng)
         if s["hdi_low"] > hi or s["hdi_high"] < lo:
             out.append(f"the runs disagree with the {label} prior on {word}: alone they give "
-                       f"{100 * s['median']:.2f} % (95 % HDI {100 * s['hdi_low']:.2f} .. "
-                       f"{100 * s['hdi_high']:.2f} %), outside the prior's 95 % range "
-                       f"{100 * lo:.2f} .. {100 * hi:.2f} %; the prior moves that noise into "
+                       f"{_pct(s['median'])} % (95 % HDI {_pct(s['hdi_low'])} .. "
+                       f"{_pct(s['hdi_high'])} %), outside the prior's 95 % range "
+                       f"{_pct(lo)} .. {_pct(hi)} %; the prior moves that noise into "
                        "the other scale and the verdict leans on it: check the platform, or "
                        "compare with the weak prior")
     return out
+
+
+def _pct(x: float) -> str:
+    """A relative scale in percent: two decimals, or two significant digits below 0.01 %
+    (a stated CV of 0.0001 % read '0.00 .. 0.00 %')."""
+    v = 100 * float(x)
+    return f"{v:.2f}" if abs(v) >= 0.01 or v == 0 else f"{v:.2g}"

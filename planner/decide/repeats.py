@@ -28,6 +28,7 @@ import numpy as np
 from models.stats.assurance import Truth, prior_truth
 from models.stats.designs import Existing
 from models.stats.noise import NoisePrior
+from planner.results.counts import count
 from planner.decide.costs import CostModel
 from planner.defaults import (BASELINE_TPS, DEFAULT_ASSURANCE, DEFAULT_ROPE, DEFAULT_RULE,
                                      MAX_FALSE_CLAIM)
@@ -447,7 +448,7 @@ def reanalysis_runs(warm_data, data, post) -> tuple[Existing, str | None]:
                                                   for f in fixed])).sum())
     parts = []
     if left:
-        parts.append(f"{left} cold first run(s) left out (their configs' warm runs carry "
+        parts.append(f"{count(left, 'cold first run')} left out (their configs' warm runs carry "
                      "the level)")
     if fixed:
         parts.append(f"the cold runs of {', '.join(fixed)} (no warm run) read at their "

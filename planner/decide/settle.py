@@ -17,6 +17,7 @@ import numpy as np
 
 from planner.decide.rope import Rope
 from planner.errors import InputError
+from planner.results.counts import count, plural
 
 __all__ = ["SETTLE_SIMS", "SETTLE_MAX_RUNS", "SETTLE_SCREEN_MARGIN", "paired_allowed",
            "settle_designs", "settle_screen", "to_settle"]
@@ -223,13 +224,14 @@ def to_settle(comp, rope: Rope, seed: int, screen_post=None,
     if rec is None:
         return over_cap
     n = int(rec["runs_per_arm"])
-    how = (f"in A/B pairs on new instances, {rec['instances']} in all" if rec["design"] == "paired"
+    how = (f"in A/B pairs on {count(int(rec['instances']), 'new instance')}"
+           if rec["design"] == "paired"
            else "each on a new instance")
     price = (f"${rec['cost_usd']:.2f}" if cm.price_per_hour > 0 else
              f"{rec['gpu_hours']:.1f} GPU-h on owned hardware")
     where = cm.flavor if own_price else f"priced as {cm.flavor} (no cost model for " \
         f"{platform or 'an unnamed platform'})"
-    return n, "settle", (f"about {n} more run(s) per arm ({how}, {where}, {price}; "
+    return n, "settle", (f"about {n} more {plural(n, 'run')} per arm ({how}, {where}, {price}; "
                          f"{SETTLE_SIMS} simulations, so a few runs either way) settle the "
                          f"verdict with assurance "
                          f"{rec['assurance']:.2f} (planner repeats with these runs gives the "

@@ -22,6 +22,7 @@ from models.stats.assurance_known import evaluate_known, known_scales, normal_as
 from models.stats.designs import Existing, Layout, paired_layout, separate_layout
 from models.stats.noise import NoisePrior
 from models.stats.sequential import evaluate_sequential_levels, sequential_plan
+from planner.results.counts import count
 from planner.decide.costs import CostModel
 from planner.defaults import MAX_FALSE_CLAIM, check_assurance, check_sims
 from planner.decide.rope import Rope
@@ -452,7 +453,7 @@ class Sizer:
         ok = [e for e in results if e["runs_per_arm"] is not None]
         if ok:
             best = min(ok, key=lambda e: (e["cost_usd"], e["runs_per_instance"]))
-            why = (f"cheapest of {len(cands)} candidate(s): {best['runs_per_arm']} runs per arm "
+            why = (f"cheapest of {count(len(cands), 'candidate')}: {best['runs_per_arm']} runs per arm "
                    f"reach assurance {q.target:g} for "
                    + _cost_words(self._cost("separate", best["runs_per_arm"],
                                             best["runs_per_instance"]), cm))

@@ -230,7 +230,7 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
             # the sized runs are warm (new runs are simulated without a cold start): they are
             # the warm runs the lone cold config needs
             more_note = ("; ".join(alone) + " (its warm level rests on the cold-start prior); "
-                         + re.sub(r" more (runs?|run\(s\)) per arm", r" more warm \1 per arm", more_note))
+                         + re.sub(r" more (runs?) per arm", r" more warm \1 per arm", more_note))
     if not diag.get("ok", True):
         notes.append("the fit failed its diagnostics: no decisive label is given")
     groups = grouping(comp, data)

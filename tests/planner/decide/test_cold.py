@@ -264,4 +264,4 @@ def test_the_re_analysis_leaves_out_cold_runs_of_configs_with_warm_runs():
     comp = Comparison(t, "A", "B", prior=ch.prior)
     data = comp.data()
     ex, note = reanalysis_runs(comp.data(False), data, fit_exact(data, ch.prior))
-    assert ex.n_runs == 12 and "4 cold first run(s) left out" in note
+    assert ex.n_runs == 12 and "4 cold first runs left out" in note

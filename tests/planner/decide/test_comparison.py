@@ -192,7 +192,8 @@ def test_a_config_with_only_cold_runs_is_sized_in_warm_runs(tmp_path):
     assert v["label"] == "undecided"
     assert v["more_runs_note"].startswith("A's only run is a cold first run")
     if v["more_runs_per_arm"] is not None:
-        assert "more warm run(s) per arm" in v["more_runs_note"]
+        n = v["more_runs_per_arm"]
+        assert f"about {n} more warm {'run' if n == 1 else 'runs'} per arm" in v["more_runs_note"]
     plan = plan_from(comp, rope="0.1%", sims=200, designs=("separate",), max_runs=20)
     assert plan.inputs["existing_runs"] == 3
     assert any("the cold runs of A (no warm run) read at their posterior warm level" in n

@@ -54,7 +54,7 @@ def test_owned_hardware_allocation_reason_states_gpu_hours(owned_result):
                and d.get("runs_per_instance") == alloc["runs_per_instance"])
     assert row["cost_usd"] == 0 and row["gpu_hours"] > 0
     # the exact wording, with the GPU-h the designs table shows for that design
-    assert alloc["reason"].endswith(f"cheapest of 1 candidate(s): {n} runs per arm reach "
+    assert alloc["reason"].endswith(f"cheapest of 1 candidate: {n} runs per arm reach "
                                     f"assurance 0.8 for {row['gpu_hours']:.2f} GPU-h")
     assert alloc["reason"].endswith("for 0.15 GPU-h")
     assert "$0.00" not in json.dumps(r)
