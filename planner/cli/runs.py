@@ -37,6 +37,7 @@ def register(app: typer.Typer) -> None:
         """Walk result folders and write a runs table (one row per run)."""
         from planner.io.ingest import ingest as do_ingest
         from planner.io.writer import write_runs_csv
+        from planner.results.counts import count
 
         from planner.report.output import guard_outputs
 
@@ -49,12 +50,14 @@ def register(app: typer.Typer) -> None:
         write_runs_csv(runs, output, field="--output")
         skipped = (f"{stats['skipped_incomplete']} incomplete skipped"
                    if "skipped_incomplete" in stats
-                   else f"{stats['skipped_unrecognised']} unrecognised files skipped"
+                   else count(stats['skipped_unrecognised'], "unrecognised file") + " skipped"
                    + _named(stats.get("skipped_files", [])))
         from planner.report.escape import visible  # names from the folder, made inert
 
-        print(visible(f"wrote {len(runs)} runs of {len({r.config for r in runs})} configs to "
-                      f"{output} ({skipped})"), file=sys.stderr)
+        n_cfg = len({r.config for r in runs})
+        tail = "" if skipped.startswith("0 ") else f" ({skipped})"
+        print(visible(f"wrote {count(len(runs), 'run')} of {count(n_cfg, 'config')} to "
+                      f"{output}{tail}"), file=sys.stderr)
 
     @app.command()
     def calibrate(

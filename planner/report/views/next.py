@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TypedDict
 
 from planner.report.escape import md, term
+from planner.results.counts import count
 from planner.results.rank import describe_action
 
 __all__ = ["SCHEMA", "headline", "render_terminal", "render_markdown", "render_html"]
@@ -90,7 +91,7 @@ def render_terminal(r) -> None:
     con.print(t)
     left = len(r["actions"]) - len(_rows(r))
     if left > 0:
-        con.print(term(f"{left} more design size(s): the JSON and Markdown reports list every action",
+        con.print(term(f"{count(left, 'more design size')}: the JSON and Markdown reports list every action",
                        "dim"))
     rep = r.get("repeats")
     if rep:
