@@ -26,6 +26,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 ROPE = math.log1p(0.001)
+#: The ratio family refitted (bench/fit_population.py's --family; None: its FAMILY).
+FAMILY = None
 
 #: The quick-form cases of issue 20 (values, and the label wanted).
 ISSUE_CASES = [
@@ -52,12 +54,12 @@ def prior_without(platform: str | None, cache: dict):
     """The population NoisePrior fitted without ``platform``'s runs (None: the shipped one)."""
     from models.stats.population import PopulationPrior, population_noise_prior
 
-    if platform is None:
+    if platform is None and FAMILY is None:
         return population_noise_prior()
     if platform not in cache:
         from fit_population import fit
 
-        d = fit((platform,))
+        d = fit((platform,) if platform else (), FAMILY)
         cache[platform] = population_noise_prior(PopulationPrior.from_dict(d["prior"]),
                                                  source=f"population without {platform}")
     return cache[platform]
@@ -201,16 +203,22 @@ def main():
     ap.add_argument("--sim", type=int, default=200)
     ap.add_argument("--json")
     ap.add_argument("--no-lopo", action="store_true")
+    ap.add_argument("--family", help="refit every prior with this ratio family")
+    ap.add_argument("--skip", default="", help="comma list of: issue,pairs,public")
     a = ap.parse_args()
+    global FAMILY
+    FAMILY = a.family
+    skip = set(a.skip.split(","))
     np.seterr(all="ignore")
     t0 = time.perf_counter()
-    out = {"issue_cases": issue_cases()}
+    out = {"issue_cases": issue_cases() if "issue" not in skip else []}
     for r in out["issue_cases"]:
         print(f"{r['case']:60s} {r['label']:10s} (want {r['want']}) HDI "
               f"{r['hdi_pct'][0]:+.2f} .. {r['hdi_pct'][1]:+.2f} %")
-    out["session_pairs_aa"] = session_pairs_aa()
+    out["session_pairs_aa"] = session_pairs_aa() if "pairs" not in skip else {}
     print(json.dumps(out["session_pairs_aa"], indent=1))
-    out["public"] = public_cases(lopo=not a.no_lopo)
+    out["public"] = public_cases(lopo=not a.no_lopo) if "public" not in skip else {
+        "rows": [], "summary": {}}
     for r in out["public"]["rows"]:
         print(f"{r['case']:34s} {r['kind']:6s} truth {r['truth']:+d} n={r['n']} planner "
               f"{r['planner']:+d} ({r['label']}, {r['hdi_pct'][0]:+.1f}..{r['hdi_pct'][1]:+.1f} %)"

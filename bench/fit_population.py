@@ -69,11 +69,15 @@ def units_from_tables(paths=TABLES, exclude: tuple = ()):
     return units, used
 
 
-def fit(exclude: tuple = ()):
+#: The ratio family shipped (models.stats.population.FAMILIES).
+FAMILY = "t"
+
+
+def fit(exclude: tuple = (), family: str | None = None):
     from models.stats.population import SCHEMA, PLATFORM_CAP, _marginals, fit_population
 
     units, used = units_from_tables(exclude=exclude)
-    pp, info = fit_population(units)
+    pp, info = fit_population(units, family=family or FAMILY)
     tau, sigma = _marginals(pp)
     return {
         "schema": SCHEMA,
@@ -92,8 +96,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--exclude-platform", action="append", default=[])
+    ap.add_argument("--family", default=FAMILY)
     a = ap.parse_args()
-    d = fit(tuple(a.exclude_platform))
+    d = fit(tuple(a.exclude_platform), a.family)
     if a.check:
         shipped = json.loads(OUT.read_text())
         bad = [k for k in shipped["prior"]
