@@ -198,7 +198,7 @@ def _theta_to_prior(x) -> PopulationPrior:
 
 def fit_population(units: Sequence[Unit], *, cap: float = PLATFORM_CAP,
                    start: Sequence[float] | None = None,
-                   family: str = "t") -> tuple[PopulationPrior, dict]:
+                   family: str = "t", rounds: int = ROUNDS) -> tuple[PopulationPrior, dict]:
     """Empirical-Bayes fit of the population prior (module docstring).
 
     Parameters
@@ -212,6 +212,8 @@ def fit_population(units: Sequence[Unit], *, cap: float = PLATFORM_CAP,
         ``mix`` ``logit w_r, d_w, log s_w``).
     family : {"t", "mix"}
         The ratio's family (:data:`FAMILIES`).
+    rounds : int
+        Rounds of the block ascent (:data:`ROUNDS`; fewer for a warm-started refit).
 
     Returns
     -------
@@ -262,7 +264,7 @@ def fit_population(units: Sequence[Unit], *, cap: float = PLATFORM_CAP,
                   ][:k_all], float)
     ones = np.ones(len(units))
     blocks = ((slice(0, 3), w_cap), (slice(3, k_all), ones))
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         for sl, w in blocks:
             def f(z, sl=sl, w=w):
                 y = x.copy()
@@ -298,7 +300,7 @@ def fit_population(units: Sequence[Unit], *, cap: float = PLATFORM_CAP,
             "se": dict(zip(_NAMES[:k_all], se, strict=True)), "at_bound": at_bound,
             "units": len(units),
             "n_runs": int(sum(u.n.sum() for u in units)),
-            "rounds": ROUNDS,
+            "rounds": rounds,
             "platforms": {p: {"units": cnt[p], "weight": min(float(cnt[p]), cap)}
                           for p in plats}}
     return _theta_to_prior(x), info
