@@ -103,3 +103,24 @@ def test_session_logw_and_mcmc_potential_use_the_mixture_density():
     lr, ls = np.linspace(-3, 9, 7), np.full(7, math.log(0.004))
     got = _ratio_logp(pm, MIX, lr, ls).eval()
     assert np.allclose(got, MIX.ratio_logpdf(lr, ls), atol=1e-8)
+
+
+def test_dropped_sessions_name_rows_of_the_public_table_and_leave_the_fit():
+    """Each DROP_SESSIONS entry names rows that exist (a stale rule would drop nothing) and
+    its session is absent from the units the fit sees, while the unit's other sessions stay."""
+    import csv
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from fit_population import DROP_SESSIONS, units_from_tables
+
+    rows = list(csv.DictReader((ROOT / "models/data/public_runs.csv").open()))
+    for plat, config, session in DROP_SESSIONS:
+        assert any(r["platform"] == plat and r["config"] == config and r["session"] == session
+                   for r in rows), (plat, config, session)
+    kept, _ = units_from_tables()
+    full, _ = units_from_tables(drop=())
+    n_rows = sum(1 for r in rows for d in DROP_SESSIONS
+                 if (r["platform"], r["config"], r["session"]) == d)
+    assert len(kept) == len(full)             # the unit keeps its other sessions
+    assert sum(u.n.size for u in full) - sum(u.n.size for u in kept) == len(DROP_SESSIONS)
+    assert sum(u.n.sum() for u in full) - sum(u.n.sum() for u in kept) == n_rows
