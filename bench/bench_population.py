@@ -26,6 +26,15 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 ROPE = math.log1p(0.001)
+#: The ratio family refitted (bench/fit_population.py's --family; None: its FAMILY).
+FAMILY = None
+#: (platform, config, session) triples left out of every refit (None: fit_population's
+#: DROP_SESSIONS; --keep-all-sessions and --drop-session for sensitivity runs).
+DROP: tuple | None = None
+#: Warm-started two-round refits (--quick, for screening families; the shipped figures use
+#: full refits).
+QUICK = False
+ONLY_MULTI = False
 
 #: The quick-form cases of issue 20 (values, and the label wanted).
 ISSUE_CASES = [
@@ -52,12 +61,18 @@ def prior_without(platform: str | None, cache: dict):
     """The population NoisePrior fitted without ``platform``'s runs (None: the shipped one)."""
     from models.stats.population import PopulationPrior, population_noise_prior
 
-    if platform is None:
+    if platform is None and FAMILY is None and DROP is None:
         return population_noise_prior()
     if platform not in cache:
         from fit_population import fit
 
-        d = fit((platform,))
+        kw = {}
+        if platform and QUICK:
+            # screening: warm-started from the fit on every platform, two rounds
+            if "_full" not in cache:
+                cache["_full"] = fit((), FAMILY, DROP)["fit"]["theta"]
+            kw = {"start": list(cache["_full"].values()), "rounds": 2}
+        d = fit((platform,) if platform else (), FAMILY, DROP, **kw)
         cache[platform] = population_noise_prior(PopulationPrior.from_dict(d["prior"]),
                                                  source=f"population without {platform}")
     return cache[platform]
@@ -80,6 +95,8 @@ def public_cases(lopo: bool = True) -> dict:
     cache: dict = {}
     rows = []
     for c in cases:
+        if ONLY_MULTI and min(c["n_a"], c["n_b"]) < 2:
+            continue
         pr = prior_without(c["platform"] if lopo else None, cache)
         lower = not bool(int(c.get("higher_is_better") or 1))
         lab, call, hdi = judge_values(c["a"], c["b"], pr, a_summary=c.get("a_spec"),
@@ -201,16 +218,35 @@ def main():
     ap.add_argument("--sim", type=int, default=200)
     ap.add_argument("--json")
     ap.add_argument("--no-lopo", action="store_true")
+    ap.add_argument("--family", help="refit every prior with this ratio family")
+    ap.add_argument("--skip", default="", help="comma list of: issue,pairs,public")
+    ap.add_argument("--drop-session", action="append", default=[],
+                    help="PLATFORM|CONFIG|SESSION left out of every refit (besides DROP_SESSIONS)")
+    ap.add_argument("--keep-all-sessions", action="store_true",
+                    help="refit without fit_population's DROP_SESSIONS")
+    ap.add_argument("--quick", action="store_true", help="warm-started 2-round refits")
+    ap.add_argument("--only-multi", action="store_true",
+                    help="public cases with >= 2 runs per arm only")
     a = ap.parse_args()
+    global FAMILY, DROP, QUICK, ONLY_MULTI
+    QUICK, ONLY_MULTI = a.quick, a.only_multi
+    FAMILY = a.family
+    if a.drop_session or a.keep_all_sessions:
+        from fit_population import DROP_SESSIONS
+
+        DROP = ((() if a.keep_all_sessions else DROP_SESSIONS)
+                + tuple(tuple(x.split("|")) for x in a.drop_session))
+    skip = set(a.skip.split(","))
     np.seterr(all="ignore")
     t0 = time.perf_counter()
-    out = {"issue_cases": issue_cases()}
+    out = {"issue_cases": issue_cases() if "issue" not in skip else []}
     for r in out["issue_cases"]:
         print(f"{r['case']:60s} {r['label']:10s} (want {r['want']}) HDI "
               f"{r['hdi_pct'][0]:+.2f} .. {r['hdi_pct'][1]:+.2f} %")
-    out["session_pairs_aa"] = session_pairs_aa()
+    out["session_pairs_aa"] = session_pairs_aa() if "pairs" not in skip else {}
     print(json.dumps(out["session_pairs_aa"], indent=1))
-    out["public"] = public_cases(lopo=not a.no_lopo)
+    out["public"] = public_cases(lopo=not a.no_lopo) if "public" not in skip else {
+        "rows": [], "summary": {}}
     for r in out["public"]["rows"]:
         print(f"{r['case']:34s} {r['kind']:6s} truth {r['truth']:+d} n={r['n']} planner "
               f"{r['planner']:+d} ({r['label']}, {r['hdi_pct'][0]:+.1f}..{r['hdi_pct'][1]:+.1f} %)"

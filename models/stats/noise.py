@@ -213,7 +213,7 @@ class NoisePrior:
             return np.broadcast_to(np.asarray(lw)[:, None], (len(nodes), np.size(sigma)))
         ls = np.log(np.asarray(sigma, float))[None, :]
         lr = np.log(np.asarray(nodes, float))[:, None] - ls
-        out = t_logpdf(lr, pp.nu_r, pp.mu_r + pp.b * (ls - REF_LOG_SIGMA), pp.s_r)
+        out = pp.ratio_logpdf(lr, ls)
         m = out.max(0, keepdims=True)
         return out - (m + np.log(np.exp(out - m).sum(0, keepdims=True)))
 
@@ -484,7 +484,8 @@ def t_logpdf(x, nu: float, mu, s: float) -> np.ndarray:
 
 @dataclass(frozen=True)
 class PopulationPrior:
-    """The fitted joint prior of (tau, sigma) (see the module docstring).
+    """The fitted joint prior of (tau, sigma) (see the module docstring of
+    :mod:`models.stats.population`).
 
     Attributes
     ----------
@@ -492,7 +493,12 @@ class PopulationPrior:
         Location, scale and df of :math:`\\log\\sigma` (sigma relative, log-TPS).
     mu_r, b, s_r, nu_r : float
         Location at :math:`\\log\\sigma =` :data:`REF_LOG_SIGMA`, slope on its distance,
-        scale and df of :math:`\\log(\\tau/\\sigma)`.
+        scale and df of :math:`\\log(\\tau/\\sigma)` (of its bulk component when ``w_r > 0``).
+    w_r, d_w, s_w, nu_w : float
+        The ratio's broad component (issue 20): weight (0: a single t, the files before it),
+        location shift from the bulk's, scale and df. The ratio's density is
+        ``(1 - w_r) t(nu_r; m, s_r) + w_r t(nu_w; m + d_w, s_w)``, ``m = mu_r + b (log sigma -
+        log 0.1 %)``.
     """
 
     mu_s: float
@@ -502,12 +508,26 @@ class PopulationPrior:
     b: float
     s_r: float
     nu_r: float
+    w_r: float = 0.0
+    d_w: float = 0.0
+    s_w: float = 1.0
+    nu_w: float = 60.0
+
+    def ratio_logpdf(self, lr, ls) -> np.ndarray:
+        """Log density of :math:`\\ell_r = \\log(\\tau/\\sigma)` given
+        :math:`\\ell_s = \\log\\sigma`, broadcast shape: the one function both engines' ratio
+        densities follow (``tps_mcmc`` writes the same mixture in PyTensor)."""
+        m = self.mu_r + self.b * (np.asarray(ls, float) - REF_LOG_SIGMA)
+        bulk = t_logpdf(lr, self.nu_r, m, self.s_r)
+        if self.w_r <= 0.0:
+            return bulk
+        broad = t_logpdf(lr, self.nu_w, m + self.d_w, self.s_w)
+        return np.logaddexp(math.log1p(-self.w_r) + bulk, math.log(self.w_r) + broad)
 
     def logpdf_log(self, ls, lr) -> np.ndarray:
         """Log density of :math:`(\\ell_s, \\ell_r) = (\\log\\sigma, \\log\\tau/\\sigma)`."""
         ls = np.asarray(ls, float)
-        return (t_logpdf(ls, self.nu_s, self.mu_s, self.s_s)
-                + t_logpdf(lr, self.nu_r, self.mu_r + self.b * (ls - REF_LOG_SIGMA), self.s_r))
+        return t_logpdf(ls, self.nu_s, self.mu_s, self.s_s) + self.ratio_logpdf(lr, ls)
 
     def logpdf(self, tau, sigma) -> np.ndarray:
         """Log density of the scales :math:`(\\tau, \\sigma)` (> 0, relative), broadcast shape:
@@ -525,26 +545,35 @@ class PopulationPrior:
         while n < size:
             m = 2 * (size - n) + 16
             ls = self.mu_s + self.s_s * rng.standard_t(self.nu_s, m)
-            lt = ls + self.mu_r + self.b * (ls - REF_LOG_SIGMA) + self.s_r * rng.standard_t(
-                self.nu_r, m)
+            loc = ls + self.mu_r + self.b * (ls - REF_LOG_SIGMA)
+            lt = loc + self.s_r * rng.standard_t(self.nu_r, m)
+            if self.w_r > 0.0:
+                # the draws of the single-t prior are unchanged (no extra draws when w_r = 0)
+                wide = rng.random(m) < self.w_r
+                lt = np.where(wide, loc + self.d_w + self.s_w * rng.standard_t(self.nu_w, m), lt)
             ok = (ls > lo) & (ls < hi) & (lt > lo) & (lt < hi)
             out_s.append(ls[ok])
             out_t.append(lt[ok])
             n += int(ok.sum())
         return (np.exp(np.concatenate(out_t)[:size]), np.exp(np.concatenate(out_s)[:size]))
 
+    _KEYS = ("mu_s", "s_s", "nu_s", "mu_r", "b", "s_r", "nu_r")
+    _MIX_KEYS = ("w_r", "d_w", "s_w", "nu_w")
+
     def to_dict(self) -> dict:
-        return {k: float(getattr(self, k)) for k in
-                ("mu_s", "s_s", "nu_s", "mu_r", "b", "s_r", "nu_r")}
+        keys = self._KEYS + (self._MIX_KEYS if self.w_r > 0.0 else ())
+        return {k: float(getattr(self, k)) for k in keys}
 
     @classmethod
     def from_dict(cls, d: dict) -> "PopulationPrior":
-        return cls(**{k: float(d[k]) for k in ("mu_s", "s_s", "nu_s", "mu_r", "b", "s_r",
-                                                "nu_r")})
+        return cls(**{k: float(d[k]) for k in cls._KEYS + cls._MIX_KEYS if k in d})
 
     def describe(self) -> str:
         """One line: median sigma and median tau/sigma with their slopes and tails."""
         return (f"log sigma ~ t{self.nu_s:.2g}(median {100 * math.exp(self.mu_s):.3g} %, "
                 f"scale {self.s_s:.2g}); log tau/sigma ~ t{self.nu_r:.2g}(median ratio "
                 f"{math.exp(self.mu_r):.3g} at sigma 0.1 %, slope {self.b:+.2g} on log sigma, "
-                f"scale {self.s_r:.2g})")
+                f"scale {self.s_r:.2g})"
+                + (f" w.p. {1 - self.w_r:.2g}, else t{self.nu_w:.2g}(median ratio "
+                   f"{math.exp(self.mu_r + self.d_w):.3g}, scale {self.s_w:.2g})"
+                   if self.w_r > 0.0 else ""))

@@ -75,7 +75,7 @@ from typing import Sequence
 
 import numpy as np
 
-from models.stats.noise import REF_LOG_SIGMA, PopulationPrior, t_logpdf
+from models.stats.noise import REF_LOG_SIGMA, PopulationPrior, t_logpdf  # noqa: F401 (re-exported)
 
 __all__ = ["PopulationPrior", "Unit", "PLATFORM_CAP", "unit_from_sessions", "fit_population",
            "load_population", "population_noise_prior", "t_logpdf", "SCHEMA"]
@@ -170,22 +170,35 @@ def _unit_grid_logliks(units: Sequence[Unit]) -> np.ndarray:
     return np.stack([u.loglik(T, S) for u in units])
 
 
-_NAMES = ("mu_s", "log_s_s", "log_nu_s", "mu_r", "b", "log_s_r", "log_nu_r")
+_NAMES = ("mu_s", "log_s_s", "log_nu_s", "mu_r", "b", "log_s_r", "log_nu_r", "logit_w_r",
+          "d_w", "log_s_w")
 #: Bounds of the free parameters: df 0.5 .. 60 (beyond 60 a t is a Normal, below 0.5 the
 #: fit chases one outlying unit); scales 0.1 .. 5 on the log scale (below 0.1 a unit's grid,
-#: step 0.13, cannot resolve them); medians within the grid; slope -1.5 .. 1.5.
+#: step 0.13, cannot resolve them); medians within the grid; slope -1.5 .. 1.5; the broad
+#: component's weight 0.5 % .. 50 % (above, it is the bulk), its shift -3 .. 8 (a ratio
+#: 0.05x .. 3000x the bulk's) and its scale 0.1 .. 5 as the bulk's.
 _BOUNDS = [(math.log(1e-5), math.log(0.5)), (math.log(0.1), math.log(5.0)),
            (math.log(0.5), math.log(60.0)), (-5.0, 6.0), (-1.5, 1.5),
-           (math.log(0.1), math.log(5.0)), (math.log(NU_R_MIN), math.log(60.0))]
+           (math.log(0.1), math.log(5.0)), (math.log(NU_R_MIN), math.log(60.0)),
+           (math.log(0.005 / 0.995), 0.0), (-3.0, 8.0), (math.log(0.1), math.log(5.0))]
+#: Families of the ratio log(tau/sigma) | sigma: ``t`` a single t (the fit before issue 20's
+#: rework: its df sat at its 0.5 bound), ``mix`` a bulk t plus a broad t of df
+#: :data:`NU_W` with a fitted weight, shift and scale.
+FAMILIES = ("t", "mix")
+#: df of the broad component (fixed: 2-3 units inform it).
+NU_W = 4.0
 
 
 def _theta_to_prior(x) -> PopulationPrior:
+    mix = dict(w_r=1.0 / (1.0 + math.exp(-x[7])), d_w=float(x[8]), s_w=math.exp(x[9]),
+               nu_w=NU_W) if len(x) > 7 else {}
     return PopulationPrior(float(x[0]), math.exp(x[1]), math.exp(x[2]), float(x[3]),
-                           float(x[4]), math.exp(x[5]), math.exp(x[6]))
+                           float(x[4]), math.exp(x[5]), math.exp(x[6]), **mix)
 
 
 def fit_population(units: Sequence[Unit], *, cap: float = PLATFORM_CAP,
-                   start: Sequence[float] | None = None) -> tuple[PopulationPrior, dict]:
+                   start: Sequence[float] | None = None,
+                   family: str = "t", rounds: int = ROUNDS) -> tuple[PopulationPrior, dict]:
     """Empirical-Bayes fit of the population prior (module docstring).
 
     Parameters
@@ -194,8 +207,13 @@ def fit_population(units: Sequence[Unit], *, cap: float = PLATFORM_CAP,
         Uninformative units (one session of one run) are dropped.
     cap : float
         :data:`PLATFORM_CAP`.
-    start : sequence of 7 floats, optional
-        Starting point (``mu_s, log s_s, log nu_s, mu_r, b, log s_r, log nu_r``).
+    start : sequence of 7 (``t``) or 10 (``mix``) floats, optional
+        Starting point (``mu_s, log s_s, log nu_s, mu_r, b, log s_r, log nu_r`` and for
+        ``mix`` ``logit w_r, d_w, log s_w``).
+    family : {"t", "mix"}
+        The ratio's family (:data:`FAMILIES`).
+    rounds : int
+        Rounds of the block ascent (:data:`ROUNDS`; fewer for a warm-started refit).
 
     Returns
     -------
@@ -230,37 +248,40 @@ def fit_population(units: Sequence[Unit], *, cap: float = PLATFORM_CAP,
         # grid's ends cut no mass from the sigma marginal through the ratio's
         pp = _theta_to_prior(x)
         ps = np.exp(t_logpdf(_LS, pp.nu_s, pp.mu_s, pp.s_s))
-        pr = np.exp(t_logpdf(_LR[None, :], pp.nu_r,
-                             pp.mu_r + pp.b * (_LS[:, None] - REF_LOG_SIGMA), pp.s_r))
+        pr = np.exp(pp.ratio_logpdf(_LR[None, :], _LS[:, None]))
         p = ((ps / ps.sum())[:, None] * pr / pr.sum(1, keepdims=True)).ravel()
         ml = np.log(np.maximum(E @ p, 1e-300)) + Lmax[:, 0]
         # the slope is identified only by units that repeat a config over sessions, whose run
         # scales span 0.004-0.4 %: a ridge keeps it from extrapolating to 20 % run noise
         return -float(np.sum(w * ml)) + 0.5 * (x[4] / B_PRIOR_SD) ** 2
 
+    if family not in FAMILIES:
+        raise ValueError(f"family {family!r}: one of {', '.join(FAMILIES)}")
+    k_all = 7 if family == "t" else 10
     x = np.array(start if start is not None else
                  [math.log(0.002), math.log(1.5), math.log(4.0), math.log(2.0), 0.0,
-                  math.log(1.0), math.log(4.0)], float)
+                  math.log(1.0), math.log(4.0), math.log(0.1 / 0.9), 3.0, math.log(1.5)
+                  ][:k_all], float)
     ones = np.ones(len(units))
-    blocks = ((slice(0, 3), w_cap), (slice(3, 7), ones))
-    for _ in range(ROUNDS):
+    blocks = ((slice(0, 3), w_cap), (slice(3, k_all), ones))
+    for _ in range(rounds):
         for sl, w in blocks:
             def f(z, sl=sl, w=w):
                 y = x.copy()
                 y[sl] = z
                 return obj(y, w)
-            res = optimize.minimize(f, x[sl], method="L-BFGS-B", bounds=_BOUNDS[sl],
+            res = optimize.minimize(f, x[sl], method="L-BFGS-B", bounds=_BOUNDS[:k_all][sl],
                                     options={"ftol": 1e-13, "gtol": 1e-8, "maxiter": 2000})
             x[sl] = res.x
     h = 1e-3
-    se = [float("nan")] * 7
+    se = [float("nan")] * k_all
     for sl, w in blocks:
-        idx = list(range(7))[sl]
+        idx = list(range(k_all))[sl]
         k = len(idx)
         H = np.zeros((k, k))
         for i in range(k):
             for j in range(k):
-                ei, ej = np.zeros(7), np.zeros(7)
+                ei, ej = np.zeros(k_all), np.zeros(k_all)
                 ei[idx[i]], ej[idx[j]] = h, h
                 H[i, j] = (obj(x + ei + ej, w) - obj(x + ei - ej, w) - obj(x - ei + ej, w)
                            + obj(x - ei - ej, w)) / (4 * h * h)
@@ -270,14 +291,16 @@ def fit_population(units: Sequence[Unit], *, cap: float = PLATFORM_CAP,
                 se[idx[i]] = float(math.sqrt(cov[i, i])) if cov[i, i] > 0 else float("nan")
         except np.linalg.LinAlgError:
             pass
-    at_bound = [n for n, v, (lo, hi) in zip(_NAMES, x, _BOUNDS, strict=True)
+    at_bound = [n for n, v, (lo, hi) in zip(_NAMES[:k_all], x, _BOUNDS[:k_all], strict=True)
                 if v <= lo + 1e-6 or v >= hi - 1e-6]
     res.fun = obj(x, ones)
     info = {"objective": -float(res.fun), "objective_sigma": -obj(x, w_cap),
-            "theta": dict(zip(_NAMES, map(float, x), strict=True)),
-            "se": dict(zip(_NAMES, se, strict=True)), "at_bound": at_bound, "units": len(units),
+            "family": family,
+            "theta": dict(zip(_NAMES[:k_all], map(float, x), strict=True)),
+            "se": dict(zip(_NAMES[:k_all], se, strict=True)), "at_bound": at_bound,
+            "units": len(units),
             "n_runs": int(sum(u.n.sum() for u in units)),
-            "rounds": ROUNDS,
+            "rounds": rounds,
             "platforms": {p: {"units": cnt[p], "weight": min(float(cnt[p]), cap)}
                           for p in plats}}
     return _theta_to_prior(x), info

@@ -123,6 +123,20 @@ def _scale_rv(pm, name: str, sp: ScalePrior):
     return pm.Deterministic(name, pm.math.sqrt(var))
 
 
+def _ratio_logp(pm, pp, lr, ls):
+    """Log density of log(tau/sigma) given log sigma under the population prior ``pp``: the
+    PyTensor twin of :meth:`models.stats.noise.PopulationPrior.ratio_logpdf` (a t, or the
+    two-component mixture when ``pp.w_r > 0``), so both engines use one density."""
+    from models.stats.noise import REF_LOG_SIGMA
+
+    m = pp.mu_r + pp.b * (ls - REF_LOG_SIGMA)
+    bulk = pm.logp(pm.StudentT.dist(nu=pp.nu_r, mu=m, sigma=pp.s_r), lr)
+    if pp.w_r <= 0.0:
+        return bulk
+    broad = pm.logp(pm.StudentT.dist(nu=pp.nu_w, mu=m + pp.d_w, sigma=pp.s_w), lr)
+    return pm.math.logaddexp(math.log1p(-pp.w_r) + bulk, math.log(pp.w_r) + broad)
+
+
 def _noise_rvs(pm, prior: NoisePrior):
     """(tau, sigma) with the prior's densities: independent (:func:`_scale_rv`), or the joint
     population prior (``prior.joint``): log tau and log sigma uniform on the exact engine's grid
@@ -131,7 +145,6 @@ def _noise_rvs(pm, prior: NoisePrior):
     unit Jacobian), so both engines integrate the same truncated prior."""
     if prior.joint is None:
         return _scale_rv(pm, "tau", prior.tau), _scale_rv(pm, "sigma", prior.sigma)
-    from models.stats.population import REF_LOG_SIGMA
     from models.stats.tps_exact import _GRID_HI
 
     j = prior.joint
@@ -140,8 +153,7 @@ def _noise_rvs(pm, prior: NoisePrior):
     lt = pm.Uniform("log_tau", lo, hi, initval=math.log(0.01))
     pm.Potential("population_prior",
                  pm.logp(pm.StudentT.dist(nu=j.nu_s, mu=j.mu_s, sigma=j.s_s), ls)
-                 + pm.logp(pm.StudentT.dist(nu=j.nu_r, mu=j.mu_r + j.b * (ls - REF_LOG_SIGMA),
-                                            sigma=j.s_r), lt - ls))
+                 + _ratio_logp(pm, j, lt - ls, ls))
     return pm.Deterministic("tau", pm.math.exp(lt)), pm.Deterministic("sigma", pm.math.exp(ls))
 
 
@@ -150,7 +162,7 @@ def _session_rv(pm, prior: NoisePrior, sigma):
     (``NoisePrior.session_logw``, a t on log(omega/sigma)), on the range of the exact engine's
     session nodes (``models.stats.tps_exact.session_nodes``); the half-normal when no
     population fit is shipped."""
-    from models.stats.noise import REF_LOG_SIGMA, _shipped_population
+    from models.stats.noise import _shipped_population
     from models.stats.tps_exact import SESSION_NODE_LO
 
     pp = prior.joint if prior.joint is not None else _shipped_population()
@@ -159,8 +171,7 @@ def _session_rv(pm, prior: NoisePrior, sigma):
     lo, hi = math.log(SESSION_PRIOR_SD * SESSION_NODE_LO), math.log(SESSION_PRIOR_SD * 5.0)
     lw = pm.Uniform("log_sigma_session", lo, hi, initval=math.log(SESSION_PRIOR_SD))
     ls = pm.math.log(sigma)
-    pm.Potential("session_prior", pm.logp(pm.StudentT.dist(
-        nu=pp.nu_r, mu=pp.mu_r + pp.b * (ls - REF_LOG_SIGMA), sigma=pp.s_r), lw - ls))
+    pm.Potential("session_prior", _ratio_logp(pm, pp, lw - ls, ls))
     return pm.Deterministic("sigma_session", pm.math.exp(lw))
 
 

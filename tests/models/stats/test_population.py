@@ -59,3 +59,68 @@ def test_shipped_fit_is_what_the_engine_loads():
     d = json.loads((ROOT / "models/data/population_prior.json").read_text())
     assert PopulationPrior.from_dict(d["prior"]) == load_population()
     assert d["fit"]["units"] >= 100 and len(d["fit"]["platforms"]) >= 10
+
+
+MIX = PopulationPrior(-6.0, 1.0, 5.0, 0.2, -0.2, 0.4, 30.0, w_r=0.1, d_w=4.0, s_w=0.8,
+                      nu_w=4.0)
+
+
+def test_mixture_ratio_is_the_weighted_sum_of_its_components_and_integrates_to_one():
+    ls, lr = math.log(0.002), np.linspace(-8, 12, 4001)
+    m = MIX.mu_r + MIX.b * (ls - math.log(1e-3))
+    want = (0.9 * np.exp(t_logpdf(lr, 30.0, m, 0.4))
+            + 0.1 * np.exp(t_logpdf(lr, 4.0, m + 4.0, 0.8)))
+    got = np.exp(MIX.ratio_logpdf(lr, ls))
+    assert np.allclose(got, want, rtol=1e-12)
+    assert got.sum() * (20 / 4000) == pytest.approx(1.0, abs=2e-3)
+    # a single t (w_r = 0, every file written before the mixture) is unchanged
+    single = PopulationPrior(-6.0, 1.0, 5.0, 0.2, -0.2, 0.4, 30.0)
+    assert np.allclose(single.ratio_logpdf(lr, ls), t_logpdf(lr, 30.0, m, 0.4))
+    assert set(single.to_dict()) == {"mu_s", "s_s", "nu_s", "mu_r", "b", "s_r", "nu_r"}
+    assert PopulationPrior.from_dict(MIX.to_dict()) == MIX
+
+
+def test_mixture_draws_put_the_broad_weight_in_the_broad_component():
+    t, s = MIX.rvs(40_000, np.random.default_rng(1))
+    lr = np.log(t / s) - (MIX.mu_r + MIX.b * (np.log(s) - math.log(1e-3)))
+    # the broad component sits 4 log units up: past 2 its share is ~w_r (a little of the
+    # bulk's t30 tail and of the truncation aside)
+    assert np.mean(lr > 2.0) == pytest.approx(0.1, abs=0.02)
+
+
+def test_session_logw_and_mcmc_potential_use_the_mixture_density():
+    """The exact engine's session weights and the MCMC potential are one density."""
+    pm = pytest.importorskip("pymc")
+    from models.stats.tps_mcmc import _ratio_logp
+
+    pr = population_noise_prior(MIX)
+    nodes, sigma = np.geomspace(1e-4, 0.3, 40), np.array([0.001, 0.01])
+    lw = pr.session_logw(nodes, np.zeros(40), sigma)
+    ref = MIX.ratio_logpdf(np.log(nodes)[:, None] - np.log(sigma)[None, :],
+                           np.log(sigma)[None, :])
+    ref = ref - np.log(np.exp(ref).sum(0, keepdims=True))
+    assert np.allclose(lw, ref, atol=1e-10)
+    lr, ls = np.linspace(-3, 9, 7), np.full(7, math.log(0.004))
+    got = _ratio_logp(pm, MIX, lr, ls).eval()
+    assert np.allclose(got, MIX.ratio_logpdf(lr, ls), atol=1e-8)
+
+
+def test_dropped_sessions_name_rows_of_the_public_table_and_leave_the_fit():
+    """Each DROP_SESSIONS entry names rows that exist (a stale rule would drop nothing) and
+    its session is absent from the units the fit sees, while the unit's other sessions stay."""
+    import csv
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from fit_population import DROP_SESSIONS, units_from_tables
+
+    rows = list(csv.DictReader((ROOT / "models/data/public_runs.csv").open()))
+    for plat, config, session in DROP_SESSIONS:
+        assert any(r["platform"] == plat and r["config"] == config and r["session"] == session
+                   for r in rows), (plat, config, session)
+    kept, _ = units_from_tables()
+    full, _ = units_from_tables(drop=())
+    n_rows = sum(1 for r in rows for d in DROP_SESSIONS
+                 if (r["platform"], r["config"], r["session"]) == d)
+    assert len(kept) == len(full)             # the unit keeps its other sessions
+    assert sum(u.n.size for u in full) - sum(u.n.size for u in kept) == len(DROP_SESSIONS)
+    assert sum(u.n.sum() for u in full) - sum(u.n.sum() for u in kept) == n_rows
