@@ -27,10 +27,8 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from datetime import date
 from pathlib import Path
 
@@ -38,6 +36,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 
 FLOOR = [PY, "-c", "import numpy"]
+
+sys.path.insert(0, str(ROOT / "bench"))
+from bench_process import run_once as _run_child  # noqa: E402
 
 
 def planner(*args: str) -> list:
@@ -62,18 +63,10 @@ ROWS = [
 
 
 def run_once(cmd: list, env: dict) -> tuple:
-    """Wall seconds, CPU seconds (user + system) and exit code of one child."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE)
-    err = p.stderr.read()
-    _, status, ru = os.wait4(p.pid, 0)
-    dt = time.perf_counter() - t0
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        tail = err.decode(errors="replace").strip().splitlines()[-1:]
-        sys.stderr.write(f"  ! {' '.join(map(str, cmd[2:]))} exited {code}: {tail}\n")
-    return dt, ru.ru_utime + ru.ru_stime, code
+    """Wall seconds, CPU seconds (user + system) and exit code of one child (bench_process's
+    measurement of a child, without its peak RSS)."""
+    dt, _, code, cpu = _run_child(cmd, env)
+    return dt, cpu, code
 
 
 def compiled(folder: Path) -> dict:
