@@ -290,8 +290,9 @@ def _csv_row(row, reader, runs, width, keep, path, rate) -> None:
     broken = [i for i, v in enumerate(row) if "\n" in v or "\r" in v]
     # csv reads an unclosed '"' to the end of the file as one cell: its row then looks
     # short ("field 'tps': missing value") or swallows the rows after it (a config "not in
-    # the file"); such a cell ends with the file's last line break
-    if broken and (n < width or row[broken[-1]].endswith(("\n", "\r"))):
+    # the file"); such a cell is the row's last (it swallowed the rest) and ends with the
+    # file's last line break. A closed quoted cell may end in a line break too: cells follow it
+    if broken and broken[-1] == n - 1 and (n < width or row[-1].endswith(("\n", "\r"))):
         cell = row[broken[0]]
         start = reader.line_num - cell.count("\n") + (1 if cell.endswith("\n") else 0)
         raise InputError(f"a '\"' on line {start} is not closed: its cell runs over the line "

@@ -40,14 +40,16 @@ def test_prior_truth_draws_the_joint_prior():
 
 
 def test_grid_spans_the_joint_prior_not_its_marginals():
-    """The marginals' 1e-4 quantiles are 0.05 % and 1.7e5: the padded grid on them ran from
-    0.007 % to 1.2e6, below 2 % of the joint draws of tau and far above any platform's."""
+    """The grid on the marginals' padded 1e-4 quantiles started above more than 1 % of the
+    joint draws of tau and ended far beyond any platform's scale (above 1, a CV over 100 %;
+    1.2e6 under the first fit, 6e4 under the refit); the joint grid covers the draws and stays
+    inside the prior's support."""
     tg, sg, _, _ = analysis_grid(POP, 10)
     t, s = POP.joint.rvs(20000, np.random.default_rng(3))
     assert np.mean((t >= tg.min()) & (t <= tg.max()) & (s >= sg.min()) & (s <= sg.max())) > 0.999
     assert tg.max() < 1.0 and sg.max() < 1.0
     tm, _, _, _ = analysis_grid(replace(POP, joint=None), 10)
-    assert np.mean(t < tm.min()) > 0.01 and tm.max() > 1e5     # the marginals' grid
+    assert np.mean(t < tm.min()) > 0.01 and tm.max() > 1.0     # the marginals' grid
 
 
 @pytest.mark.parametrize("layout,dl", [(separate_layout(4), 0.01), (paired_layout(4), 0.003),

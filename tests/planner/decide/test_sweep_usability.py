@@ -190,7 +190,7 @@ def test_next_terminal_shows_stop_one_more_run_and_repeats_plan():
     out = _terminal(view, r, 150)
     assert "one more run of A" in out and "stop now" in out
     assert "30 A/B pairs on" in out and "13 A/B pair" not in out
-    assert "more design size(s)" in out and "list every action" in out
+    assert "more design sizes" in out and "list every action" in out
 
 
 @pytest.mark.parametrize("argv", [["draft", "-p", "pld", "--baseline", "nope"],

@@ -305,5 +305,5 @@ def test_one_pair_is_advised_more_pairs(cli, tmp_path):
     code, out, err = cli("verdict", p, "--a", "A", "--b", "B", "--json")
     assert code == 0, err
     d = json.loads(out)
-    assert "in A/B pairs on new instances" in d["more_runs_note"]
+    assert "in A/B pairs on 1 new instance" in d["more_runs_note"]
     assert d["more_runs_per_arm"] is not None and d["more_runs_per_arm"] <= 100
