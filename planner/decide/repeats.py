@@ -458,7 +458,8 @@ def reanalysis_runs(warm_data, data, post) -> tuple[Existing, str | None]:
 
 
 def plan_from(comp, *, rope: str | Rope = DEFAULT_ROPE, delta: float | None = None,
-              relative: bool = False, sims: int = 2000, seed: int = 0, **kw) -> RepeatPlan:
+              relative: bool = False, sims: int = 2000, seed: int = 0, post=None,
+              **kw) -> RepeatPlan:
     """How many more runs to add to the runs of a comparison (``planner repeats --runs`` and
     the verdict's "to settle" advice).
 
@@ -478,6 +479,9 @@ def plan_from(comp, *, rope: str | Rope = DEFAULT_ROPE, delta: float | None = No
     delta : float, optional
         A fixed effect (TPS at A's level, or % with ``relative``).
     sims, seed : int
+    post : models.stats.tps_exact.GridPosterior, optional
+        The exact fit of ``comp.data()`` under ``comp.prior`` when the caller has it (the
+        verdict's own fit): it is used instead of fitting the same runs again.
     **kw
         Passed to :func:`plan_repeats` (rule, target, designs, max_runs, cost model, ...).
 
@@ -501,7 +505,7 @@ def plan_from(comp, *, rope: str | Rope = DEFAULT_ROPE, delta: float | None = No
     prior = comp.prior
     direction, _, dir_note = comp.direction()
     data = comp.data()
-    post = fit_exact(data, prior)
+    post = fit_exact(data, prior) if post is None else post
     # the re-analysis of old + new runs has no cold column (models.stats.designs.Existing):
     # it reads the old warm runs, and a config's cold runs only where it has no warm one
     existing, reread = reanalysis_runs(comp.data(False), data, post)

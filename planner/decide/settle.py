@@ -218,6 +218,7 @@ def to_settle(comp, rope: Rope, seed: int, screen_post=None,
     except InputError:  # a platform without a cost model: price it as the default one
         cm, own_price = cost_model(DEFAULT_PLATFORM), False
     plan = plan_from(comp, rope=rope, sims=SETTLE_SIMS, seed=seed, designs=designs,
+                     post=screen_post,
                      max_runs=SETTLE_MAX_RUNS, target=DEFAULT_ASSURANCE, cost=cm,
                      search_beyond_cap=False).to_dict()
     rec = plan["recommended"]
