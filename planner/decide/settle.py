@@ -174,7 +174,8 @@ def settle_designs(comp) -> tuple[str, ...]:
 
 
 def to_settle(comp, rope: Rope, seed: int, screen_post=None,
-              designs: tuple[str, ...] | None = None) -> tuple[int | None, str, str]:
+              designs: tuple[str, ...] | None = None, run_word: str = "run"
+              ) -> tuple[int | None, str, str]:
     """Runs per arm to add to an undecided verdict: ``planner repeats --runs``' recommendation.
 
     :func:`planner.decide.repeats.plan_from` of ``comp`` with the designs of
@@ -185,7 +186,8 @@ def to_settle(comp, rope: Rope, seed: int, screen_post=None,
     assurance of :data:`SETTLE_MAX_RUNS` more separate runs per arm below the target by more
     than :data:`SETTLE_SCREEN_MARGIN` (it cannot be recommended); without another design the
     answer is then ``over_cap`` with no simulation. ``designs`` overrides
-    :func:`settle_designs`.
+    :func:`settle_designs`. ``run_word`` names the runs to buy (``"warm run"`` when a
+    config's only runs are cold first runs: the sized runs are simulated warm).
 
     Returns
     -------
@@ -205,7 +207,7 @@ def to_settle(comp, rope: Rope, seed: int, screen_post=None,
             designs = tuple(d for d in designs if d != "separate")
     how_all = "each on a new instance, or in A/B pairs" if len(planned) > 1 else \
         ("in A/B pairs on new instances" if designs == ("paired",) else "each on a new instance")
-    over_cap = (None, "over_cap", f"more than {SETTLE_MAX_RUNS} more runs per arm ({how_all}) "
+    over_cap = (None, "over_cap", f"more than {SETTLE_MAX_RUNS} more {plural(2, run_word)} per arm ({how_all}) "
                                   f"to reach assurance {DEFAULT_ASSURANCE:g} of a settled verdict")
     if not designs:
         return over_cap
@@ -232,7 +234,7 @@ def to_settle(comp, rope: Rope, seed: int, screen_post=None,
              f"{rec['gpu_hours']:.1f} GPU-h on owned hardware")
     where = cm.flavor if own_price else f"priced as {cm.flavor} (no cost model for " \
         f"{platform or 'an unnamed platform'})"
-    return n, "settle", (f"about {n} more {plural(n, 'run')} per arm ({how}, {where}, {price}; "
+    return n, "settle", (f"about {n} more {plural(n, run_word)} per arm ({how}, {where}, {price}; "
                          f"{SETTLE_SIMS} simulations, so a few runs either way) settle the "
                          f"verdict with assurance "
                          f"{rec['assurance']:.2f} (planner repeats with these runs gives the "

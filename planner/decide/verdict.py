@@ -17,7 +17,6 @@ calibrated model makes a wrong decisive call on an A/A comparison at most 5 % of
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 
@@ -148,6 +147,7 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
     check_identifiable(data, prior or WEAK, prior is not None, comp.table.path)
     prior = prior or WEAK
     post, diag = fit(data, prior, engine, seed=seed, likelihood=likelihood)
+    alone = cold_only_notes(comp.table, a, b) if data.use_cold else []
     tps = np.exp(data.y)
     tps_a, tps_b = tps[data.config == 0], tps[data.config == 1]
     level_a = post.level(0)
@@ -175,7 +175,9 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
 
             post0 = fit_exact(data, prior)
         settle_comp = comp if comp.prior is not None else _with_prior(comp, prior)
-        more, more_code, more_note = to_settle(settle_comp, rope, seed, post0)
+        # a config whose only runs are cold needs warm runs (new runs are simulated warm)
+        more, more_code, more_note = to_settle(settle_comp, rope, seed, post0,
+                                               run_word="warm run" if alone else "run")
         from planner.decide.advice import session_advice
 
         adv = session_advice(post0)
@@ -224,13 +226,10 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
                      f"runs: {100 * cp['p_not_slow']:.0f} % of first runs not slow, "
                      f"{100 * cp['p_slower_than_3pct']:.0f} % slower than 3 %, "
                      f"{100 * cp['p_slower_than_10pct']:.1f} % slower than 10 %; never faster)")
-        alone = cold_only_notes(comp.table, a, b)
         notes += alone
         if alone and more_note is not None:
-            # the sized runs are warm (new runs are simulated without a cold start): they are
-            # the warm runs the lone cold config needs
             more_note = ("; ".join(alone) + " (its warm level rests on the cold-start prior); "
-                         + re.sub(r" more (runs?) per arm", r" more warm \1 per arm", more_note))
+                         + more_note)
     if not diag.get("ok", True):
         notes.append("the fit failed its diagnostics: no decisive label is given")
     groups = grouping(comp, data)
