@@ -5,8 +5,16 @@ Three comparisons on the shipped real runs (``examples/runs/tps_runs.csv``):
 * ``k7_block64`` — a paired A/B on one local GPU (3 fresh-server runs per arm, two cold
   first runs, so the cold coefficient is in the model), ``local-a10g`` prior; P(B > A) ≈ 0.41,
   the hardest place for P to agree (its Monte Carlo SE peaks at 0.5).
-* ``greedy`` — 10 vs 7 runs of two configs on one GPU with the weakly informative
-  half-normal prior (the other prior family).
+* ``greedy`` — 9 vs 6 warm runs of two configs on one GPU with the weakly informative
+  half-normal prior (the other prior family). The first run of each config (rep 0) is left
+  out: on this GPU the two configs' first runs share one cold group, one is 3.2 % slow and
+  the other not, and the posterior of the shared slowdown is two-moded (a slow coefficient,
+  or none and a wider run noise). NUTS visits the second mode rarely: 2 x 100,000 draws
+  diverge at target_accept 0.95, the re-run at 0.99 needs 2 x 400,000 draws (ESS 115 at
+  200,000), about 130 s; at 2 x 40,000 draws its 2.5 % quantile sits 1.0-1.2 % of the width
+  off the exact one on 3 of 4 seeds. The exact engine integrates both modes; the cold
+  coefficient's agreement is checked on ``k7_block64``, where the posterior is one-moded
+  (docs/mcmc.md).
 * ``hf_single`` — one official HF a10g-small run per config (each its own allocation),
   ``hf-a10g-small`` prior: the noise comes from the prior alone and tau/sigma are only
   separated by it.
@@ -22,7 +30,7 @@ symmetric: the width changes only to second order as the interval slides, so its
 wanders — on ``k7_block64`` its ends moved by up to 2.5 % of the width at 2 x 40,000 draws
 and up to 1.9 % at 2 x 100,000 across seeds (SD about 0.8 %). The 2 % HDI tolerance is
 therefore a ~2.5 SE check at this draw count, not 5 SE; the quantile check carries the
-tight comparison. Runtime ≈ 40-50 s.
+tight comparison. Runtime ≈ 45-55 s on one core.
 """
 
 from __future__ import annotations
@@ -55,6 +63,7 @@ def _case(name):
         prior = platform_prior("local-a10g")
     elif name == "greedy":
         sub = table.filter(run_group="validity/greedy_determinism/captures", metric="decode_wall")
+        sub = RunsTable([r for r in sub.runs if r.rep != 0], sub.path)  # warm runs (above)
         a = "validity/greedy_determinism/captures:default"
         b = "validity/greedy_determinism/captures:atomic_on"
         prior = WEAK
@@ -88,7 +97,7 @@ def pair(request):
 def test_case_shapes(pair):
     name, data, _, _ = pair
     counts = np.bincount(data.config).tolist()
-    assert {"k7_block64": [3, 3], "greedy": [10, 7], "hf_single": [1, 1]}[name] == counts
+    assert {"k7_block64": [3, 3], "greedy": [9, 6], "hf_single": [1, 1]}[name] == counts
     if name == "hf_single":
         assert data.one_run_per_instance() and not data.use_cold
 
