@@ -1,0 +1,138 @@
+r"""Kernels of the exact engine's session path (:mod:`models.stats.tps_exact`).
+
+With sessions modelled the exact fit integrates the fixed effects once per grid point x
+session-SD node x cold-component combination: about 2.3 million Gaussian integrals of
+dimension p = configs + cold groups (p = 6 for two configs in four cold sessions). Each is
+tiny, so NumPy's batched ``cholesky`` / ``solve`` on (..., p, p) stacks spend their time on
+per-matrix overhead and on (K, G, p, p) temporaries; these loops do the same algebra one
+matrix at a time:
+
+* :func:`fixed_loglik`: for every prior k and point g, the Cholesky factor L of
+  :math:`P = A_g + \mathrm{diag}(1/v_{0k})`, :math:`z = L^{-1} r` with
+  :math:`r = b_g + m_{0k}/v_{0k}`, and
+  :math:`\log p = -\tfrac12[c_k + \log|\Sigma|_g + 2\sum\log L_{ii} + q_g - z^Tz]`
+  (:math:`r^TP^{-1}r = z^Tz`): no inverse, no mean, which the grid weights do not need;
+* :func:`fixed_moments`: :math:`P^{-1} = L^{-T}L^{-1}` and the mean :math:`P^{-1}r` of
+  the listed (point, prior) pairs only (the ones a fit keeps).
+
+Values equal NumPy's (LAPACK's) to rounding (~1e-15 relative), not bit for bit.
+Importing this module does not import numba (:mod:`models.kernels._jit`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from models.kernels._jit import KernelGroup
+
+__all__ = ["fixed_loglik", "fixed_moments"]
+
+
+def _py_chol(A, g, v0, k, L):  # pragma: no cover - numba
+    """Cholesky factor of ``A[g] + diag(1 / v0[k])`` into the lower triangle of ``L``; False
+    when a pivot is not positive (not positive definite, or NaN)."""
+    p = L.shape[0]
+    for i in range(p):
+        for j in range(i + 1):
+            s = A[g, i, j]
+            if i == j:
+                s += 1.0 / v0[k, i]
+            for m in range(j):
+                s -= L[i, m] * L[j, m]
+            if i == j:
+                if not s > 0.0:
+                    return False
+                L[i, i] = math.sqrt(s)
+            else:
+                L[i, j] = s / L[j, j]
+    return True
+
+
+def _py_fixed_loglik(A, b, q, logdetS, m0s, v0s, const, out):  # pragma: no cover - numba
+    r"""``out[k, g]`` = log p(y | point g) under fixed-effect prior k (the module docstring).
+
+    Parameters
+    ----------
+    A : (G, p, p); b : (G, p); q, logdetS : (G,)
+        The Gaussian parts of each grid point.
+    m0s, v0s : (K, p)
+        Prior means and variances of the fixed effects.
+    const : (K,)
+        :math:`N\log 2\pi + \sum\log v_0 + \sum m_0^2/v_0` of each prior.
+    out : (K, G)
+
+    Returns True, or False when some P was not positive definite (``out`` is then
+    incomplete).
+    """
+    G, p = b.shape
+    K = m0s.shape[0]
+    L = np.zeros((p, p))
+    z = np.zeros(p)
+    for k in range(K):
+        for g in range(G):
+            if not _chol(A, g, v0s, k, L):
+                return False
+            logdet = 0.0
+            quad = 0.0
+            for i in range(p):
+                s = b[g, i] + m0s[k, i] / v0s[k, i]
+                for m in range(i):
+                    s -= L[i, m] * z[m]
+                z[i] = s / L[i, i]
+                quad += z[i] * z[i]
+                logdet += math.log(L[i, i])
+            out[k, g] = -0.5 * (const[k] + logdetS[g] + 2.0 * logdet + q[g] - quad)
+    return True
+
+
+def _py_fixed_moments(A, b, m0s, v0s, gi, ki, mean, cov):  # pragma: no cover - numba
+    """Posterior mean ``mean[n]`` (p,) and covariance ``cov[n]`` (p, p) of the fixed effects
+    at point ``gi[n]`` under prior ``ki[n]``: :math:`P^{-1}r` and :math:`P^{-1} =
+    L^{-T}L^{-1}`. Arguments as :func:`_py_fixed_loglik`; ``gi``, ``ki`` (n,) int64.
+    Returns False when some P was not positive definite."""
+    p = b.shape[1]
+    L = np.zeros((p, p))
+    Li = np.zeros((p, p))
+    r = np.zeros(p)
+    for n in range(gi.shape[0]):
+        g, k = gi[n], ki[n]
+        if not _chol(A, g, v0s, k, L):
+            return False
+        for c in range(p):      # L^-1, column by column (lower triangular)
+            for i in range(p):
+                if i < c:
+                    Li[i, c] = 0.0
+                    continue
+                s = 1.0 if i == c else 0.0
+                for m in range(c, i):
+                    s -= L[i, m] * Li[m, c]
+                Li[i, c] = s / L[i, i]
+        for i in range(p):
+            r[i] = b[g, i] + m0s[k, i] / v0s[k, i]
+        for i in range(p):
+            for j in range(i + 1):
+                s = 0.0
+                for m in range(i, p):   # Li[m, i] = 0 for m < i
+                    s += Li[m, i] * Li[m, j]
+                cov[n, i, j] = s
+                cov[n, j, i] = s
+        for i in range(p):
+            s = 0.0
+            for j in range(p):
+                s += cov[n, i, j] * r[j]
+            mean[n, i] = s
+    return True
+
+
+_GROUP = KernelGroup(globals(), callees={"_chol": (_py_chol, {"nogil": True})})
+_chol = _py_chol  # rebound to the compiled callee before the kernels are compiled
+#: :func:`_py_fixed_loglik` compiled by numba on its first call.
+fixed_loglik = _GROUP.kernel(_py_fixed_loglik, nogil=True, sig=(
+    "f8[:,:,::1]", "f8[:,::1]", "f8[::1]", "f8[::1]", "f8[:,::1]", "f8[:,::1]", "f8[::1]",
+    "f8[:,::1]"))
+#: :func:`_py_fixed_moments` compiled by numba on its first call.
+fixed_moments = _GROUP.kernel(_py_fixed_moments, nogil=True, sig=(
+    "f8[:,:,::1]", "f8[:,::1]", "f8[:,::1]", "f8[:,::1]", "i8[::1]", "i8[::1]",
+    "f8[:,::1]", "f8[:,:,::1]"))
