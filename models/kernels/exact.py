@@ -27,7 +27,7 @@ import numpy as np
 
 from models.kernels._jit import KernelGroup
 
-__all__ = ["fixed_loglik", "fixed_moments"]
+__all__ = ["density_grid", "fixed_loglik", "fixed_moments"]
 
 
 def _py_chol(A, g, v0, k, L):  # pragma: no cover - numba
@@ -136,3 +136,54 @@ fixed_loglik = _GROUP.kernel(_py_fixed_loglik, nogil=True, sig=(
 fixed_moments = _GROUP.kernel(_py_fixed_moments, nogil=True, sig=(
     "f8[:,:,::1]", "f8[:,::1]", "f8[:,::1]", "f8[:,::1]", "i8[::1]", "i8[::1]",
     "f8[:,::1]", "f8[:,:,::1]"))
+
+
+#: Steps walked from a directly computed point before the next one is computed directly
+#: again (:func:`_py_density_grid`): bounds the recurrence's rounding to ~64^2/2 ulp.
+_WALK = 64
+
+
+def _py_density_grid(w, m, sd, x0, h, n, out):  # pragma: no cover - numba
+    r"""``out[i] = sum_k w[k] N(x0 + i h; m[k], sd[k]^2)`` for i < n (``out`` zeroed here).
+
+    The Normal mixture's density on a uniform grid without an ``exp`` per (point,
+    component): from the grid point nearest a component's mean, outwards both ways,
+    :math:`e_{i\pm1} = e_i\rho_i`, :math:`\rho_{i\pm1} = \rho_i\kappa` with
+    :math:`e_i = \exp(-z_i^2/2)`, :math:`\rho_i = \exp(\mp z_i\delta - \delta^2/2)`,
+    :math:`\kappa = \exp(-\delta^2)`, :math:`\delta = h/\mathrm{sd}`; :math:`e` and
+    :math:`\rho` are computed directly again every :data:`_WALK` steps. Walking away from
+    the mean every factor is below 1 (no overflow) and a walk stops once its terms are
+    below 1e-300 of the component's peak. Within ~1e-13 relative of the direct sum.
+    """
+    c = 1.0 / math.sqrt(2.0 * math.pi)
+    for i in range(n):
+        out[i] = 0.0
+    for k in range(m.shape[0]):
+        isd = 1.0 / sd[k]
+        peak = w[k] * isd * c
+        d = h * isd
+        kap = math.exp(-d * d)
+        a = int(round((m[k] - x0) / h))
+        a = min(max(a, 0), n - 1)
+        for sgn in (1, -1):
+            i = a if sgn == 1 else a - 1
+            step = 0
+            e = 0.0
+            rho = 0.0
+            while 0 <= i < n:
+                if step % _WALK == 0:
+                    z = (x0 + i * h - m[k]) * isd
+                    e = math.exp(-0.5 * z * z)
+                    rho = math.exp(-sgn * z * d - 0.5 * d * d)
+                if e < 1e-300:
+                    break
+                out[i] += peak * e
+                e *= rho
+                rho *= kap
+                i += sgn
+                step += 1
+
+
+#: :func:`_py_density_grid` compiled by numba on its first call.
+density_grid = _GROUP.kernel(_py_density_grid, nogil=True, sig=(
+    "f8[::1]", "f8[::1]", "f8[::1]", "f8", "f8", "i8", "f8[::1]"))
