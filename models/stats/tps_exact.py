@@ -735,12 +735,13 @@ def _loglik_many(N: int, A, b, q, logdetS, m0s, v0s) -> np.ndarray:
     """
     from models.kernels.exact import fixed_loglik
 
-    m0s, v0s = np.ascontiguousarray(m0s, float), np.ascontiguousarray(v0s, float)
+    m0s, v0s = np.asarray(m0s, float), np.asarray(v0s, float)
     const = N * _LOG2PI + np.sum(np.log(v0s), -1) + np.sum(m0s * m0s / v0s, -1)   # (K,)
     out = np.empty((m0s.shape[0], b.shape[0]))
     if not fixed_loglik(np.ascontiguousarray(A, float), np.ascontiguousarray(b, float),
                         np.ascontiguousarray(q, float), np.ascontiguousarray(logdetS, float),
-                        m0s, v0s, const, out):
+                        np.ascontiguousarray(1.0 / v0s), np.ascontiguousarray(m0s / v0s),
+                        const, out):
         raise np.linalg.LinAlgError("Matrix is not positive definite")
     return out
 
@@ -760,8 +761,9 @@ def _moments_at(A, b, m0s, v0s, gi, ki) -> tuple[np.ndarray, np.ndarray]:
 
     n, p = np.asarray(gi).size, b.shape[-1]
     mean, cov = np.empty((n, p)), np.empty((n, p, p))
+    m0s, v0s = np.asarray(m0s, float), np.asarray(v0s, float)
     if not fixed_moments(np.ascontiguousarray(A, float), np.ascontiguousarray(b, float),
-                         np.ascontiguousarray(m0s, float), np.ascontiguousarray(v0s, float),
+                         np.ascontiguousarray(1.0 / v0s), np.ascontiguousarray(m0s / v0s),
                          np.ascontiguousarray(gi, np.int64), np.ascontiguousarray(ki, np.int64),
                          mean, cov):
         raise np.linalg.LinAlgError("Matrix is not positive definite")
@@ -773,11 +775,29 @@ _COLD_DROP_MASS = 1e-7
 
 
 def _lightest_dropped(w: np.ndarray, mass: float) -> np.ndarray:
-    """Indices (ascending) of the heaviest weights that hold all but ``mass`` of ``w``."""
-    order = np.argsort(w, kind="stable")[::-1]
-    c = np.cumsum(w[order])
-    n = int(np.searchsorted(c, (1.0 - mass) * c[-1])) + 1
-    return np.sort(order[:n])
+    """Indices (ascending) of the heaviest weights that hold all but ``mass`` of ``w``.
+
+    The heaviest first (ties: the later index first) until their running sum reaches
+    ``(1 - mass)`` of the total, that point included. Only the weights of the binary order of
+    magnitude where the sum crosses it are sorted (the heavier ones are all kept, the
+    lighter all dropped): sorting all 1.55 million points of a fit with sessions and four
+    cold groups took 0.3 s. The same points as sorting everything, unless a weight lies
+    within rounding (~1e-16 of the total) of the cut.
+    """
+    w = np.asarray(w, float)
+    _, e = np.frexp(w)
+    pos = w > 0
+    if not pos.all():   # zero weights are the lightest
+        e = np.where(pos, e, (e[pos].min() if pos.any() else 0) - 1)
+    E = e.max() - e                                                  # 0: the heaviest bin
+    cum = np.cumsum(np.bincount(E, weights=w))
+    target = (1.0 - mass) * cum[-1]
+    b = min(int(np.searchsorted(cum, target)), cum.size - 1)
+    inside = np.flatnonzero(E == b)
+    order = inside[np.argsort(w[inside], kind="stable")[::-1]]
+    c = (cum[b - 1] if b > 0 else 0.0) + np.cumsum(w[order])
+    n = int(np.searchsorted(c, target)) + 1
+    return np.sort(np.concatenate([np.flatnonzero(E < b), order[:n]]))
 
 
 def fit_exact(data: TPSData, prior: NoisePrior, *, n_grid: int = 60) -> GridPosterior:
