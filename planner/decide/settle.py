@@ -95,8 +95,8 @@ def settle_screen(post, rope_log: float, n: Sequence[int], *, hdi_prob: float = 
     k = int(np.searchsorted(np.cumsum(w[order]), (1.0 - 1e-5) * w.sum())) + 1
     idx = order[:k]
     w = w[idx] / w[idx].sum()
-    M = post.mean[idx][:, :2]
-    C = post.cov[idx][:, :2, :2]
+    M = post.mean[idx, :2]
+    C = post.cov[idx, :2, :2]
     s2 = post.tau[idx] ** 2 + post.sigma[idx] ** 2
     a11, a12, a22 = C[:, 0, 0], C[:, 0, 1], C[:, 1, 1]
     det = a11 * a22 - a12 * a12
@@ -107,8 +107,10 @@ def settle_screen(post, rope_log: float, n: Sequence[int], *, hdi_prob: float = 
     x = np.linspace(-8.0, 8.0, int(nodes))
     px = np.exp(-0.5 * x * x)
     px /= px.sum()
-    dl = mean_d[:, None] + sd_d[:, None] * x[None, :]                    # (G, Q) true Δ
-    tgt_b, tgt_a = dl > rope_log, dl < -rope_log
+    compiled = w.size * x.size >= SCREEN_COMPILED_MIN
+    if not compiled:
+        dl = mean_d[:, None] + sd_d[:, None] * x[None, :]                # (G, Q) true Δ
+        tgt_b, tgt_a = dl > rope_log, dl < -rope_log
     z = float(ndtri(0.5 + 0.5 * hdi_prob))
     out = np.empty(len(n))
     for j, nj in enumerate(n):
@@ -123,13 +125,13 @@ def settle_screen(post, rope_log: float, n: Sequence[int], *, hdi_prob: float = 
         var_m = (k1 * k1 * a11 + 2 * k1 * k2 * a12 + k2 * k2 * a22) + (k1 * k1 + k2 * k2) / a
         beta = cov_md / var_d
         sr = np.sqrt(np.maximum(var_m - beta * cov_md, 1e-300))
-        mu = mean_d[:, None] + beta[:, None] * (dl - mean_d[:, None])    # E[m_f | Δ]
-        if w.size * x.size >= SCREEN_COMPILED_MIN:
+        if compiled:
             from models.kernels.screen import screen_sum
 
             out[j] = screen_sum(w, mean_d, sd_d, beta, z * np.sqrt(v_f), sr, x, px,
                                 float(rope_log))
             continue
+        mu = mean_d[:, None] + beta[:, None] * (dl - mean_d[:, None])    # E[m_f | Δ]
         h = (z * np.sqrt(v_f))[:, None]
         s = sr[:, None]
         # each (grid point, true Δ) needs only the probability of its own target's label
