@@ -1,5 +1,6 @@
-"""The compiled loops of the exact engine's session path, the verdict's density curve and
-"to settle" screen, and the large-array ndtr against the NumPy forms they replace."""
+"""The compiled loops of the exact engine's session path and density curve, and the
+large-array ndtr, against the NumPy forms they replace (the "to settle" screen's loop:
+``tests/planner/decide/test_verdict_speed.py``)."""
 
 import numpy as np
 import pytest
@@ -60,23 +61,3 @@ def test_compiled_ndtr_is_the_same_function():
                                                                        -0.0, 40.0, -40.0]])
     want = 0.5 * np.asarray(special._ERFC(-z * special._SQRT1_2), dtype=float)
     assert np.array_equal(special.ndtr(z.reshape(2, -1)), want.reshape(2, -1), equal_nan=True)
-
-
-def test_compiled_screen_equals_its_numpy_form(monkeypatch):
-    import planner.decide.settle as settle
-    from planner.decide.comparison import build_data
-    from planner.io.runs import runs_from_values
-    from models.stats.noise import WEAK
-    from models.stats.tps_exact import fit_exact
-
-    t = runs_from_values([308.1, 307.9, 308.4], [309.0, 309.4, 308.8], platform="",
-                         paired=True)
-    post = fit_exact(build_data(t, "A", "B", use_cold=False), WEAK)
-    n = [1, 8, 100]
-    for rope in (0.0, 1e-3, 5e-3):
-        monkeypatch.setattr(settle, "SCREEN_COMPILED_MIN", 1 << 60)
-        want = settle.settle_screen(post, rope, n, nodes=48)
-        monkeypatch.setattr(settle, "SCREEN_COMPILED_MIN", 0)
-        got = settle.settle_screen(post, rope, n, nodes=48)
-        assert np.allclose(got, want, rtol=1e-12, atol=1e-15), rope
-        assert 0 < want[-1] < 1
