@@ -14,8 +14,11 @@ machine slows both alike):
 * ``scale-51M``: 100,000 prompts x 512 tokens (51.2 M tokens, resampled from the real
   (prompt, completion) pairs of the four P128 captures) read from a JSONL file, PLD n=2
   D=24 profile + walk; target <= 30 s and <= 2 GiB peak RSS, file parse included;
-* ``verdict-quick``, ``verdict-readme``, ``repeats``, ``budget``, ``draft``: against the
-  floor ``python -c "import numpy"``.
+* ``verdict-quick``, ``verdict-readme``, ``verdict-sessions``, ``repeats``, ``budget``,
+  ``draft``: against the floor ``python -c "import numpy"``. ``verdict-sessions`` is the
+  12-run table of ``tests/planner/decide/test_one_answer.py`` (:data:`SESSIONS`: one
+  machine, two server sessions per config, rep 0 of each session cold; sessions modelled,
+  four cold groups, a 532,607-point posterior), written to the temporary folder.
 
 Before timing, the bytecode of ``models/`` and ``planner/`` is written (``compileall``), as
 an installed package has it: with ``PYTHONDONTWRITEBYTECODE`` set (as in some shells and
@@ -69,6 +72,14 @@ steps = pld_reference_replay(prompts, comps, 2, 24)
 n = sum(len(c) for c in comps); f = sum(len(s) for s in steps)
 print(f"tokens/forward {n / f:.4f}")
 """
+
+#: ``verdict-sessions``: one machine, each config in two server sessions, rep 0 of each cold
+#: (``tests/planner/decide/test_one_answer.py``'s SESSIONS table).
+SESSIONS = "config,tps,instance,session,rep,phase,platform,metric,workload\n" + "".join(
+    f"{c},{v},m1,{c}{s},{k},measure,local-a10g,decode_wall,128x512\n"
+    for c, s, vals in (("A", 1, (450.2, 452.1, 452.6)), ("A", 2, (449.0, 451.3, 451.0)),
+                       ("B", 1, (450.0, 452.9, 452.2)), ("B", 2, (451.1, 452.0, 452.4)))
+    for k, v in enumerate(vals))
 
 #: ``scale-51M``: parse the file (load_capture), then PLD profile + walk in batches of
 #: 8,192 requests (profiles of 51 M positions at once would not fit in 2 GiB), summary.
@@ -243,6 +254,8 @@ def main(argv=None) -> int:
               f"{f['big'].stat().st_size / 1e6:.1f} MB, SCALE.jsonl "
               f"{f['scale'].stat().st_size / 1e6:.1f} MB ({n_scale:,} prompts)")
         py = sys.executable
+        sessions = tmp / "sessions_cold.csv"
+        sessions.write_text(SESSIONS)
         rows = [
             ("draft-big", planner("draft", str(f["big"]), "--policy", "pld", "--n", "2",
                                   "--depth", "24"),
@@ -256,6 +269,8 @@ def main(argv=None) -> int:
                 "--b", "fa2sw_precache_agentI+SDPA_NUM_STAGES_AB=2", "--run-group",
                 "validity/free_ceiling_wallclock_realize/ab_out"),
              FLOOR, "import numpy", "<= 0.5 s"),
+            ("verdict-sessions", planner("verdict", str(sessions), "--a", "A", "--b", "B"),
+             FLOOR, "import numpy", "<= 3 s cpu"),
             ("repeats", planner("repeats", "--delta", "0.44", "--platform", "hf-a10g-small"),
              FLOOR, "import numpy", "<= 3 s"),
             ("budget", planner("budget", "examples/plan.toml"), FLOOR, "import numpy",
@@ -264,7 +279,7 @@ def main(argv=None) -> int:
         ]
         if args.only:
             rows = [r for r in rows if any(r[0].startswith(o) for o in args.only)]
-        numba_rows = {"draft-big", "repeats", "budget", "draft"}
+        numba_rows = {"draft-big", "verdict-sessions", "repeats", "budget", "draft"}
 
         print(f"\nwarm numba cache: median of {runs} after a warm-up; "
               f"{platform.machine()} {os.cpu_count()} cores, Python "

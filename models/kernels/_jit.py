@@ -57,7 +57,8 @@ _PROGRESS = "planner: compiling the replay kernels once (about 15 s; cached afte
 #: Every kernel made by :meth:`KernelGroup.kernel`, with its argument types.
 _REGISTRY: list = []
 #: The kernel modules (imported by :func:`compile_all`).
-KERNEL_MODULES = ("assurance", "bootstrap", "capture", "lookup", "mtp", "special")
+KERNEL_MODULES = ("assurance", "bootstrap", "capture", "exact", "lookup", "mtp", "screen",
+                  "special")
 
 
 #: numba's threading layers (``NUMBA_THREADING_LAYER``).

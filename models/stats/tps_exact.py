@@ -58,7 +58,7 @@ evaluate thousands of simulated experiments at once.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from models.stats import special  # logsumexp, ndtri without importing scipy.special
@@ -67,6 +67,9 @@ from models.stats.noise import NoisePrior
 from models.stats.mixture import _hdi_from_discrete, mixture_summary
 from models.stats import tps_cold
 from models.stats.tps_model import DeltaSummary, TPSData
+from models.stats.tps_sessions import (SESSION_NODE_LO, SESSION_NODES,  # noqa: F401
+                                       SESSION_PRIOR_SD, SessionStats, has_sessions,
+                                       session_nodes, session_parts)
 
 _LOG2PI = math.log(2.0 * math.pi)
 
@@ -197,104 +200,6 @@ def conditional_posterior(st: SuffStats, tau: np.ndarray, sigma: np.ndarray, m0:
     return _integrate_fixed(st, A, b, q, logdetS, m0, v0)
 
 
-#: Half-normal scale of the session-to-session SD (relative; 0.5 % of TPS), as the MCMC
-#: engine's ``sigma_session`` prior (:data:`models.stats.tps_mcmc.SESSION_PRIOR_SD`; the
-#: measured session-to-session SD on one local A10G was 0.11 %, 0.90 % with cold-start
-#: contaminated sessions, ``examples/runs/tps_runs.md``).
-SESSION_PRIOR_SD = 0.005
-#: Log-spaced nodes of the session-SD quadrature (a mixture component each), from
-#: ``SESSION_NODE_LO * SESSION_PRIOR_SD`` (0.015 %: below it an offset is lost in any run
-#: noise) to 5 x the prior scale. On simulated two-machine tables (bench/bench_sessions.py)
-#: 12 nodes put the 95 % HDI ends within 0.002 percentage points of 64 nodes.
-SESSION_NODES = 12
-SESSION_NODE_LO = 0.03
-
-
-def has_sessions(data: TPSData) -> bool:
-    """True when ``data.session`` puts two or more sessions on one instance (the session
-    offset is then separable from the instance effect and modelled)."""
-    if data.session is None:
-        return False
-    pairs = set(zip(data.instance.tolist(), data.session.tolist()))
-    return len(pairs) > data.n_instances
-
-
-def session_nodes(n: int = SESSION_NODES, scale: float = SESSION_PRIOR_SD
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Quadrature of the HalfNormal(``scale``) session-SD prior: log-spaced nodes.
-
-    Nodes from ``SESSION_NODE_LO * scale`` to ``5 scale`` (the prior's mass beyond it is
-    6e-7), weights the prior density times the log-grid Jacobian, normalised: the same rule
-    as the (tau, sigma) grid; the mass below the first node is folded into it.
-
-    Returns
-    -------
-    nodes : ndarray, shape (n,)
-        Session SDs (relative, log-TPS).
-    log_w : ndarray, shape (n,)
-        Log weights (they sum to 1).
-    """
-    x = np.exp(np.linspace(math.log(scale * SESSION_NODE_LO), math.log(scale * 5.0), n))
-    lw = -0.5 * (x / scale) ** 2 + np.log(x)
-    lw -= special.logsumexp(lw)
-    return x, lw
-
-
-@dataclass
-class SessionStats:
-    """Sufficient statistics with sessions nested in instances.
-
-    Attributes
-    ----------
-    n_s : ndarray, shape (S,)
-        Runs per session.
-    x_s : ndarray, shape (S, p)
-        Column sums of X within each session.
-    T_s : ndarray, shape (S,)
-        Sum of y within each session.
-    inst_of : ndarray of int, shape (S,)
-        Instance of each session.
-    n_inst : int
-    XtX, Xty, Q : as :class:`SuffStats`.
-    H : ndarray, shape (I, S)
-        Session-in-instance indicator (built once; every grid pass sums through it).
-    """
-
-    n_s: np.ndarray
-    x_s: np.ndarray
-    T_s: np.ndarray
-    inst_of: np.ndarray
-    n_inst: int
-    XtX: np.ndarray
-    Xty: np.ndarray
-    Q: float
-
-    def __post_init__(self):
-        self.H = np.zeros((self.n_inst, self.n_s.size))
-        self.H[self.inst_of, np.arange(self.n_s.size)] = 1.0
-
-    @property
-    def N(self) -> int:
-        return int(self.n_s.sum())
-
-    @classmethod
-    def from_design(cls, X, inst, sess, y) -> "SessionStats":
-        """Reduce one dataset (``y`` shape (n,)) to per-session sums; a session is an
-        (instance, session) pair."""
-        inst = np.asarray(inst)
-        pairs = list(dict.fromkeys(zip(inst.tolist(), np.asarray(sess).tolist())))
-        pmap = {pr: k for k, pr in enumerate(pairs)}
-        sid = np.array([pmap[pr] for pr in zip(inst.tolist(), np.asarray(sess).tolist())])
-        S = len(pairs)
-        n_s = np.bincount(sid, minlength=S).astype(float)
-        x_s = np.stack([np.bincount(sid, weights=X[:, j], minlength=S)
-                        for j in range(X.shape[1])], axis=1)
-        T_s = np.bincount(sid, weights=y, minlength=S)
-        inst_of = np.array([pr[0] for pr in pairs])
-        return cls(n_s, x_s, T_s, inst_of, int(inst.max()) + 1, X.T @ X, y @ X,
-                   float(np.sum(y * y)))
-
-
 def conditional_posterior_sessions(ss: SessionStats, tau, sigma, omega, m0, v0):
     """:func:`conditional_posterior` with a session level nested in the instances.
 
@@ -303,7 +208,9 @@ def conditional_posterior_sessions(ss: SessionStats, tau, sigma, omega, m0, v0):
     ss : SessionStats
     tau, sigma, omega : ndarray, shape (G,)
         Instance, run and session SDs (log-TPS units), one triple per grid point.
-    m0, v0 : ndarray, shape (p,)
+    m0, v0 : ndarray, shape (p,), or None
+        None: the Gaussian parts ``(A, b, q, logdetS)`` only
+        (:func:`models.stats.tps_sessions.session_parts`).
 
     Returns
     -------
@@ -311,28 +218,10 @@ def conditional_posterior_sessions(ss: SessionStats, tau, sigma, omega, m0, v0):
     mean : ndarray, shape (G, p)
     cov : ndarray, shape (G, p, p)
     """
-    t2 = np.asarray(tau, float) ** 2
-    s2 = np.asarray(sigma, float) ** 2
-    o2 = np.broadcast_to(np.asarray(omega, float) ** 2, t2.shape)
-    n_s = ss.n_s
-    den = s2[:, None] + n_s[None, :] * o2[:, None]                   # (G, S)
-    c = 1.0 / den
-    h = o2[:, None] * c
-    H = ss.H                                                         # (I, S)
-    S_i = (c * n_s[None, :]) @ H.T                                   # (G, I)
-    k = t2[:, None] / (1.0 + t2[:, None] * S_i)                      # (G, I)
-    u = np.einsum("gs,sp,is->gip", c, ss.x_s, H)                     # (G, I, p)
-    v = (c * ss.T_s[None, :]) @ H.T                                  # (G, I)
-    A = ((ss.XtX[None] - np.einsum("gs,sp,sq->gpq", h, ss.x_s, ss.x_s)) / s2[:, None, None]
-         - np.einsum("gi,gip,giq->gpq", k, u, u))
-    b = ((ss.Xty[None, :] - np.einsum("gs,sp->gp", h * ss.T_s[None, :], ss.x_s)) / s2[:, None]
-         - np.einsum("gi,gip->gp", k * v, u))
-    q = (ss.Q - np.sum(h * ss.T_s[None, :] ** 2, axis=1)) / s2 - np.sum(k * v * v, axis=1)
-    logdetS = (((n_s[None, :] - 1.0) * np.log(s2)[:, None] + np.log(den)).sum(-1)
-               + np.log1p(t2[:, None] * S_i).sum(-1))
+    parts = session_parts(ss, tau, sigma, omega)
     if m0 is None:  # the Gaussian parts only, for several fixed-effect priors
-        return A, b, q, logdetS
-    return _integrate_fixed(ss, A, b, q, logdetS, m0, v0)
+        return parts
+    return _integrate_fixed(ss, *parts, m0, v0)
 
 
 def _integrate_fixed(st: SuffStats, A, b, q, logdetS, m0, v0):
@@ -474,6 +363,10 @@ class GridPosterior:
     n_configs: int = 0
     #: Session SD of each grid point (relative) when sessions are modelled, else None.
     omega: np.ndarray | None = None
+    #: :meth:`delta`'s summaries by (a, b, rope, hdi_prob): a verdict and its "to settle"
+    #: advice read the same one (1.5 s each on the 532,607 points of a table with sessions
+    #: and four cold groups). A posterior is not modified after its fit.
+    _deltas: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def contrast(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Mixture components of a linear contrast c @ beta: means and variances, shape (G,)."""
@@ -490,10 +383,13 @@ class GridPosterior:
         rope : float
             Half-width of the region of practical equivalence, log scale (>= 0).
         """
-        c = np.zeros(self.mean.shape[-1])
-        c[b], c[a] = 1.0, -1.0
-        m, v = self.contrast(c)
-        return mixture_summary(self.w, m, v, rope, hdi_prob)
+        key = (int(a), int(b), float(rope), float(hdi_prob))
+        if key not in self._deltas:
+            c = np.zeros(self.mean.shape[-1])
+            c[b], c[a] = 1.0, -1.0
+            m, v = self.contrast(c)
+            self._deltas[key] = mixture_summary(self.w, m, v, rope, hdi_prob)
+        return replace(self._deltas[key])   # a copy: the caller may change its own
 
     def level(self, k: int) -> float:
         """Posterior mean TPS level of config ``k``, :math:`\\exp E[\\mu_k]` (TPS).
@@ -510,8 +406,25 @@ class GridPosterior:
         c[b], c[a] = 1.0, -1.0
         m, v = self.contrast(c)
         x = np.asarray(x, float)
-        z = (x[..., None] - m) / np.sqrt(v)
-        return np.sum(self.w * np.exp(-0.5 * z * z) / np.sqrt(2 * np.pi * v), axis=-1)
+        sd, norm = np.sqrt(v), np.sqrt(2 * np.pi * v)
+        if x.ndim == 1 and x.size > 2 and x.size * m.size >= _DENSITY_COMPILED_MIN:
+            h = (x[-1] - x[0]) / (x.size - 1)
+            if h > 0 and np.allclose(np.diff(x), h, rtol=1e-9, atol=0.0):  # a linspace
+                from models.kernels.exact import density_grid
+
+                out = np.empty(x.size)
+                density_grid(np.ascontiguousarray(self.w, float), np.ascontiguousarray(m),
+                             np.ascontiguousarray(sd), float(x[0]), float(h), x.size, out)
+                return out
+        flat = x.reshape(-1)
+        out = np.empty(flat.shape)
+        # a block of points at a time (each point's sum is the same either way): 200 points
+        # of a 532,607-point posterior were 0.85 GB per temporary
+        step = max(1, (1 << 20) // max(m.size, 1))
+        for i in range(0, flat.size, step):
+            z = (flat[i:i + step, None] - m) / sd
+            out[i:i + step] = np.sum(self.w * np.exp(-0.5 * z * z) / norm, axis=-1)
+        return out.reshape(x.shape)
 
     def scale_summary(self, which: str, hdi_prob: float = 0.95) -> dict:
         """Posterior mean, median and HDI of ``tau``, ``sigma`` or (when sessions are
@@ -564,6 +477,13 @@ class GridPosterior:
         m = np.einsum("gp,gp->g", c, beta_c) + g * st.T_i[instance] + self.centre[k]
         v = np.einsum("gp,gpq,gq->g", c, self.cov, c) + s2 * g + s2
         return m, v
+
+
+#: Points x components from which :meth:`GridPosterior.delta_density` on a uniform grid sums
+#: by :func:`models.kernels.exact.density_grid` (numba; ~1e-13 of the direct sum): the
+#: verdict's 200-point curve of a 532,607-point posterior took 1.4 s of exp, the kernel
+#: 0.1-0.3 s; a plain table's (~1e4 points) stays in NumPy and imports no numba.
+_DENSITY_COMPILED_MIN = 1 << 22
 
 
 #: Coarse noise grid: the first 36 points are the former 1e-5..0.3 grid (so fits whose mass lies
@@ -639,45 +559,104 @@ def _two_pass_cold(st, m0c, v0, data: TPSData, prior: NoisePrior, n_grid: int):
 def _two_pass_sessions(ss, m0c, v0, data: TPSData, prior: NoisePrior, n_grid: int):
     """:func:`_two_pass` with the session SD integrated over :func:`session_nodes` (and, with
     cold runs, the cold groups' component combinations, :mod:`models.stats.tps_cold`): a
-    mixture over grid points x components, as :func:`_two_pass_cold`.
+    mixture over grid points x components, as :func:`_two_pass_cold`, without the lightest
+    points holding :data:`_COLD_DROP_MASS` of the mass (:func:`_lightest_dropped`).
+
+    Both passes compute the marginal likelihoods only (:func:`_loglik_many`); the means and
+    covariances are computed afterwards for the points kept (:func:`_moments_at`; a third of
+    the 60 x 60 x 12 x 36 points of four cold sessions): the same numbers as integrating
+    every point and dropping afterwards, up to rounding.
 
     Returns
     -------
-    T, S, Om : ndarray, shape (G K,)
-        Instance, run and session SDs of each point.
-    w, log_ev, edge, mean (G K, p), cov (G K, p, p)
+    T, S, Om : ndarray, shape (n,)
+        Instance, run and session SDs of each point kept.
+    w (n,), log_ev, edge, mean (n, p), cov (n, p, p)
     """
     nodes, lwn = session_nodes()
     if data.use_cold:   # the cold groups' component combinations (models.stats.tps_cold)
         def many(T, S, m0s, v0s):
             parts = conditional_posterior_sessions(ss, T, S, np.full(T.shape, nodes[
                 nodes.size // 2]), None, None)
-            return _integrate_fixed_many(ss.N, *parts, m0s, v0s)
+            return (_loglik_many(ss.N, *parts, m0s, v0s),)
         lwc, m0s, v0s, _ = tps_cold.cold_mixture(many, _COARSE, m0c, v0, data)
     else:
         lwc, m0s, v0s = np.zeros(1), m0c[None, :], v0[None, :]
-    cw = lwc
+    parts = {}
 
     def ll(T, S):
-        lls, means, covs, lwn_s = [], [], [], prior.session_logw(nodes, lwn, S)   # (n, G)
+        lls, lwn_s = [], prior.session_logw(nodes, lwn, S)                    # (n, G)
+        parts["A"], parts["b"] = [], []
         for j, om in enumerate(nodes):  # the Gaussian parts depend on omega, not on the cold prior
-            parts = conditional_posterior_sessions(ss, T, S, np.full(T.shape, om), None, None)
-            l, m, c = _integrate_fixed_many(ss.N, *parts, m0s, v0s)   # (Kc, G), ...
-            lls.append(l + lwc[:, None] + lwn_s[j][None, :])
-            means.append(m)
-            covs.append(c)
+            A, b, q, logdetS = conditional_posterior_sessions(ss, T, S, np.full(T.shape, om),
+                                                              None, None)
+            lls.append(_loglik_many(ss.N, A, b, q, logdetS, m0s, v0s) + lwc[:, None]
+                       + lwn_s[j][None, :])                                 # (Kc, G)
+            parts["A"].append(A)
+            parts["b"].append(b)
         lk = np.concatenate(lls, axis=0).T                            # (G, K)
         tot = special.logsumexp(lk, axis=-1)
-        return (tot, lk - tot[:, None], np.concatenate(means, 0).transpose(1, 0, 2),
-                np.concatenate(covs, 0).transpose(1, 0, 2, 3))
+        return tot, lk - tot[:, None]
 
-    T, S, w, log_ev, edge, (resp, mean, cov) = _two_pass(ll, prior, n_grid)
-    K = nodes.size * cw.size
+    T, S, w, log_ev, edge, (resp,) = _two_pass(ll, prior, n_grid)
+    Kc = lwc.size
+    K = nodes.size * Kc
     wk = (w[:, None] * np.exp(resp)).ravel()
-    p = mean.shape[-1]
-    om = np.tile(np.repeat(nodes, cw.size), T.size)
-    return (np.repeat(T, K), np.repeat(S, K), om, wk / wk.sum(), log_ev, edge,
-            mean.reshape(-1, p), cov.reshape(-1, p, p))
+    wk = wk / wk.sum()
+    keep = _lightest_dropped(wk, _COLD_DROP_MASS)
+    g, c = np.divmod(keep, K)
+    j, k = np.divmod(c, Kc)
+    # the fine pass's Gaussian parts, node after node: point g of node j is row j G + g
+    mean, cov = _moments_at(np.concatenate(parts["A"]), np.concatenate(parts["b"]), m0s, v0s,
+                            j * T.size + g, k)
+    return T[g], S[g], nodes[j], wk[keep] / wk[keep].sum(), log_ev, edge, mean, cov
+
+
+def _loglik_many(N: int, A, b, q, logdetS, m0s, v0s) -> np.ndarray:
+    """The marginal likelihoods of :func:`_integrate_fixed_many`, shape (K, G), without its
+    means and covariances: one Cholesky factor and one triangular solve per (prior, point)
+    (:func:`models.kernels.exact.fixed_loglik`; numba, compiled on first use).
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        Some P = A + V0^-1 is not positive definite (as ``np.linalg.cholesky``).
+    """
+    from models.kernels.exact import fixed_loglik
+
+    m0s, v0s = np.asarray(m0s, float), np.asarray(v0s, float)
+    const = N * _LOG2PI + np.sum(np.log(v0s), -1) + np.sum(m0s * m0s / v0s, -1)   # (K,)
+    out = np.empty((m0s.shape[0], b.shape[0]))
+    if not fixed_loglik(np.ascontiguousarray(A, float), np.ascontiguousarray(b, float),
+                        np.ascontiguousarray(q, float), np.ascontiguousarray(logdetS, float),
+                        np.ascontiguousarray(1.0 / v0s), np.ascontiguousarray(m0s / v0s),
+                        const, out):
+        raise np.linalg.LinAlgError("Matrix is not positive definite")
+    return out
+
+
+def _moments_at(A, b, m0s, v0s, gi, ki) -> tuple[np.ndarray, np.ndarray]:
+    """Conditional posterior means (n, p) and covariances (n, p, p) of the fixed effects at
+    rows ``gi`` (n,) of the Gaussian parts ``A`` (G, p, p), ``b`` (G, p) under priors ``ki``
+    (n,) of ``m0s``, ``v0s`` (K, p): :func:`_integrate_fixed_many`'s ``mean`` and ``Pinv`` of
+    those pairs only (:func:`models.kernels.exact.fixed_moments`).
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        As :func:`_loglik_many`.
+    """
+    from models.kernels.exact import fixed_moments
+
+    n, p = np.asarray(gi).size, b.shape[-1]
+    mean, cov = np.empty((n, p)), np.empty((n, p, p))
+    m0s, v0s = np.asarray(m0s, float), np.asarray(v0s, float)
+    if not fixed_moments(np.ascontiguousarray(A, float), np.ascontiguousarray(b, float),
+                         np.ascontiguousarray(1.0 / v0s), np.ascontiguousarray(m0s / v0s),
+                         np.ascontiguousarray(gi, np.int64), np.ascontiguousarray(ki, np.int64),
+                         mean, cov):
+        raise np.linalg.LinAlgError("Matrix is not positive definite")
+    return mean, cov
 
 
 #: Posterior mass of the lightest grid x cold-component points dropped from a cold fit.
@@ -685,11 +664,29 @@ _COLD_DROP_MASS = 1e-7
 
 
 def _lightest_dropped(w: np.ndarray, mass: float) -> np.ndarray:
-    """Indices (ascending) of the heaviest weights that hold all but ``mass`` of ``w``."""
-    order = np.argsort(w, kind="stable")[::-1]
-    c = np.cumsum(w[order])
-    n = int(np.searchsorted(c, (1.0 - mass) * c[-1])) + 1
-    return np.sort(order[:n])
+    """Indices (ascending) of the heaviest weights that hold all but ``mass`` of ``w``.
+
+    The heaviest first (ties: the later index first) until their running sum reaches
+    ``(1 - mass)`` of the total, that point included. Only the weights of the binary order of
+    magnitude where the sum crosses it are sorted (the heavier ones are all kept, the
+    lighter all dropped): sorting all 1.55 million points of a fit with sessions and four
+    cold groups took 0.3 s. The same points as sorting everything, unless a weight lies
+    within rounding (~1e-16 of the total) of the cut.
+    """
+    w = np.asarray(w, float)
+    _, e = np.frexp(w)
+    pos = w > 0
+    if not pos.all():   # zero weights are the lightest
+        e = np.where(pos, e, (e[pos].min() if pos.any() else 0) - 1)
+    E = e.max() - e                                                  # 0: the heaviest bin
+    cum = np.cumsum(np.bincount(E, weights=w))
+    target = (1.0 - mass) * cum[-1]
+    b = min(int(np.searchsorted(cum, target)), cum.size - 1)
+    inside = np.flatnonzero(E == b)
+    order = inside[np.argsort(w[inside], kind="stable")[::-1]]
+    c = (cum[b - 1] if b > 0 else 0.0) + np.cumsum(w[order])
+    n = int(np.searchsorted(c, target)) + 1
+    return np.sort(np.concatenate([np.flatnonzero(E < b), order[:n]]))
 
 
 def fit_exact(data: TPSData, prior: NoisePrior, *, n_grid: int = 60) -> GridPosterior:
@@ -727,9 +724,6 @@ def fit_exact(data: TPSData, prior: NoisePrior, *, n_grid: int = 60) -> GridPost
         ss = SessionStats.from_design(X, data.instance, data.session, data.y - centre[data.config])
         T, S, omega, w, log_ev, edge, mean, cov = _two_pass_sessions(ss, m0c, v0, data, prior,
                                                                     n_grid)
-        keep = _lightest_dropped(w, _COLD_DROP_MASS)
-        T, S, omega, w, mean, cov = (T[keep], S[keep], omega[keep], w[keep] / w[keep].sum(),
-                                     mean[keep], cov[keep])
     elif data.use_cold:
         T, S, w, log_ev, edge, mean, cov, cold_info = _two_pass_cold(st, m0c, v0, data, prior,
                                                                      n_grid)

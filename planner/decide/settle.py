@@ -47,6 +47,13 @@ SETTLE_MAX_RUNS = 100
 SETTLE_SCREEN_MARGIN = 0.0
 
 
+#: Grid points x quadrature nodes from which :func:`settle_screen` sums in a compiled loop
+#: (:func:`models.kernels.screen.screen_sum`, numba; each term NumPy's, the sum to
+#: rounding): the 264,638 points x 48 nodes of a table with sessions and four cold groups
+#: took 1.2 s in NumPy, 0.5 s compiled; a quick form's screen (~1e4 points) imports no numba.
+SCREEN_COMPILED_MIN = 1 << 20
+
+
 def settle_screen(post, rope_log: float, n: Sequence[int], *, hdi_prob: float = 0.95,
                   nodes: int = 96) -> np.ndarray:
     r"""Normal approximation of the assurance of adding ``n`` runs per arm on new instances.
@@ -88,8 +95,8 @@ def settle_screen(post, rope_log: float, n: Sequence[int], *, hdi_prob: float = 
     k = int(np.searchsorted(np.cumsum(w[order]), (1.0 - 1e-5) * w.sum())) + 1
     idx = order[:k]
     w = w[idx] / w[idx].sum()
-    M = post.mean[idx][:, :2]
-    C = post.cov[idx][:, :2, :2]
+    M = post.mean[idx, :2]
+    C = post.cov[idx, :2, :2]
     s2 = post.tau[idx] ** 2 + post.sigma[idx] ** 2
     a11, a12, a22 = C[:, 0, 0], C[:, 0, 1], C[:, 1, 1]
     det = a11 * a22 - a12 * a12
@@ -100,8 +107,10 @@ def settle_screen(post, rope_log: float, n: Sequence[int], *, hdi_prob: float = 
     x = np.linspace(-8.0, 8.0, int(nodes))
     px = np.exp(-0.5 * x * x)
     px /= px.sum()
-    dl = mean_d[:, None] + sd_d[:, None] * x[None, :]                    # (G, Q) true Δ
-    tgt_b, tgt_a = dl > rope_log, dl < -rope_log
+    compiled = w.size * x.size >= SCREEN_COMPILED_MIN
+    if not compiled:
+        dl = mean_d[:, None] + sd_d[:, None] * x[None, :]                # (G, Q) true Δ
+        tgt_b, tgt_a = dl > rope_log, dl < -rope_log
     z = float(ndtri(0.5 + 0.5 * hdi_prob))
     out = np.empty(len(n))
     for j, nj in enumerate(n):
@@ -116,6 +125,12 @@ def settle_screen(post, rope_log: float, n: Sequence[int], *, hdi_prob: float = 
         var_m = (k1 * k1 * a11 + 2 * k1 * k2 * a12 + k2 * k2 * a22) + (k1 * k1 + k2 * k2) / a
         beta = cov_md / var_d
         sr = np.sqrt(np.maximum(var_m - beta * cov_md, 1e-300))
+        if compiled:
+            from models.kernels.screen import screen_sum
+
+            out[j] = screen_sum(w, mean_d, sd_d, beta, z * np.sqrt(v_f), sr, x, px,
+                                float(rope_log))
+            continue
         mu = mean_d[:, None] + beta[:, None] * (dl - mean_d[:, None])    # E[m_f | Δ]
         h = (z * np.sqrt(v_f))[:, None]
         s = sr[:, None]

@@ -236,3 +236,21 @@ def test_equal_differences_are_no_spread_not_a_huge_t(cli):
     code, out, _ = cli("verdict", "--a-runs", "100,100,100", "--b-runs", "101,101,101",
                        "--json")
     assert json.loads(out)["classical"]["welch"]["p"] is None
+
+
+def test_compiled_screen_equals_its_numpy_form(monkeypatch):
+    """The screen's compiled sum (a posterior of 2^20+ points x nodes) equals its NumPy form."""
+    import planner.decide.settle as settle
+    from models.stats.noise import WEAK
+
+    t = runs_from_values([308.1, 307.9, 308.4], [309.0, 309.4, 308.8], platform="",
+                         paired=True)
+    post = fit_exact(build_data(t, "A", "B", use_cold=False), WEAK)
+    n = [1, 8, 100]
+    for rope in (0.0, 1e-3, 5e-3):
+        monkeypatch.setattr(settle, "SCREEN_COMPILED_MIN", 1 << 60)
+        want = settle.settle_screen(post, rope, n, nodes=48)
+        monkeypatch.setattr(settle, "SCREEN_COMPILED_MIN", 0)
+        got = settle.settle_screen(post, rope, n, nodes=48)
+        assert np.allclose(got, want, rtol=1e-12, atol=1e-15), rope
+        assert 0 < want[-1] < 1
