@@ -32,6 +32,7 @@ import numpy as np
 __all__ = [
     "ScalePrior", "NoisePrior", "WEAK", "prior_from_summary", "fit_inv_chi2_to_log_moments",
     "platform_key", "platform_prior", "known_platforms", "fit_scale_population",
+    "scale_population_nll",
     "PopulationPrior", "t_logpdf", "REF_LOG_SIGMA",
 ]
 
@@ -401,6 +402,61 @@ def known_platforms() -> list[str]:
     return sorted(_cells())
 
 
+def scale_population_nll(s2: np.ndarray, df: np.ndarray):
+    r"""The negative log-likelihood of sample variances under a population of scales.
+
+    With :math:`\sigma_r^2 \sim` Scaled-Inv-chi2(:math:`\nu, s_0^2`) and
+    :math:`d_r s_r^2/\sigma_r^2 \sim \chi^2_{d_r}`, the marginal of :math:`x_r = s_r^2/s_0^2`
+    is :math:`F(d_r, \nu)`, so the log density of :math:`s_r^2` is
+
+    .. math::
+
+       \tfrac{d}{2}\log\tfrac{d}{\nu} + (\tfrac{d}{2} - 1)\log x
+       - \tfrac{d + \nu}{2}\log\!\big(1 + \tfrac{d x}{\nu}\big)
+       - \log B(\tfrac{d}{2}, \tfrac{\nu}{2}) - 2\log s_0 .
+
+    The returned function evaluates the sum over cells at :math:`(\log\nu, \log s_0)`,
+    the terms in :math:`d_r` and :math:`s_r^2` alone computed once: an optimiser calls it a few
+    hundred times per fit, and ``scipy.stats.f.logpdf``'s argument checks and broadcasting
+    (~0.2 ms a call) were 70 % of a leave-one-group-out calibration study. The value equals
+    ``-sum(scipy.stats.f.logpdf(s2 / s0**2, df, nu) - 2 log s0)`` (a test checks it to 1e-12).
+
+    Parameters
+    ----------
+    s2 : ndarray, shape (C,)
+        Sample variances (> 0, relative^2).
+    df : ndarray, shape (C,)
+        Their degrees of freedom (>= 1).
+
+    Returns
+    -------
+    callable
+        ``nll(p)`` for ``p = (log nu, log s0)``, a float.
+    """
+    from scipy import special
+
+    s2 = np.asarray(s2, float)
+    half = 0.5 * np.asarray(df, float)
+    ds2 = 2.0 * half * s2
+    # sum over cells of d/2 log d + (d/2 - 1) log s2: the terms without the parameters
+    const = float(np.sum(half * np.log(2.0 * half) + (half - 1.0) * np.log(s2)))
+    sum_half = float(half.sum())
+    # the Beta-function term depends on d only through its few distinct values
+    u_half, u_count = np.unique(half, return_counts=True)
+    u_count = u_count.astype(float)
+
+    def nll(p) -> float:
+        log_nu, log_s0 = float(p[0]), float(p[1])
+        nu = math.exp(log_nu)
+        # (d/2 - 1) log x - 2 log s0 summed: -2 (sum d/2) log s0 beside the constant
+        ll = const - sum_half * (log_nu + 2.0 * log_s0)
+        ll -= float(np.sum((half + 0.5 * nu) * np.log1p(ds2 * (math.exp(-2.0 * log_s0) / nu))))
+        ll -= float(special.betaln(u_half, 0.5 * nu) @ u_count)
+        return -ll
+
+    return nll
+
+
 def fit_scale_population(s2: np.ndarray, df: np.ndarray) -> tuple[ScalePrior, dict]:
     r"""Empirical-Bayes prior for a noise scale that varies between experiments.
 
@@ -434,17 +490,14 @@ def fit_scale_population(s2: np.ndarray, df: np.ndarray) -> tuple[ScalePrior, di
         Fewer than 3 cells. A variance of 0 (or below) is not refused: it is raised to
         1e-16 (an SD of 1e-8, 0.000001 %) so that its F log-density stays finite.
     """
-    from scipy import optimize, stats
+    from scipy import optimize
 
     s2 = np.asarray(s2, float)
     df = np.asarray(df, float)
     if s2.size < 3:
         raise ValueError("need at least 3 cells with repeated runs")
     s2 = np.maximum(s2, 1e-16)
-
-    def nll(p):
-        nu, s0 = math.exp(p[0]), math.exp(p[1])
-        return -float(np.sum(stats.f.logpdf(s2 / s0**2, df, nu) - 2 * math.log(s0)))
+    nll = scale_population_nll(s2, df)
 
     start = [math.log(3.0), 0.5 * math.log(float(np.median(s2)))]
     res = optimize.minimize(nll, start, method="Nelder-Mead",

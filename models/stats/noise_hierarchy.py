@@ -73,7 +73,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from models.stats.noise import NoisePrior, ScalePrior, fit_inv_chi2_to_log_moments
+from models.stats.noise import (NoisePrior, ScalePrior, fit_inv_chi2_to_log_moments,
+                               scale_population_nll)
 
 __all__ = [
     "WIDE", "MIN_OWN_CELLS", "OMEGA_NU", "ReplicateCell", "HierarchyChoice", "NoiseHierarchy",
@@ -195,11 +196,12 @@ def _widen(prior: ScalePrior, extra_var_log_var: float) -> ScalePrior:
 def _fit_node(s2: np.ndarray, df: np.ndarray, parent: tuple[float, float] | None,
               omega: float) -> tuple[float, float, float]:
     """Penalised F-population fit; returns (log nu, log s0, var of log s0)."""
-    from scipy import optimize, stats
+    from scipy import optimize
+
+    nll = scale_population_nll(s2, df)
 
     def obj(p):
-        nu, s0 = math.exp(p[0]), math.exp(p[1])
-        val = -float(np.sum(stats.f.logpdf(s2 / s0**2, df, nu) - 2 * p[1]))
+        val = nll(p)
         if parent is not None:
             val += (p[1] - parent[1]) ** 2 / (2 * omega**2) + (p[0] - parent[0]) ** 2 / (
                 2 * OMEGA_NU**2)

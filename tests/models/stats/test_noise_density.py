@@ -84,3 +84,21 @@ def test_stored_scale_quantiles_are_scipys():
     sp = ScalePrior("inv_chi2", 0.0123, 5.0)
     assert float(sp.ppf(1e-4)) == pytest.approx(float(np.sqrt(
         1.0 / special.gammainccinv(2.5, 1e-4) * (5.0 * 0.0123 ** 2 / 2.0))), rel=1e-14)
+
+
+def test_scale_population_nll_is_the_f_log_density_of_the_variances():
+    """The hierarchy's and fit_scale_population's objective equals SciPy's F log density
+    (-sum log f_F(s2/s0^2; d, nu) + 2 log s0) over the range the fits visit, df 0.3 .. 1e5."""
+    import math
+
+    from models.stats.noise import scale_population_nll
+
+    rng = np.random.default_rng(3)
+    for C in (3, 40, 400):
+        s2 = rng.lognormal(-14.0, 2.5, C)
+        df = rng.integers(1, 30, C).astype(float)
+        nll = scale_population_nll(s2, df)
+        for log_nu, log_s0 in [(0.0, -7.0), (3.0, -6.5), (-1.2, -9.0), (11.5, -7.0)]:
+            nu, s0 = math.exp(log_nu), math.exp(log_s0)
+            want = -float(np.sum(stats.f.logpdf(s2 / s0**2, df, nu) - 2 * log_s0))
+            assert nll((log_nu, log_s0)) == pytest.approx(want, rel=1e-10, abs=1e-9)
