@@ -70,9 +70,9 @@ def prior_without(platform: str | None, cache: dict):
         if platform and QUICK:
             # screening: warm-started from the fit on every platform, two rounds
             if "_full" not in cache:
-                cache["_full"] = fit((), FAMILY, DROP)["fit"]["theta"]
+                cache["_full"] = fit((), FAMILY, DROP, marginals=False)["fit"]["theta"]
             kw = {"start": list(cache["_full"].values()), "rounds": 2}
-        d = fit((platform,) if platform else (), FAMILY, DROP, **kw)
+        d = fit((platform,) if platform else (), FAMILY, DROP, marginals=False, **kw)
         cache[platform] = population_noise_prior(PopulationPrior.from_dict(d["prior"]),
                                                  source=f"population without {platform}")
     return cache[platform]
