@@ -84,15 +84,11 @@ class Features:
         if key not in self._cache:
             c, p = self.cap.completions, self.cap.prompts
             out = np.empty(len(targets))
-            full = None
-            refset = set(ref.tolist())
+            full = am.NgramReference([c[i] for i in ref])
+            where = {int(i): k for k, i in enumerate(ref)}
             for j, t in enumerate(targets):
-                if t in refset:  # leave the prompt out of its own reference
-                    r = am.NgramReference([c[i] for i in ref if i != t])
-                else:
-                    full = full or am.NgramReference([c[i] for i in ref])
-                    r = full
-                out[j] = r.top1_share(p[t], c[t])
+                # a prompt of the reference is scored leaving itself out
+                out[j] = full.top1_share(p[t], c[t], without=where.get(int(t)))
             self._cache[key] = out
         return self._cache[key]
 
@@ -587,13 +583,15 @@ def own_set_hits(prompts, completions, groups=None):
     reference (v3's state; addendum 5's fallback)."""
     gs = np.array([str(x) for x in (groups if groups is not None else [None] * len(prompts))])
     out = []
+    own: dict = {}
     for i, (p, c) in enumerate(zip(prompts, completions)):
-        mates = [j for j in np.flatnonzero(gs == gs[i]) if j != i]
-        if mates:
-            r = am.NgramReference([completions[j] for j in mates])
+        members = [int(j) for j in np.flatnonzero(gs == gs[i])]
+        if len(members) > 1:
+            if gs[i] not in own:
+                own[gs[i]] = am.NgramReference([completions[j] for j in members])
+            out.append(own[gs[i]].top1_hits(p, c, without=members.index(i)))
         else:
-            r = am.load_reference()["reference"]
-        out.append(r.top1_hits(p, c))
+            out.append(am.load_reference()["reference"].top1_hits(p, c))
     return np.concatenate(out).astype(float)
 
 

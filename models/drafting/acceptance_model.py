@@ -198,10 +198,7 @@ def xng_feature(capture) -> np.ndarray:
     where = {k: i for i, k in enumerate(ref["prompt_keys"])}
     out = np.empty(len(capture))
     for i, (p, c) in enumerate(zip(capture.prompts, capture.completions, strict=True)):
-        j = where.get(_prompt_key(p))
-        r = ref["reference"] if j is None else NgramReference(
-            [c2 for n, c2 in enumerate(ref["completions"]) if n != j])
-        out[i] = r.top1_share(p, c)
+        out[i] = ref["reference"].top1_share(p, c, without=where.get(_prompt_key(p)))
     return out
 
 
@@ -261,11 +258,9 @@ def calibration_token_arrays(capture) -> dict:
             inside = np.isin(groups, ex)
             ref_idx = np.flatnonzero(~inside)
             full = NgramReference([comps[i] for i in ref_idx])
-            hits = []
-            for i in range(len(capture)):
-                r = full if inside[i] else NgramReference(
-                    [comps[j] for j in ref_idx if j != i])
-                hits.append(r.top1_hits(prompts[i], comps[i]))
+            where = {int(i): k for k, i in enumerate(ref_idx)}
+            hits = [full.top1_hits(prompts[i], comps[i], without=where.get(i))
+                    for i in range(len(capture))]
             out["xng_" + _xkey(ex)] = np.concatenate(hits).astype(np.uint8)
     return out
 
@@ -391,10 +386,7 @@ def capture_states(capture):
     where = {k: i for i, k in enumerate(ref["prompt_keys"])}
     xh, eos, rc = [], [], []
     for p, c in zip(capture.prompts, capture.completions, strict=True):
-        j = where.get(_prompt_key(p))
-        r = ref["reference"] if j is None else NgramReference(
-            [c2 for n, c2 in enumerate(ref["completions"]) if n != j])
-        xh.append(r.top1_hits(p, c))
+        xh.append(ref["reference"].top1_hits(p, c, without=where.get(_prompt_key(p))))
         eos.append(_eos_mask(c))
         rc.append(recur_mask(c))
     X = token_states((prof.accept_len >= 1).astype(float), np.concatenate(xh).astype(float),

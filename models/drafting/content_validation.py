@@ -99,10 +99,11 @@ def fold_states(held, table: dict | None = None):
     X, off = am.calibration_states()
     X = X.copy()
     full = NgramReference([cap.completions[i] for i in train])
+    where = {i: k for k, i in enumerate(train)}
     for i in range(len(ids)):
-        ref = full if i in held else NgramReference(
-            [cap.completions[j] for j in train if j != i])
-        X[off[i]:off[i + 1], 2] = ref.top1_hits(cap.prompts[i], cap.completions[i])
+        # a training prompt is scored against the other training prompts
+        X[off[i]:off[i + 1], 2] = full.top1_hits(cap.prompts[i], cap.completions[i],
+                                                 without=where.get(i))
     return X, off
 
 
