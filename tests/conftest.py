@@ -82,3 +82,39 @@ def pytest_fixture_setup(fixturedef, request):
                 # re-raise what is cached, so cache the skip, not the error
                 fixturedef.cached_result = (None, cached[1], (skip, skip.__traceback__))
             raise
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """The slow checks first, shared between the xdist workers; the quick tests after them.
+
+    pytest-xdist's ``worksteal`` hands each worker a contiguous share of the collection and
+    an idle worker later steals the end of a busy one's queue. With the slow checks where
+    collection put them, a minute-long test could start last on one worker while the other
+    sat idle. Here each worker's share opens with its slow checks (whole modules kept
+    together, so a module-scoped fixture is built on one worker only, dealt out largest
+    module first to the share with the least so far) and ends with quick tests, which are
+    what gets stolen. Without xdist only the order changes: slow checks first."""
+    n_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    slow_mods: dict[str, list] = {}
+    quick = []
+    for it in items:
+        if it.get_closest_marker("slow") is not None:
+            slow_mods.setdefault(it.nodeid.split("::")[0], []).append(it)
+        else:
+            quick.append(it)
+    if not slow_mods:
+        return
+    shares = [[] for _ in range(max(n_workers, 1))]
+    for mod in sorted(slow_mods, key=lambda m: -len(slow_mods[m])):
+        min(shares, key=len).extend(slow_mods[mod])
+    # xdist's first split: worker i gets len(remaining) // (workers left) items in order
+    out, q, left = [], 0, len(items)
+    for i, share in enumerate(shares):
+        size = left // (len(shares) - i)
+        take = max(size - len(share), 0)
+        out += share + quick[q:q + take]
+        q += take
+        left -= len(share) + take
+    out += quick[q:]
+    items[:] = out

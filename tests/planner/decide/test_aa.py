@@ -2,6 +2,9 @@
 
 import pytest
 
+#: slow: scheduled first and kept on one worker (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 from models.stats.noise import platform_prior
 from planner.io.runs import read_runs
 from planner.decide.validation import aa_study, logo_study, loo_coverage, repeated_cells

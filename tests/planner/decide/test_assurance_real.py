@@ -9,6 +9,7 @@ import itertools
 import math
 
 import numpy as np
+import pytest
 
 from models.stats.assurance import Truth, evaluate_fixed
 from models.stats.assurance_analysis import analysis_grid
@@ -88,6 +89,7 @@ def test_real_aa_splits_match_prediction(runs_csv):
     assert abs(pred - real) <= 0.05, (pred, real)
 
 
+@pytest.mark.slow
 def test_default_grid_matches_1200_points_on_budget_example(monkeypatch):
     """The default analysis grid (g_max = 600, ≈ 29 % less CPU) against the former 1,200
     points on the budget example (examples/plan.toml, 2,000 sims, seed 0): every assurance of

@@ -49,6 +49,9 @@ from planner.decide.comparison import build_data
 pytest.importorskip("pymc")
 from models.stats.tps_mcmc import fit_mcmc  # noqa: E402
 
+#: slow: scheduled first and kept on one worker (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 RUNS = Path(__file__).resolve().parents[3] / "examples" / "runs" / "tps_runs.csv"
 DRAWS = 100_000
 ROPE = 0.001

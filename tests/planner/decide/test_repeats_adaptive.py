@@ -72,6 +72,7 @@ def test_repeats_same_decisions_as_full_simulation(delta, platform):
     _same_plan(full, fast, f"{delta} {platform}")
 
 
+@pytest.mark.slow
 def test_shipped_budget_plan_same_purchases(monkeypatch):
     import functools
     from pathlib import Path
