@@ -2,6 +2,7 @@
 cache that fails (corrupt: rebuilt; unwritable, no home: an in-memory compile) with the same
 results."""
 
+import json
 import os
 import subprocess
 import sys
@@ -154,17 +155,34 @@ def test_numba_settings_that_would_fail_every_kernel_fall_back(tmp_path, env, no
 def test_an_unloadable_threading_layer_falls_back_to_the_default(tmp_path):
     """NUMBA_THREADING_LAYER=tbb without TBB: "No threading layer could be loaded" at the
     first parallel kernel; numba's default layer instead, one note."""
-    # one parallel kernel is enough (the layer loads at its compile); compile_all took 40 s
+    # one parallel kernel is enough (the layer loads at its compile): a small one made the
+    # way models.kernels.assurance makes its two (a KernelGroup with prange, parallel=True,
+    # nogil=True) goes through the same fallback; assurance's label_mixtures took 13 s to
+    # compile, compile_all 40 s
+    (tmp_path / "par_kernel.py").write_text(
+        "import numpy as np\n"
+        "from models.kernels._jit import KernelGroup\n"
+        "_prange = range\n"
+        "def _py_psum(x):\n"
+        "    out = np.empty(x.shape[0])\n"
+        "    for i in _prange(x.shape[0]):\n"
+        "        out[i] = 2.0 * x[i] + 1.0\n"
+        "    return out.sum()\n"
+        "psum = KernelGroup(globals(), prange='_prange').kernel(\n"
+        "    _py_psum, parallel=True, nogil=True, sig=('f8[::1]',))\n")
     code = ("import numpy as np\n"
-            "from models.kernels import assurance, _jit\n"
-            "k, sig = next(r for r in _jit._REGISTRY if r[0] is assurance.label_mixtures)\n"
-            "k.prepare(*(_jit._example(s) for s in sig))\n"
-            "print('ok')\n")
-    env = dict(os.environ, NUMBA_THREADING_LAYER="tbb", PYTHONPATH=str(ROOT),
+            "import par_kernel\n"
+            "from models.kernels import _jit\n"
+            "ok = par_kernel.psum(np.arange(1000.0)) == 1000.0 ** 2\n"
+            "from numba.core.registry import CPUDispatcher\n"
+            "print(ok, isinstance(par_kernel.psum._disp, CPUDispatcher), _jit._STATE['cache'])\n")
+    env = dict(os.environ, NUMBA_THREADING_LAYER="tbb",
+               PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)]),
                NUMBA_CACHE_DIR=str(tmp_path / "numba"))
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True,
                          text=True, timeout=900)
-    assert out.returncode == 0 and out.stdout.split() == ["ok"], out.stderr[-3000:]
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["True", "True", "True"], out.stderr[-3000:]  # compiled, cached
     try:
         import tbb  # noqa: F401
     except ImportError:
@@ -236,16 +254,30 @@ def _planner(args, env_changes, cwd=ROOT):
 @pytest.mark.slow
 def test_seeded_json_is_the_same_cold_warm_and_in_memory(tmp_path):
     """A draft compiled into an empty cache, loaded from it, and compiled in memory (no home
-    directory) prints the same seeded JSON; nothing compiles on stdout."""
-    args = ["draft", "--seed", "1", "--json"]
+    directory) prints the same seeded JSON; nothing compiles on stdout.
+
+    One seeded Monte-Carlo policy (MTP) on a small capture, without the per-prompt counters
+    (whose calibration compiles the suffix lookup kernel, 7 s): it still goes through the
+    capture parser, the walk sums, the bootstrap, the special functions and the parallel
+    assurance kernel of the runs/arm sizing, compiled in 17 s instead of the default
+    draft's 31 s (five policies, the shipped capture), twice."""
+    capture = ROOT / "tests" / "fixtures" / "draft_small_capture.jsonl.gz"
+    args = ["draft", str(capture), "-p", "mtp", "--per-prompt", "none", "--seed", "1", "--json"]
     cache = {"NUMBA_CACHE_DIR": str(tmp_path / "numba")}
-    cold, warm = _planner(args, cache), _planner(args, cache)
+    cold = _planner(args, cache)
+    assert cold.returncode == 0, cold.stderr[-2000:]
+    compiled = {f.name.split(".")[0] for f in (tmp_path / "numba").rglob("*.nbi")}
+    assert compiled >= {"assurance", "bootstrap", "capture", "lookup", "special"}, compiled
+    warm = _planner(args, cache)
     memory = _planner(args, {"HOME": "", "XDG_CACHE_HOME": None, "NUMBA_CACHE_DIR": None},
                       cwd=tmp_path)
-    for r in (cold, warm, memory):
+    for r in (warm, memory):
         assert r.returncode == 0, r.stderr[-2000:]
     assert cold.stdout == warm.stdout == memory.stdout
     assert cold.stdout.lstrip().startswith("{")
+    mtp = json.loads(cold.stdout)["policies"][1]
+    assert mtp["label"] == "mtp(k=7)" and mtp["stochastic"] and mtp["mc_replicates"] == 200
+    assert mtp["worth_a_run"]["runs_per_arm"] >= 1  # sized by the assurance kernel
 
 
 @pytest.mark.slow

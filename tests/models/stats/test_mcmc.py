@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -55,7 +56,7 @@ def test_pymc_sampler_seeded_and_same_api():
 
 
 def test_api_shapes_and_keys():
-    d = _paired(n=5)
+    d = _paired()  # the design (and prior) of the seeding test: its compiled model is reused
     p = fit_mcmc(d, WEAK, draws=500, tune=500, seed=1, extend=False)
     diag = p.diagnostics
     assert set(diag) >= {"engine", "sampler", "r_hat_max", "ess_bulk_min", "ess_tail_min",
@@ -97,8 +98,10 @@ def test_both_engines_satisfy_the_posterior_protocol():
 
 
 def test_bad_fit_is_flagged():
+    # a starved sampler fails its diagnostics whatever the prior: WEAK on the seeding test's
+    # design reuses its compiled model (local-a10g compiled another, 6 s)
     d = _paired(n=4)
-    p = fit_mcmc(d, platform_prior("local-a10g"), draws=20, tune=5, seed=0)
+    p = fit_mcmc(d, WEAK, draws=20, tune=5, seed=0)
     assert p.diagnostics["ok"] is False
     assert p.diagnostics["messages"]
 
@@ -127,7 +130,8 @@ def test_session_term_only_when_sessions_split_an_instance():
     assert not has_sessions(one) and has_sessions(two)
     model, _ = tm.build_model(two, WEAK)
     assert "sigma_session" in model.named_vars
-    p = fit_mcmc(two, WEAK, draws=300, tune=300, seed=0)
+    # the term's presence only: no divergence re-run and ESS extension (their own tests)
+    p = fit_mcmc(two, WEAK, draws=300, tune=300, seed=0, extend=False)
     assert p.sigma_session is not None and p.scale_summary("sigma_session")["mean"] > 0
 
 
@@ -163,9 +167,11 @@ def test_divergences_are_sampled_again_with_smaller_steps():
     data = TPSData.from_arrays([300, 301, 302, 310, 311, 309], ["A"] * 3 + ["B"] * 3,
                                [f"i{k}" for k in range(6)], use_cold=False)
     prior = platform_prior("local-a10g")
-    first = fit_mcmc(data, prior, seed=0, extend=False)
-    assert first.diagnostics["divergences"] > 0  # the case this remedy is for
     post = fit_mcmc(data, prior, seed=0)
     d = post.diagnostics
     assert d["ok"] and d["divergences"] == 0 and d["r_hat_max"] <= 1.01
-    assert any(f"target_accept {RETRY_TARGET_ACCEPT}" in m for m in d["messages"])
+    again = [m for m in d["messages"] if f"target_accept {RETRY_TARGET_ACCEPT}" in m]
+    # the first pass (the same seeded pass a fit with extend=False returns; fitting that
+    # separately sampled it twice) had divergences: the case this remedy is for
+    first = re.search(r"first pass: (\d+) divergences", again[0] if again else "")
+    assert first and int(first.group(1)) > 0, d["messages"]
