@@ -17,7 +17,8 @@ from models.stats.tps_mcmc import fit_mcmc, has_sessions  # noqa: E402
 
 RUNS = Path(__file__).resolve().parents[3] / "examples" / "runs" / "tps_runs.csv"
 
-pytestmark = pytest.mark.filterwarnings("ignore")
+#: slow (NUTS fits): scheduled first and kept on one worker (tests/conftest.py)
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore")]
 
 
 def _paired(n=4, delta=0.002, sd=0.0005, seed=0, outlier=None):

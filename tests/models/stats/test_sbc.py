@@ -40,6 +40,10 @@ from models.stats.mixture import mixture_cdf
 from models.stats.tps_exact import fit_exact
 from models.stats.tps_model import MU_PRIOR_SD, TPSData
 
+#: slow, and the exact checks share one cached set of 2,000 fits: the module runs first, on
+#: one worker (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 PRIOR = NoisePrior(tau=ScalePrior("inv_chi2", 0.008, 8), sigma=ScalePrior("half_normal", 0.005),
                    name="sbc")
 CFG = ["A", "B"] * 4
