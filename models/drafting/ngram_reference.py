@@ -34,6 +34,15 @@ def _ctx_keys(seqs, n):
     return np.concatenate(ks), np.concatenate(nx), np.concatenate(src)
 
 
+def _top1(ci, tok, cnt):
+    """Per context index in ``ci`` (ascending), its most frequent next token (ties: the
+    smallest id): ``(contexts, tokens)``, one entry per distinct context."""
+    order = np.lexsort((tok, -cnt, ci))
+    ci, tok = ci[order], tok[order]
+    first = np.r_[True, ci[1:] != ci[:-1]] if ci.size else np.zeros(0, bool)
+    return ci[first], tok[first]
+
+
 class NgramReference:
     """Backoff n-gram top-1 predictor (orders 3, 2, 1) fitted on reference completions.
 
@@ -64,10 +73,7 @@ class NgramReference:
             up, pair_of, cnt = np.unique(pair, return_inverse=True, return_counts=True)
             pci = up >> _BITS
             ptok = up & ((1 << _BITS) - 1)
-            order = np.lexsort((ptok, -cnt, pci))
-            ci, tok = pci[order], ptok[order]
-            first = np.r_[True, ci[1:] != ci[:-1]] if ci.size else np.zeros(0, bool)
-            self.tables[n] = (uk, tok[first])
+            self.tables[n] = (uk, _top1(pci, ptok, cnt)[1])  # every context has a pair
             self._pairs[n] = (pci, ptok, cnt, np.searchsorted(pci, np.arange(len(uk) + 1)),
                               pair_of.astype(np.int64),
                               np.searchsorted(src, np.arange(len(completions) + 1)))
@@ -89,13 +95,10 @@ class NgramReference:
         left = cnt[idx].copy()
         left[np.searchsorted(idx, own)] -= n_own
         keep = left > 0
-        ci, tok, c = pci[idx][keep], ptok[idx][keep], left[keep]
-        order = np.lexsort((tok, -c, ci))
-        ci, tok = ci[order], tok[order]
-        first = np.r_[True, ci[1:] != ci[:-1]] if ci.size else np.zeros(0, bool)
+        ci, tok = _top1(pci[idx][keep], ptok[idx][keep], left[keep])
         out = best.copy()
         out[ctx] = -1
-        out[ci[first]] = tok[first]
+        out[ci] = tok
         return out
 
     def top1_share(self, prompt, completion, without: int | None = None) -> float:
