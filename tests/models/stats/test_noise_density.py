@@ -102,3 +102,11 @@ def test_scale_population_nll_is_the_f_log_density_of_the_variances():
             nu, s0 = math.exp(log_nu), math.exp(log_s0)
             want = -float(np.sum(stats.f.logpdf(s2 / s0**2, df, nu) - 2 * log_s0))
             assert nll((log_nu, log_s0)) == pytest.approx(want, rel=1e-10, abs=1e-9)
+            value, grad = nll((log_nu, log_s0), grad=True)
+            assert value == nll((log_nu, log_s0))
+            # the analytic gradient the fits descend on: central differences agree
+            h = 1e-6
+            num = [(nll((log_nu + h, log_s0)) - nll((log_nu - h, log_s0))) / (2 * h),
+                   (nll((log_nu, log_s0 + h)) - nll((log_nu, log_s0 - h))) / (2 * h)]
+            scale = max(1.0, float(np.abs(grad).max()))
+            assert np.abs(grad - np.array(num)).max() <= 1e-6 * scale, (log_nu, log_s0)
