@@ -233,10 +233,8 @@ def _integrate_fixed(st: SuffStats, A, b, q, logdetS, m0, v0):
     ``logdetS``: (G,).
     """
     P = A + np.diag(1.0 / v0)[None]
-    L = np.linalg.cholesky(P)                                        # (G, p, p)
-    eye = np.eye(P.shape[-1])
-    Linv = np.linalg.solve(L, np.broadcast_to(eye, P.shape))
-    Pinv = np.einsum("gkp,gkq->gpq", Linv, Linv)                     # (G, p, p)
+    L = np.linalg.cholesky(P)                # (G, p, p); raises when P is not PD
+    Pinv = np.linalg.inv(P)                  # as _integrate_fixed_many
     logdetP = 2.0 * np.log(np.diagonal(L, axis1=-2, axis2=-1)).sum(-1)   # (G,)
     r = b + (m0 / v0)
     mean = np.einsum("gpq,...gq->...gp", Pinv, r)
@@ -253,10 +251,10 @@ def _integrate_fixed_many(N: int, A, b, q, logdetS, m0s, v0s):
     Returns loglik (K, G), mean (K, G, p) and Pinv (K, G, p, p).
     """
     P = A[None] + np.einsum("kp,pq->kpq", 1.0 / v0s, np.eye(A.shape[-1]))[:, None]
-    L = np.linalg.cholesky(P)                                        # (K, G, p, p)
-    eye = np.eye(P.shape[-1])
-    Linv = np.linalg.solve(L, np.broadcast_to(eye, P.shape))
-    Pinv = np.einsum("kgjp,kgjq->kgpq", Linv, Linv)
+    L = np.linalg.cholesky(P)                # (K, G, p, p); raises when P is not PD
+    # P^-1 by LAPACK's batched inverse: one factorisation per matrix, where solve(L, I) then
+    # L^-T L^-1 took a second pass (30 % of a cold fit's time, 7 x 7 systems at 21,600 points)
+    Pinv = np.linalg.inv(P)
     logdetP = 2.0 * np.log(np.diagonal(L, axis1=-2, axis2=-1)).sum(-1)   # (K, G)
     r = b[None] + (m0s / v0s)[:, None, :]
     mean = np.einsum("kgpq,kgq->kgp", Pinv, r)
