@@ -263,6 +263,26 @@ def fit_population(units: Sequence[Unit], *, cap: float = PLATFORM_CAP,
         # scales span 0.004-0.4 %: a ridge keeps it from extrapolating to 20 % run noise
         return -(w @ ml) + 0.5 * (np.asarray(X)[:, 4] / B_PRIOR_SD) ** 2
 
+    E3 = E.reshape(len(units), _LS.size, _LR.size)
+
+    def ratio_summed(y):
+        """M[u, i] = sum_j E[u, i, j] p_r[i, j] at the ratio block of y: E @ P = M @ p_s
+        (P = p_s p_r factored), so the sigma block reads E once per block, not once per
+        evaluation."""
+        pr = np.exp(_theta_to_prior(y).ratio_logpdf(_LR[None, :], _LS[:, None]))
+        return np.einsum("uij,ij->ui", E3, pr / pr.sum(1, keepdims=True))      # (U, n_s)
+
+    def sigma_objs(X, w, y, M):
+        """:func:`objs` at rows X of the sigma block (0:3), the ratio block fixed at y's
+        (M = ratio_summed(y))."""
+        ps = []
+        for x in X:
+            q = _theta_to_prior(np.concatenate([x, y[3:]]))
+            d = np.exp(t_logpdf(_LS, q.nu_s, q.mu_s, q.s_s))
+            ps.append(d / d.sum())
+        ml = np.log(np.maximum(M @ np.stack(ps, axis=1), 1e-300)) + Lmax
+        return -(w @ ml) + 0.5 * (y[4] / B_PRIOR_SD) ** 2
+
     def obj(x, w):
         return float(objs([x], w)[0])
 
@@ -277,18 +297,22 @@ def fit_population(units: Sequence[Unit], *, cap: float = PLATFORM_CAP,
     blocks = ((slice(0, 3), w_cap), (slice(3, k_all), ones))
     for _ in range(rounds):
         for sl, w in blocks:
-            def f(z, sl=sl, w=w):
+            y0 = x.copy()
+            M = ratio_summed(y0) if sl.start == 0 else None
+
+            def f(z, sl=sl, w=w, M=M, y0=y0):
                 # the value and its central-difference gradient (step GRAD_STEP) from one
                 # pass over E: 2k + 1 points where SciPy's default forward differences made
-                # k + 1 passes (0.2 ms of node weights against 4 ms per pass)
-                y = x.copy()
+                # k + 1 passes (0.2 ms of node weights against 4 ms per pass); the sigma
+                # block's from E summed over the ratio axis once (sigma_objs)
+                y = y0.copy()
                 y[sl] = z
                 idx = list(range(k_all))[sl]
                 X = np.repeat(y[None], 2 * len(idx) + 1, axis=0)
                 for j, i in enumerate(idx):
                     X[1 + 2 * j, i] += GRAD_STEP
                     X[2 + 2 * j, i] -= GRAD_STEP
-                v = objs(X, w)
+                v = sigma_objs(X[:, :3], w, y0, M) if M is not None else objs(X, w)
                 return float(v[0]), (v[1::2] - v[2::2]) / (2.0 * GRAD_STEP)
             res = optimize.minimize(f, x[sl], method="L-BFGS-B", jac=True,
                                     bounds=_BOUNDS[:k_all][sl],
