@@ -64,12 +64,13 @@ def ndtr(z) -> np.ndarray:
     within 1e-14 of ``scipy.special.ndtr`` (relative) above z = -8 and 5e-13 down to z = -37,
     where both round :math:`z/\sqrt2`. Cost about 0.2 us per element (one C call each) up
     to :data:`NDTR_COMPILED_MIN` elements; a larger array (the half-million-point posterior
-    of a table with sessions and cold runs) runs the same operations in a compiled loop
-    (:func:`models.kernels.special.ndtr_into`, numba; about 0.04 us per element), the same
+    of a table with sessions and cold runs), or any array once numba is up and the C calls
+    have taken :data:`NDTR_WARM_BUDGET` elements, runs the same operations in a compiled loop
+    (:func:`models.kernels.special.ndtr_into`, numba; about 0.02 us per element), the same
     values bit for bit.
     """
     z = np.asarray(z, dtype=float)
-    if z.size >= NDTR_COMPILED_MIN:
+    if _compiled_pays(z.size):
         out = np.empty(z.shape)
         ndtr_into(np.ascontiguousarray(z).reshape(-1), out.reshape(-1))
         return out
@@ -81,6 +82,30 @@ def ndtr(z) -> np.ndarray:
 #: arrays that reach it, and a verdict on a plain table (arrays of ~1e4 elements) never
 #: imports numba (``tests/planner/decide/test_verdict_speed.py``).
 NDTR_COMPILED_MIN = 1 << 18
+#: Elements the C calls may take in a process where numba is already up before
+#: :func:`ndtr` switches to its compiled loop for good: about 7 ms of C calls, the price of
+#: loading that cached kernel then (~5 ms). The rule of renting until the rent paid equals
+#: the price of buying: never more than twice the cheaper choice, whatever the process does
+#: next (the sessions A/A study: 1,800 arrays of ~30,000 elements, 11.6 s of C calls).
+NDTR_WARM_BUDGET = 1 << 15
+_SLOW_ELEMENTS = [0]
+
+
+def _compiled_pays(n: int) -> bool:
+    """Whether :func:`ndtr` of ``n`` elements runs the compiled loop (the same bits either
+    way): always from :data:`NDTR_COMPILED_MIN` elements; below it only once numba is up in
+    this process (``models.kernels._jit.numba_up``) and the C calls have taken
+    :data:`NDTR_WARM_BUDGET` elements, so a process that never loads a kernel never imports
+    numba for this."""
+    if n >= NDTR_COMPILED_MIN:
+        return True
+    if _SLOW_ELEMENTS[0] > NDTR_WARM_BUDGET:
+        return True
+    from models.kernels._jit import numba_up
+
+    if numba_up():
+        _SLOW_ELEMENTS[0] += n
+    return False
 
 
 def ndtri(p: float) -> float:

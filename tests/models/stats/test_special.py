@@ -93,3 +93,30 @@ def test_gaussian_kde_1d_matches_scipy():
         np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * ref.max())
     with pytest.raises(ValueError, match="no spread"):
         special.gaussian_kde_1d(np.ones(5), np.zeros(3))
+
+
+def test_ndtr_switches_to_the_compiled_loop_once_numba_is_up_and_the_budget_is_spent(
+        monkeypatch):
+    """Small arrays take the C calls until numba is up in the process and they have cost
+    NDTR_WARM_BUDGET elements; then the compiled loop, with the same bits."""
+    from models.kernels import _jit
+
+    calls = []
+
+    def counted(z, out):
+        calls.append(z.size)
+        out[:] = 0.5 * np.asarray(special._ERFC(-z * special._SQRT1_2), dtype=float)
+
+    monkeypatch.setattr(special, "ndtr_into", counted)
+    monkeypatch.setattr(special, "_SLOW_ELEMENTS", [0])
+    z = np.random.default_rng(1).normal(0, 3, 10_000)
+    want = 0.5 * np.asarray(special._ERFC(-z * special._SQRT1_2), dtype=float)
+    monkeypatch.setitem(_jit._STATE, "up", False)
+    for _ in range(10):  # numba not up: never compiled, nothing counted
+        assert np.array_equal(special.ndtr(z), want)
+    assert calls == [] and special._SLOW_ELEMENTS == [0]
+    monkeypatch.setitem(_jit._STATE, "up", True)
+    n_slow = special.NDTR_WARM_BUDGET // z.size + 1
+    for _ in range(n_slow + 3):
+        assert np.array_equal(special.ndtr(z), want)
+    assert calls == [z.size] * 3
