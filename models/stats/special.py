@@ -64,8 +64,8 @@ def ndtr(z) -> np.ndarray:
     within 1e-14 of ``scipy.special.ndtr`` (relative) above z = -8 and 5e-13 down to z = -37,
     where both round :math:`z/\sqrt2`. Cost about 0.2 us per element (one C call each) up
     to :data:`NDTR_COMPILED_MIN` elements; a larger array (the half-million-point posterior
-    of a table with sessions and cold runs), or any array once numba is up and the C calls
-    have taken :data:`NDTR_WARM_BUDGET` elements, runs the same operations in a compiled loop
+    of a table with sessions and cold runs), or any array once the C calls have cost about
+    what the switch costs (:func:`_compiled_pays`), runs the same operations in a compiled loop
     (:func:`models.kernels.special.ndtr_into`, numba; about 0.02 us per element), the same
     values bit for bit.
     """
@@ -88,23 +88,28 @@ NDTR_COMPILED_MIN = 1 << 18
 #: the price of buying: never more than twice the cheaper choice, whatever the process does
 #: next (the sessions A/A study: 1,800 arrays of ~30,000 elements, 11.6 s of C calls).
 NDTR_WARM_BUDGET = 1 << 15
-_SLOW_ELEMENTS = [0]
+#: The same rule where numba is not up yet: its import and set-up (~0.7 s) against ~0.84 s of
+#: C calls. A verdict's whole process calls :func:`ndtr` on 0.1-0.2 million elements (the
+#: quick forms, the README table), 20x below: those never import numba for it.
+NDTR_COLD_BUDGET = 1 << 22
+#: Elements the C calls took in this process: [while numba was up, in all].
+_SLOW_ELEMENTS = [0, 0]
 
 
 def _compiled_pays(n: int) -> bool:
     """Whether :func:`ndtr` of ``n`` elements runs the compiled loop (the same bits either
-    way): always from :data:`NDTR_COMPILED_MIN` elements; below it only once numba is up in
-    this process (``models.kernels._jit.numba_up``) and the C calls have taken
-    :data:`NDTR_WARM_BUDGET` elements, so a process that never loads a kernel never imports
-    numba for this."""
+    way): always from :data:`NDTR_COMPILED_MIN` elements; below it once the C calls have
+    cost about what switching costs: :data:`NDTR_WARM_BUDGET` elements while numba is up in
+    this process (``models.kernels._jit.numba_up``), :data:`NDTR_COLD_BUDGET` in all."""
     if n >= NDTR_COMPILED_MIN:
         return True
-    if _SLOW_ELEMENTS[0] > NDTR_WARM_BUDGET:
+    if _SLOW_ELEMENTS[0] > NDTR_WARM_BUDGET or _SLOW_ELEMENTS[1] > NDTR_COLD_BUDGET:
         return True
     from models.kernels._jit import numba_up
 
     if numba_up():
         _SLOW_ELEMENTS[0] += n
+    _SLOW_ELEMENTS[1] += n
     return False
 
 

@@ -108,15 +108,22 @@ def test_ndtr_switches_to_the_compiled_loop_once_numba_is_up_and_the_budget_is_s
         out[:] = 0.5 * np.asarray(special._ERFC(-z * special._SQRT1_2), dtype=float)
 
     monkeypatch.setattr(special, "ndtr_into", counted)
-    monkeypatch.setattr(special, "_SLOW_ELEMENTS", [0])
+    monkeypatch.setattr(special, "_SLOW_ELEMENTS", [0, 0])
     z = np.random.default_rng(1).normal(0, 3, 10_000)
     want = 0.5 * np.asarray(special._ERFC(-z * special._SQRT1_2), dtype=float)
     monkeypatch.setitem(_jit._STATE, "up", False)
     for _ in range(10):  # numba not up: never compiled, nothing counted
         assert np.array_equal(special.ndtr(z), want)
-    assert calls == [] and special._SLOW_ELEMENTS == [0]
+    assert calls == [] and special._SLOW_ELEMENTS == [0, 100_000]
     monkeypatch.setitem(_jit._STATE, "up", True)
     n_slow = special.NDTR_WARM_BUDGET // z.size + 1
     for _ in range(n_slow + 3):
         assert np.array_equal(special.ndtr(z), want)
     assert calls == [z.size] * 3
+    # numba not up: the switch once the C calls have cost NDTR_COLD_BUDGET elements
+    calls.clear()
+    monkeypatch.setattr(special, "_SLOW_ELEMENTS", [0, special.NDTR_COLD_BUDGET - 5_000])
+    monkeypatch.setitem(_jit._STATE, "up", False)
+    for _ in range(3):
+        assert np.array_equal(special.ndtr(z), want)
+    assert calls == [z.size] * 2
