@@ -470,6 +470,30 @@ def scale_population_nll(s2: np.ndarray, df: np.ndarray):
     return nll
 
 
+#: Search range of log df in the scale-population fits (df 1e-3 .. 1e6): only a guard against
+#: nu drifting to infinity when the cells look homogeneous (the shipped hierarchy's nodes have
+#: df 0.7 .. 1.7).
+LOG_NU_BOUNDS = (math.log(1e-3), math.log(1e6))
+
+
+def minimize_scale_objective(fun, start):
+    """Minimise an objective of ``p = (log nu, log s0)`` given as ``fun(p, grad=True) ->
+    (value, gradient)`` (:func:`scale_population_nll`, alone or penalised): L-BFGS-B on the
+    analytic gradient, log df within :data:`LOG_NU_BOUNDS`. About 20 evaluations where
+    Nelder-Mead took ~180; on the shipped hierarchy's cells and 40 leave-one-group-out fits
+    the optimum is within 4e-7 of Nelder-Mead's.
+
+    Returns
+    -------
+    scipy.optimize.OptimizeResult
+    """
+    from scipy import optimize
+
+    return optimize.minimize(lambda p: fun(p, True), start, jac=True, method="L-BFGS-B",
+                             bounds=[LOG_NU_BOUNDS, (None, None)],
+                             options={"ftol": 1e-13, "gtol": 1e-9, "maxiter": 500})
+
+
 def fit_scale_population(s2: np.ndarray, df: np.ndarray) -> tuple[ScalePrior, dict]:
     r"""Empirical-Bayes prior for a noise scale that varies between experiments.
 
@@ -503,8 +527,6 @@ def fit_scale_population(s2: np.ndarray, df: np.ndarray) -> tuple[ScalePrior, di
         Fewer than 3 cells. A variance of 0 (or below) is not refused: it is raised to
         1e-16 (an SD of 1e-8, 0.000001 %) so that its F log-density stays finite.
     """
-    from scipy import optimize
-
     s2 = np.asarray(s2, float)
     df = np.asarray(df, float)
     if s2.size < 3:
@@ -512,12 +534,7 @@ def fit_scale_population(s2: np.ndarray, df: np.ndarray) -> tuple[ScalePrior, di
     s2 = np.maximum(s2, 1e-16)
     nll = scale_population_nll(s2, df)
 
-    start = [math.log(3.0), 0.5 * math.log(float(np.median(s2)))]
-    # quasi-Newton on the analytic gradient; the log df range (1e-3 .. 1e6) only stops a
-    # drift to nu -> infinity when the cells look homogeneous
-    res = optimize.minimize(lambda p: nll(p, True), start, jac=True, method="L-BFGS-B",
-                            bounds=[(math.log(1e-3), math.log(1e6)), (None, None)],
-                            options={"ftol": 1e-13, "gtol": 1e-9, "maxiter": 500})
+    res = minimize_scale_objective(nll, [math.log(3.0), 0.5 * math.log(float(np.median(s2)))])
     nu, s0 = math.exp(res.x[0]), math.exp(res.x[1])
     return ScalePrior("inv_chi2", scale=s0, df=nu), {
         "cells": int(s2.size), "df_total": float(df.sum()), "neg_loglik": float(res.fun)}

@@ -74,7 +74,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from models.stats.noise import (NoisePrior, ScalePrior, fit_inv_chi2_to_log_moments,
-                               scale_population_nll)
+                               minimize_scale_objective, scale_population_nll)
 
 __all__ = [
     "WIDE", "MIN_OWN_CELLS", "OMEGA_NU", "ReplicateCell", "HierarchyChoice", "NoiseHierarchy",
@@ -103,9 +103,6 @@ OMEGA_NU = 1.0
 #: a factor 3 (1 SD), about the ratio of the probe and decode median scales on local A10G
 #: (0.044 % vs 0.032 %, and their pooled SDs 0.087 % vs 0.33 %; ``examples/runs/tps_runs.md``).
 DEFAULT_OMEGA = math.log(3.0)
-#: Search range of a node's log df (df 1e-3 .. 1e6): only a guard against nu drifting to
-#: infinity when a node's cells look homogeneous (the shipped nodes' df are 0.7 .. 1.7).
-LOG_NU_BOUNDS = (math.log(1e-3), math.log(1e6))
 #: Variance floor (relative^2): transcribed values with 2 decimals can repeat exactly; a
 #: sample variance below (0.001 %)^2 is read as (0.001 %)^2.
 S2_FLOOR = 1e-10
@@ -199,8 +196,6 @@ def _widen(prior: ScalePrior, extra_var_log_var: float) -> ScalePrior:
 def _fit_node(s2: np.ndarray, df: np.ndarray, parent: tuple[float, float] | None,
               omega: float) -> tuple[float, float, float]:
     """Penalised F-population fit; returns (log nu, log s0, var of log s0)."""
-    from scipy import optimize
-
     nll = scale_population_nll(s2, df)
 
     def obj(p, grad: bool = False):
@@ -215,14 +210,7 @@ def _fit_node(s2: np.ndarray, df: np.ndarray, parent: tuple[float, float] | None
         return val[0] + pen, g
 
     start = [parent[0], parent[1]] if parent else [math.log(1.0), 0.5 * math.log(np.median(s2))]
-    # quasi-Newton on the analytic gradient (scale_population_nll): ~20 evaluations where
-    # Nelder-Mead took ~180 (half of a leave-one-group-out study); the optimum within 1e-6
-    # of it on the shipped cells (LOG_NU_BOUNDS only stops a drift to nu -> infinity, which a
-    # node without a parent and with homogeneous cells can take)
-    res = optimize.minimize(lambda p: obj(p, True), start, jac=True, method="L-BFGS-B",
-                            bounds=[LOG_NU_BOUNDS, (None, None)],
-                            options={"ftol": 1e-13, "gtol": 1e-9, "maxiter": 500})
-    x = res.x
+    x = minimize_scale_objective(obj, start).x
     h = 1e-3
     H = np.zeros((2, 2))
     for i in range(2):

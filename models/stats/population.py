@@ -244,44 +244,46 @@ def fit_population(units: Sequence[Unit], *, cap: float = PLATFORM_CAP,
     E = np.exp(L - Lmax)
     LS, LR = (g.ravel() for g in np.meshgrid(_LS, _LR, indexing="ij"))
 
-    def nodes(x):
-        # the prior as normalised weights on the grid nodes: a discrete prior, so a scale
-        # below the grid step cannot put unbounded density on one node
-        # each factor normalised on its own axis (the ratio's per row of log sigma), so the
-        # grid's ends cut no mass from the sigma marginal through the ratio's
-        pp = _theta_to_prior(x)
+    # the prior as normalised weights on the grid nodes, P = p_s p_r: a discrete prior, so a
+    # scale below the grid step cannot put unbounded density on one node; each factor
+    # normalised on its own axis (the ratio's per row of log sigma), so the grid's ends cut no
+    # mass from the sigma marginal through the ratio's
+    def sigma_weights(pp):
         ps = np.exp(t_logpdf(_LS, pp.nu_s, pp.mu_s, pp.s_s))
+        return ps / ps.sum()                                              # (n_s,)
+
+    def ratio_weights(pp):
         pr = np.exp(pp.ratio_logpdf(_LR[None, :], _LS[:, None]))
-        return ((ps / ps.sum())[:, None] * pr / pr.sum(1, keepdims=True)).ravel()
+        return pr / pr.sum(1, keepdims=True)                             # (n_s, n_r)
+
+    def nodes(x):
+        pp = _theta_to_prior(x)
+        return (sigma_weights(pp)[:, None] * ratio_weights(pp)).ravel()
+
+    def value(Q, w, b):
+        """The objective from the units' prior-weighted likelihoods Q (U, m) and slopes b."""
+        ml = np.log(np.maximum(Q, 1e-300)) + Lmax                         # (U, m)
+        # the slope is identified only by units that repeat a config over sessions, whose run
+        # scales span 0.004-0.4 %: a ridge keeps it from extrapolating to 20 % run noise
+        return -(w @ ml) + 0.5 * (b / B_PRIOR_SD) ** 2
 
     def objs(X, w):
         """The objective at each row of X, shape (m, k_all): one pass over E for all m
         (E is U x G, ~15 MB; reading it is the cost, so m points cost little more than one)."""
-        P = np.stack([nodes(x) for x in X], axis=1)                    # (G, m)
-        ml = np.log(np.maximum(E @ P, 1e-300)) + Lmax                   # (U, m)
-        # the slope is identified only by units that repeat a config over sessions, whose run
-        # scales span 0.004-0.4 %: a ridge keeps it from extrapolating to 20 % run noise
-        return -(w @ ml) + 0.5 * (np.asarray(X)[:, 4] / B_PRIOR_SD) ** 2
+        return value(E @ np.stack([nodes(x) for x in X], axis=1), w, np.asarray(X)[:, 4])
 
     E3 = E.reshape(len(units), _LS.size, _LR.size)
 
     def ratio_summed(y):
-        """M[u, i] = sum_j E[u, i, j] p_r[i, j] at the ratio block of y: E @ P = M @ p_s
-        (P = p_s p_r factored), so the sigma block reads E once per block, not once per
-        evaluation."""
-        pr = np.exp(_theta_to_prior(y).ratio_logpdf(_LR[None, :], _LS[:, None]))
-        return np.einsum("uij,ij->ui", E3, pr / pr.sum(1, keepdims=True))      # (U, n_s)
+        """M[u, i] = sum_j E[u, i, j] p_r[i, j] at the ratio block of y: E @ P = M @ p_s, so
+        the sigma block reads E once per block, not once per evaluation."""
+        return np.einsum("uij,ij->ui", E3, ratio_weights(_theta_to_prior(y)))  # (U, n_s)
 
     def sigma_objs(X, w, y, M):
         """:func:`objs` at rows X of the sigma block (0:3), the ratio block fixed at y's
         (M = ratio_summed(y))."""
-        ps = []
-        for x in X:
-            q = _theta_to_prior(np.concatenate([x, y[3:]]))
-            d = np.exp(t_logpdf(_LS, q.nu_s, q.mu_s, q.s_s))
-            ps.append(d / d.sum())
-        ml = np.log(np.maximum(M @ np.stack(ps, axis=1), 1e-300)) + Lmax
-        return -(w @ ml) + 0.5 * (y[4] / B_PRIOR_SD) ** 2
+        ps = [sigma_weights(_theta_to_prior(np.concatenate([x, y[3:]]))) for x in X]
+        return value(M @ np.stack(ps, axis=1), w, y[4])
 
     def obj(x, w):
         return float(objs([x], w)[0])
