@@ -17,6 +17,7 @@
   matplotlib's ``Agg`` backend whatever ``MPLBACKEND`` says.
 * **No home directory** (``HOME=`` empty): no library makes a cache folder at the file
   system's root (:func:`homeless_dirs`).
+* **One BLAS thread** unless the user chose a count (:func:`one_blas_thread`).
 """
 
 import sys
@@ -143,12 +144,42 @@ def homeless_dirs() -> None:
         os.environ["PYTENSOR_FLAGS"] = f"{flags},{extra}" if flags else extra
 
 
+#: Variables by which OpenBLAS takes its thread count (its own, the GotoBLAS one, OpenMP's),
+#: in its order of precedence: a user who set any of them has chosen, and is left alone.
+BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+def one_blas_thread(environ=None) -> bool:
+    """Ask OpenBLAS (the BLAS of NumPy's and SciPy's wheels) for one thread, unless one of
+    :data:`BLAS_THREAD_VARS` is set; True when it was set here. Must run before NumPy is
+    imported (OpenBLAS reads it once, when it loads).
+
+    Why: OpenBLAS hands every product above a few thousand elements to all its threads and
+    leaves them spinning for the next call. The planner's linear algebra is small matrices
+    and matrix-vector products on up to ~1e6 elements, done many times (grid fits, the
+    population prior's block ascent); its parallel work is its own (numba kernels, the budget's
+    design threads), which the spinning threads compete with. Measured on 2 cores, medians
+    of 4-5 interleaved runs (one thread vs two): the sessions verdict of
+    ``bench/bench_process.py`` 3.4 vs 4.1 s CPU and 3.6 vs 3.8 s wall; the README verdict
+    0.66 vs 0.79 s CPU; ``budget examples/plan.toml`` 10.3 vs 11.2 s wall; ``draft`` 2.66 vs
+    2.89 s CPU at the same wall time; the calibration tests on two pytest workers 96 vs 127 s
+    wall (``tests/conftest.py`` does the same per worker)."""
+    import os
+
+    env = os.environ if environ is None else environ
+    if any(env.get(k) for k in BLAS_THREAD_VARS):
+        return False
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    return True
+
+
 def run() -> None:
     """Entry point: :func:`planner.cli.main` with the command line of the process."""
     quiet_sigint()
     import os
 
     os.environ["MPLBACKEND"] = "Agg"  # the CLI writes PNGs; a notebook's backend is not here
+    one_blas_thread()
     homeless_dirs()
     transliterate()
     try:

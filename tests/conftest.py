@@ -11,6 +11,26 @@ RUNS_CSV = EXAMPLES / "runs" / "tps_runs.csv"
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
+def _one_blas_thread() -> None:
+    """Each pytest process (an xdist worker: one per core) with one BLAS thread, as the
+    ``planner`` command runs (:func:`planner.__main__.one_blas_thread`; before NumPy loads,
+    which pytest and its plugins have not imported yet). Two workers each waking and
+    spinning two OpenBLAS threads on two cores took 127 s where one thread each took 96 s
+    (the calibration tests). The subprocesses the tests start inherit it. Should a plugin
+    have loaded NumPy already, threadpoolctl (a dependency of PyMC) sets the count instead."""
+    import sys
+
+    from planner.__main__ import one_blas_thread
+
+    if one_blas_thread() and "numpy" in sys.modules:
+        from threadpoolctl import threadpool_limits
+
+        globals()["_BLAS_LIMIT"] = threadpool_limits(1, user_api="blas")
+
+
+_one_blas_thread()
+
+
 @pytest.fixture
 def runs_csv():
     return RUNS_CSV

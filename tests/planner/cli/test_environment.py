@@ -55,6 +55,40 @@ def test_the_ascii_map_and_its_fallbacks():
     assert s.encode("ascii", "planner-test") == b"Delta +/-0.1 % -- 95 % ... >= e ?"
 
 
+def test_one_blas_thread_unless_the_user_chose():
+    from planner.__main__ import BLAS_THREAD_VARS, one_blas_thread
+
+    env = {}
+    assert one_blas_thread(env) and env == {"OPENBLAS_NUM_THREADS": "1"}
+    for var in BLAS_THREAD_VARS:
+        env = {var: "4"}
+        assert not one_blas_thread(env) and env == {var: "4"}, var
+    env = {"OPENBLAS_NUM_THREADS": ""}  # set but empty: OpenBLAS ignores it, so do we
+    assert one_blas_thread(env) and env["OPENBLAS_NUM_THREADS"] == "1"
+
+
+@pytest.mark.parametrize("chosen, want", [(None, 1), ("2", 2)])
+def test_the_command_runs_with_one_blas_thread(chosen, want):
+    """What OpenBLAS itself reports inside a ``planner`` process (threadpoolctl), with the
+    variables of this test process removed and with a user's own count."""
+    code = ("import sys, runpy\n"
+            "import threadpoolctl\n"
+            "import atexit\n"
+            "atexit.register(lambda: print('BLAS', sorted({i['num_threads'] for i in "
+            "threadpoolctl.threadpool_info() if i['user_api'] == 'blas'}), file=sys.stderr))\n"
+            "sys.argv = ['planner', 'verdict', '--a', '308.49', '--b', '308.05']\n"
+            "runpy.run_module('planner', run_name='__main__')\n")
+    env = {k: v for k, v in os.environ.items() if k not in
+           ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")}
+    if chosen:
+        env["OPENBLAS_NUM_THREADS"] = chosen
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    want = min(want, os.cpu_count() or 1)  # OpenBLAS caps a count at the machine's cores
+    assert f"BLAS [{want}]" in out.stderr.decode(), out.stderr.decode()[-2000:]
+
+
 @pytest.mark.parametrize("backend", ["module://matplotlib_inline.backend_inline", "bogus"])
 def test_a_notebook_backend_does_not_break_html_reports(tmp_path, backend):
     page = tmp_path / "r.html"
