@@ -273,6 +273,7 @@ def fit_population(units: Sequence[Unit], *, cap: float = PLATFORM_CAP,
         return value(E @ np.stack([nodes(x) for x in X], axis=1), w, np.asarray(X)[:, 4])
 
     E3 = E.reshape(len(units), _LS.size, _LR.size)
+    SIGMA = slice(0, 3)   # the sigma block of theta (mu_s, log s_s, log nu_s); the ratio's after
 
     def ratio_summed(y):
         """M[u, i] = sum_j E[u, i, j] p_r[i, j] at the ratio block of y: E @ P = M @ p_s, so
@@ -280,9 +281,9 @@ def fit_population(units: Sequence[Unit], *, cap: float = PLATFORM_CAP,
         return np.einsum("uij,ij->ui", E3, ratio_weights(_theta_to_prior(y)))  # (U, n_s)
 
     def sigma_objs(X, w, y, M):
-        """:func:`objs` at rows X of the sigma block (0:3), the ratio block fixed at y's
-        (M = ratio_summed(y))."""
-        ps = [sigma_weights(_theta_to_prior(np.concatenate([x, y[3:]]))) for x in X]
+        """:func:`objs` at rows X of the sigma block (``SIGMA``), the ratio block fixed at
+        y's (M = ratio_summed(y))."""
+        ps = [sigma_weights(_theta_to_prior(np.concatenate([x, y[SIGMA.stop:]]))) for x in X]
         return value(M @ np.stack(ps, axis=1), w, y[4])
 
     def obj(x, w):
@@ -296,11 +297,11 @@ def fit_population(units: Sequence[Unit], *, cap: float = PLATFORM_CAP,
                   math.log(1.0), math.log(4.0), math.log(0.1 / 0.9), 3.0, math.log(1.5)
                   ][:k_all], float)
     ones = np.ones(len(units))
-    blocks = ((slice(0, 3), w_cap), (slice(3, k_all), ones))
+    blocks = ((SIGMA, w_cap), (slice(SIGMA.stop, k_all), ones))
     for _ in range(rounds):
         for sl, w in blocks:
             y0 = x.copy()
-            M = ratio_summed(y0) if sl.start == 0 else None
+            M = ratio_summed(y0) if sl == SIGMA else None
 
             def f(z, sl=sl, w=w, M=M, y0=y0):
                 # the value and its central-difference gradient (step GRAD_STEP) from one
@@ -314,7 +315,7 @@ def fit_population(units: Sequence[Unit], *, cap: float = PLATFORM_CAP,
                 for j, i in enumerate(idx):
                     X[1 + 2 * j, i] += GRAD_STEP
                     X[2 + 2 * j, i] -= GRAD_STEP
-                v = sigma_objs(X[:, :3], w, y0, M) if M is not None else objs(X, w)
+                v = sigma_objs(X[:, SIGMA], w, y0, M) if M is not None else objs(X, w)
                 return float(v[0]), (v[1::2] - v[2::2]) / (2.0 * GRAD_STEP)
             res = optimize.minimize(f, x[sl], method="L-BFGS-B", jac=True,
                                     bounds=_BOUNDS[:k_all][sl],

@@ -82,8 +82,9 @@ def test_the_command_runs_with_one_blas_thread(chosen, want):
         (os.cpu_count() or 1)
     if want > cores:  # OpenBLAS caps a count at the cores this process may use
         pytest.skip(f"{cores} core(s): OpenBLAS runs {cores} thread(s) whatever is asked")
-    env = {k: v for k, v in os.environ.items() if k not in
-           ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")}
+    from planner.__main__ import BLAS_THREAD_VARS
+
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_THREAD_VARS}
     if chosen:
         env["OPENBLAS_NUM_THREADS"] = chosen
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True,
