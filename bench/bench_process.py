@@ -18,7 +18,7 @@ machine slows both alike):
   ``draft``: against the floor ``python -c "import numpy"``. ``verdict-sessions`` is the
   12-run table of ``tests/planner/decide/test_one_answer.py`` (:data:`SESSIONS`: one
   machine, two server sessions per config, rep 0 of each session cold; sessions modelled,
-  four cold groups, a 265,138-point posterior), written to the temporary folder.
+  four cold groups, a 161,250-point posterior), written to the temporary folder.
 
 Before timing, the bytecode of ``models/`` and ``planner/`` is written (``compileall``), as
 an installed package has it: with ``PYTHONDONTWRITEBYTECODE`` set (as in some shells and

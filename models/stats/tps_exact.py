@@ -659,13 +659,16 @@ def _moments_at(A, b, m0s, v0s, gi, ki) -> tuple[np.ndarray, np.ndarray]:
 
 #: Posterior mass of the lightest grid x cold-component points dropped from a cold fit.
 _COLD_DROP_MASS = 1e-7
-#: The same for a fit with sessions (grid x session-SD node x cold component): 1e-5, so every
-#: probability moves by < 1e-5. The 12-node session quadrature is itself good to ~1e-3 of the
-#: HDI's width (64 nodes moved the HDI ends by up to 0.002 points, docs/model.md), so the cut
-#: costs nothing that matters while halving the points kept (SESSIONS of bench/bench_process.py:
-#: 532,584 -> 265,138) and the work of every summary after the fit (the fixed effects' moments,
-#: the Δ mixture's HDI and density, the settle screen): 5.2 -> 4.3 s CPU for that verdict.
-_SESSION_DROP_MASS = 1e-5
+#: The same for a fit with sessions (grid x session-SD node x cold component): 1e-4, so every
+#: probability moves by < 1e-4, under half the last digit a verdict prints (0.001). The 12-node
+#: session quadrature is itself good to ~1e-3 of the HDI's width (64 nodes moved the HDI ends by
+#: up to 0.002 points, docs/model.md), so the cut costs nothing that matters while cutting the
+#: points kept to less than a third (SESSIONS of bench/bench_process.py: 532,584 at 1e-7,
+#: 265,138 at 1e-5, 161,250 at 1e-4; its probabilities moved by 1.4e-5, its HDI ends by 6e-5
+#: percentage points) and with them the work of every summary after the fit (the fixed
+#: effects' moments, the Δ mixture's HDI and density, the settle screen): 5.2 -> 4.3 -> 3.8 s
+#: CPU for that verdict (with the settle screen's own cut, planner.decide.settle).
+_SESSION_DROP_MASS = 1e-4
 
 
 def _lightest_dropped(w: np.ndarray, mass: float) -> np.ndarray:
