@@ -20,7 +20,7 @@ from planner.errors import InputError
 from planner.results.counts import count, plural
 
 __all__ = ["SETTLE_SIMS", "SETTLE_MAX_RUNS", "SETTLE_SCREEN_MARGIN", "paired_allowed",
-           "settle_designs", "settle_screen", "to_settle"]
+           "settle_designs", "settle_range", "settle_screen", "to_settle"]
 
 
 #: Simulated experiments per design and the largest number of runs per arm to add when the
@@ -196,6 +196,31 @@ def settle_designs(comp) -> tuple[str, ...]:
     return ("paired",) if paired_design(comp.data()) else ("separate",)
 
 
+def settle_range(rows, design: str, target: float, z: float = 2.0
+                 ) -> tuple[int | None, int | None]:
+    """The runs per arm the simulations cannot tell from the recommended number.
+
+    Over the simulated rows of ``design`` (``planner repeats``' ``designs``: ``runs_per_arm``,
+    ``assurance``, ``assurance_se``): the fewest runs whose assurance is within ``z`` Monte
+    Carlo SEs below ``target`` or above it (fewer are short of it beyond the simulations'
+    error), and the fewest whose assurance is above ``target`` by more than ``z`` SEs (None
+    when no simulated number is: the advice then says "over" the largest simulated). Where
+    the assurance rises slowly with the runs (a 0.03 SE
+    over a curve rising 0.05 per 20 runs) the two ends lie far apart, and the advice says so
+    instead of "a few runs either way".
+
+    Returns
+    -------
+    (int or None, int or None)
+        Low and high end (runs per arm); (None, None) when no row of ``design`` was simulated.
+    """
+    pts = sorted((int(r["runs_per_arm"]), float(r["assurance"]), float(r.get("assurance_se") or 0.0))
+                 for r in rows if r.get("design") == design)
+    lo = next((n for n, a, se in pts if a + z * se >= target), None)
+    hi = next((n for n, a, se in pts if a - z * se >= target), None)
+    return lo, hi
+
+
 def to_settle(comp, rope: Rope, seed: int, screen_post=None,
               designs: tuple[str, ...] | None = None, run_word: str = "run"
               ) -> tuple[int | None, str, str]:
@@ -257,8 +282,14 @@ def to_settle(comp, rope: Rope, seed: int, screen_post=None,
              f"{rec['gpu_hours']:.1f} GPU-h on owned hardware")
     where = cm.flavor if own_price else f"priced as {cm.flavor} (no cost model for " \
         f"{platform or 'an unnamed platform'})"
+    lo, hi = settle_range(plan["designs"], rec["design"], DEFAULT_ASSURANCE)
+    lo = n if lo is None else min(lo, n)
+    last = max(int(r["runs_per_arm"]) for r in plan["designs"] if r["design"] == rec["design"])
+    spread = ("so a few runs either way" if hi is not None and hi - lo <= max(2, n // 4)
+              else f"within their error {lo} to {hi}" if hi is not None
+              else f"within their error {lo} to over {last}")
     return n, "settle", (f"about {n} more {plural(n, run_word)} per arm ({how}, {where}, {price}; "
-                         f"{SETTLE_SIMS} simulations, so a few runs either way) settle the "
+                         f"{SETTLE_SIMS} simulations, {spread}) settle the "
                          f"verdict with assurance "
                          f"{rec['assurance']:.2f} (planner repeats with these runs gives the "
                          "full table)")
