@@ -14,6 +14,7 @@ Errors name plain fields (``a``, ``platform``, ``prior``); the commands spell th
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
@@ -531,9 +532,10 @@ def runs_listing(comp: Comparison, data: TPSData) -> tuple[list[dict], int, list
         ``unstable``: that group's SD (>= 3 runs) is more
         than :data:`_SPREAD_FACTOR` times the prior's median run-to-run scale), in the
         table's order; when there are more, the
-        outliers and then both arms' first runs alike are kept; the number left out; and at most two notes (outliers,
-        groups spread far above the prior's run-to-run scale), saying that the verdict keeps
-        them.
+        outliers and then both arms' first runs alike are kept; the number left out; and at most three notes (runs that
+        completed fewer requests than they sent: a ``requests`` field ``"done/sent"``,
+        :func:`planner.io.formats.vllm.requests_done`; outliers; groups spread far above the
+        prior's run-to-run scale), saying that the verdict keeps them.
     """
     sub, flags = measured_runs(comp.table, comp.a, comp.b)
     runs = sub.runs
@@ -585,6 +587,18 @@ def runs_listing(comp: Comparison, data: TPSData) -> tuple[list[dict], int, list
         truncated = len(entries) - len(keep)
         entries = [e for k, e in enumerate(entries) if k in keep]
     notes = []
+    short = [(r, m) for r in runs
+             if (m := re.fullmatch(r"(\d+)/(\d+)", str(r.extra.get("requests") or "")))
+             and int(m[1]) < int(m[2])]
+    if short:
+        which = "; ".join(f"{r.config} {r.tps:g}: {m[1]} of {m[2]} requests"
+                          for r, m in short[:4])
+        notes.append(f"{count(len(short), 'run')} completed fewer requests than "
+                     f"{'it' if len(short) == 1 else 'they'} sent ({which}"
+                     + ("; and more" if len(short) > 4 else "") + "): failed requests return "
+                     "no tokens while the run's duration counts them, so such a run measures "
+                     "a smaller workload than the others; the verdict keeps "
+                     f"{'it' if len(short) == 1 else 'them'}: run again or leave out")
     n_out = int(outlier.sum())
     if n_out:
         which = ", ".join(f"{runs[k].config} {runs[k].tps:g}" + (

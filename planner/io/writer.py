@@ -41,7 +41,9 @@ def cell(name: str) -> str:
 
 
 def write_runs_csv(runs: Sequence[Run], path: str | Path, *, field: str | None = None) -> None:
-    """Write runs to a CSV with the :data:`KNOWN_COLUMNS` header (``planner ingest`` output).
+    """Write runs to a CSV with the :data:`KNOWN_COLUMNS` header (``planner ingest`` output),
+    and a last ``requests`` column when some run completed fewer requests than it sent
+    (:func:`planner.io.formats.vllm.requests_done`; read back into each run's ``extra``).
 
     Every run is checked first (:func:`validate_run`, the check every reader makes), so the
     file is written only when :func:`planner.io.runs.read_runs` will read it back. Text cells
@@ -65,12 +67,14 @@ def write_runs_csv(runs: Sequence[Run], path: str | Path, *, field: str | None =
         validate_run(r, file=str(r.extra.get("source") or path))
     fh = io.StringIO(newline="")
     w = csv.writer(fh)
-    w.writerow(KNOWN_COLUMNS)
+    short = any(r.extra.get("requests") for r in runs)
+    w.writerow(list(KNOWN_COLUMNS) + (["requests"] if short else []))
     for r in runs:
-        w.writerow([cell(r.config), repr(r.tps), cell(r.instance), cell(r.session),
-                    "" if r.rep is None else r.rep, cell(r.platform), cell(r.metric),
-                    cell(r.workload), cell(r.phase), cell(r.server),
-                    "" if r.ppl is None else r.ppl, cell(r.timestamp), cell(r.run_group),
-                    "" if r.cold is None else int(r.cold)])
+        row = [cell(r.config), repr(r.tps), cell(r.instance), cell(r.session),
+               "" if r.rep is None else r.rep, cell(r.platform), cell(r.metric),
+               cell(r.workload), cell(r.phase), cell(r.server),
+               "" if r.ppl is None else r.ppl, cell(r.timestamp), cell(r.run_group),
+               "" if r.cold is None else int(r.cold)]
+        w.writerow(row + ([r.extra.get("requests") or ""] if short else []))
     # temp file + fsync + rename: a full disk never leaves a truncated table
     write_atomic(path, fh.getvalue(), field=field)

@@ -10,7 +10,9 @@ Three JSON shapes, each mapped to runs honestly:
     is the file's ``config`` field (``--metadata config=NAME``), else its ``label`` when that
     is not just the backend name, else the caller's folder label, else the file name. The
     file does not say which machine served it: the instance is left unset (each run its own
-    instance) unless the caller gives one.
+    instance) unless the caller gives one. A run that completed fewer requests than it sent
+    (``completed`` < ``num_prompts``, or ``failed`` > 0) keeps its value and carries
+    ``requests`` = ``"completed/sent"`` (:func:`requests_done`), which the verdict notes.
 ``throughput`` (``benchmark_throughput.py`` / ``vllm bench throughput --output-json``)
     One run. Default metric ``output_tokens_per_second`` when the file has it, else
     ``tokens_per_second`` (prompt + output tokens per second, as vLLM writes it).
@@ -26,7 +28,7 @@ from planner.io.formats._common import (Document, Format, fallback_config, make_
                                         pick_metric, refuse_metric, text_field, value)
 from planner.io.rows import Run
 
-__all__ = ["FORMATS", "is_serve", "looks_like_serve", "looks_like_throughput", "looks_like_latency", "read_serve",
+__all__ = ["FORMATS", "requests_done", "is_serve", "looks_like_serve", "looks_like_throughput", "looks_like_latency", "read_serve",
            "read_throughput", "read_latency"]
 
 
@@ -50,6 +52,26 @@ def looks_like_throughput(record: dict) -> bool:
 def looks_like_latency(record: dict) -> bool:
     """A ``benchmark_latency.py`` result."""
     return {"avg_latency", "latencies"} <= record.keys()
+
+
+def _count(v) -> int | None:
+    """A non-negative whole count of a record (JSON ints only: not bool, not 128.0), else None."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+
+def requests_done(record: dict) -> str:
+    """``"completed/sent"`` when a serving run completed fewer requests than it sent, else ''.
+
+    Sent is ``num_prompts`` (what ``vllm bench serve --save-result`` records); without it,
+    ``completed + failed`` (``failed``: SGLang's and newer vLLM's count of failed requests).
+    Failed requests return no tokens while the run's ``duration`` still counts them, so its
+    throughput measures a smaller workload than the other runs'."""
+    done, sent, failed = (_count(record.get(k)) for k in ("completed", "num_prompts", "failed"))
+    if done is None:
+        return ""
+    if sent is None and failed:
+        sent = done + failed
+    return f"{done}/{sent}" if sent is not None and done < sent else ""
 
 
 def _serve_config(record: dict, path: str, config: str | None) -> str:
@@ -84,7 +106,9 @@ def read_serve(records: list[tuple[int, dict]], *, path: str, metric: str | None
         runs.append(make_run(config=config_key(rec, path, config), tps=v, metric=name,
                              path=path, line=line, rep=k, instance=instance or "",
                              timestamp=text_field(rec, "date"),
-                             extra={"model": text_field(rec, "model_id")}))
+                             extra={"model": text_field(rec, "model_id"),
+                                    **({"requests": requests_done(rec)}
+                                       if requests_done(rec) else {})}))
     return runs
 
 

@@ -305,3 +305,42 @@ def test_pyperf_metadata_of_the_wrong_type_is_one_line(cli, tmp_path, where, bad
     code, _, err = cli("calibrate", p)
     assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert "bench.json:1 " + says in err
+
+
+def test_requests_done_reads_completed_against_sent():
+    from planner.io.formats.vllm import requests_done
+
+    assert requests_done({"completed": 190, "num_prompts": 200}) == "190/200"
+    assert requests_done({"completed": 200, "num_prompts": 200}) == ""
+    assert requests_done({"completed": 120, "failed": 8}) == "120/128"   # no num_prompts
+    assert requests_done({"completed": 120, "failed": 0}) == ""
+    # only whole JSON counts: a float, a bool or a string says nothing
+    assert requests_done({"completed": 190.0, "num_prompts": 200}) == ""
+    assert requests_done({"completed": True, "num_prompts": 200}) == ""
+    assert requests_done({"completed": 190, "num_prompts": "200"}) == ""
+
+
+def test_a_run_with_failed_requests_is_noted_through_ingest(cli, tmp_path):
+    """A serve run that completed 190 of its 200 requests keeps its value (the verdict keeps
+    it) and is named in a note, read from the file directly and from ingest's CSV."""
+    root = tmp_path / "serve"
+    shutil.copytree(R / "serve", root)
+    p = root / "sdpa" / "vllm-inf-qwen-20250612-111004.json"
+    src = json.loads(p.read_text())
+    src["completed"] = 190
+    p.write_text(json.dumps(src))
+    out = tmp_path / "runs.csv"
+    code, _, err = cli("ingest", root, "-o", out)
+    assert code == 0, err
+    rows = list(csv.DictReader(out.open()))
+    assert [r["requests"] for r in rows].count("190/200") == 1
+    assert sum(1 for r in rows if r["requests"]) == 1
+    code, js, err = cli("verdict", out, "--a", "fa2", "--b", "sdpa", "--json")
+    assert code == 0, err
+    res = json.loads(js)
+    assert res["n_b"] == 3
+    hits = [n for n in res["notes"] if "fewer requests" in n]
+    assert len(hits) == 1 and "sdpa 301.2: 190 of 200 requests" in hits[0]
+    # the complete folder gets no such note, and writes no requests column
+    code, _, _ = cli("ingest", R / "serve", "-o", tmp_path / "all.csv")
+    assert "requests" not in (tmp_path / "all.csv").read_text().splitlines()[0]
