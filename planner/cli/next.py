@@ -113,6 +113,11 @@ def _next(runs, a, b, configs, rope, prior, cv, cv_instance, aa_runs, platform, 
     from planner.report.output import emit, guard_outputs, input_record
 
     check_limit("seed", seed, field="--seed")
+    for name, value, flag in (("interval", interval, "--interval"), ("timeout", timeout, "--timeout"),
+                              ("total_usd", max_usd, "--max-usd"),
+                              ("max_runs", max_runs, "--max-runs")):
+        if value is not None:
+            check_limit(name, value, field=flag)
     check_assurance(assurance, field="--assurance")
     guard_outputs([("--md", md), ("--html", html)], [runs, watch])
     designs = _designs(design)

@@ -345,7 +345,8 @@ def watch(read, evaluate, *, a: str, b: str, interval: float, timeout: float | N
     interval : float
         Seconds between polls (> 0).
     timeout : float, optional
-        Seconds after which the loop gives up (exit :data:`WATCH_TIMEOUT`).
+        Seconds after which the loop gives up (exit :data:`WATCH_TIMEOUT`); the last sleep
+        is cut to it, so the loop never overruns the timeout by a whole interval.
     max_runs, max_usd : optional
         The budget of runs bought since the start (of A and B) and of dollars
         (:func:`spent`); when it is spent undecided the loop exits :data:`WATCH_BUDGET`.
@@ -402,11 +403,12 @@ def watch(read, evaluate, *, a: str, b: str, interval: float, timeout: float | N
                             f"{gh:.2f} GPU-h")
                         return WATCH_BUDGET
         first = False  # later runs are new runs, one line each
-        if timeout is not None and clock() - t0 >= timeout:
+        left = None if timeout is None else timeout - (clock() - t0)
+        if left is not None and left <= 0:
             why = f" (last read error: {last_error.one_line()})" if last_error else ""
             out(f"timeout after {timeout:g} s undecided{why}")
             return WATCH_TIMEOUT
-        sleep(interval)
+        sleep(interval if left is None else min(interval, left))  # the timeout is kept
 
 
 def _evaluate_line(evaluate, runs, run, n_total: int, first: bool) -> tuple[str, bool]:

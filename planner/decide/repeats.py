@@ -554,7 +554,7 @@ def plan_from(comp, *, rope: str | Rope = DEFAULT_ROPE, delta: float | None = No
     res.existing["grouping"] = grouping(comp, data)
     from planner.decide.advice import session_advice
 
-    adv = session_advice(post) if res.existing["label"] == "undecided" else None
+    adv = session_advice(post, data) if res.existing["label"] == "undecided" else None
     if adv:
         res.notes.append(adv)
     if delta is not None:

@@ -460,7 +460,8 @@ class Sizer:
         else:
             best = min(results, key=lambda e: (abs(e["runs_per_instance"] - rstar),
                                                e["runs_per_instance"]))
-            why = f"no candidate reaches assurance {q.target:g} within {q.max_runs} runs per arm"
+            why = (f"no separate design with {' or '.join(str(c) for c in cands)} runs per "
+                   f"allocation reaches assurance {q.target:g} within {q.max_runs} runs per arm")
         chosen = int(best["runs_per_instance"])
         rs = "inf" if not math.isfinite(rstar) else f"{rstar:.2f}"
         text = (f"runs per allocation {chosen}: r* = sqrt(c_alloc sigma^2 / (c_run tau^2)) = "

@@ -180,7 +180,7 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
                                                run_word="warm run" if alone else "run")
         from planner.decide.advice import session_advice
 
-        adv = session_advice(post0)
+        adv = session_advice(post0, data)
         if adv:
             more_note = more_note + "; " + adv
 

@@ -32,6 +32,7 @@ __all__ = ["Limit", "LIMITS", "TPS", "DURATION", "BYTES", "PPL", "DELTA_TPS", "D
            "ROPE_PCT", "ROPE_TPS", "PRICE_PER_HOUR", "TOTAL_USD", "MINUTES_PER_RUN",
            "STARTUP_MINUTES", "RUNS_PER_ARM", "MAX_RUNS_TOTAL", "RUNS_PER_INSTANCE", "SIMS",
            "BOOTSTRAP", "MC_REPS", "DRAWS", "SIGMA_TPS", "SEED", "REP", "NOISE_CV", "NOISE_SCALE", "PRIOR_DF",
+           "POLL_SECONDS", "WATCH_SECONDS",
            "check_noise_prior", "check_delta_at", "metric_unit", "SYNC_FACTOR", "STEP_MS", "GAMMA", "check", "check_all", "value_limit", "check_name", "has_control"]
 
 
@@ -159,6 +160,13 @@ MINUTES_PER_RUN = Limit("time per run", "min", 0.0, 1440.0, low_open=True,
 #: Start-up minutes per allocation (server start, model load): 0 to one day.
 STARTUP_MINUTES = Limit("start-up time", "min", 0.0, 1440.0,
                         why="a start-up longer than a day is a broken allocation")
+#: Seconds between polls of ``next --watch``: 10 ms (a busy loop below it) to one day (a
+#: harness lands a run every few minutes; 1e12 s overflowed the platform's time_t).
+POLL_SECONDS = Limit("poll interval", "s", 0.01, 86_400.0,
+                     why="a busy loop below 10 ms; a day between polls watches nothing")
+#: Seconds before ``next --watch`` gives up: 0 (one look) to 30 days (a campaign, not a watch).
+WATCH_SECONDS = Limit("watch timeout", "s", 0.0, 30 * 86_400.0,
+                      why="30 days is a campaign, not a watch")
 #: Runs per arm of a planned design (``max_runs_per_arm``, ``repeats --max-runs``): 1,000
 #: runs of a 10-minute benchmark are ~7 GPU-days per arm; the simulations' memory and time
 #: grow with this cap (10^8 tried to allocate 47.7 GiB; 1,000 at 200 sims: 21 s, 250 MB).
@@ -247,7 +255,8 @@ LIMITS: dict[str, Limit] = {
     "rep": REP, "cv": NOISE_CV, "cv_instance": NOISE_CV, "noise_scale": NOISE_SCALE,
     "df": PRIOR_DF, "max_df": PRIOR_DF, "sync_factor": SYNC_FACTOR, "drafter_ms": STEP_MS,
     "drafter_per_token_ms": STEP_MS, "verify_base_ms": STEP_MS, "verify_per_row_ms": STEP_MS,
-    "host_ms": STEP_MS, "correlation": GAMMA,
+    "host_ms": STEP_MS, "correlation": GAMMA, "interval": POLL_SECONDS,
+    "timeout": WATCH_SECONDS,
 }
 
 

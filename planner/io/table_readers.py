@@ -58,7 +58,17 @@ def _parse_bool(v, *, path, line, fld):
     raise InputError(f"not a boolean: {v!r}", file=path, line=line, field=fld)
 
 
+#: The name columns of a run (a JSON record's value there must be a string or a number).
+_NAME_COLUMNS = ("config", "instance", "session", "platform", "metric", "workload", "phase",
+                 "server", "timestamp", "run_group")
+
+
 def row_to_run(row: dict, *, path: str, line: int, rate: str = "tps") -> Run:
+    for k in _NAME_COLUMNS:
+        if isinstance(row.get(k), (list, dict)):  # a JSON record: ["A"] is not the name A
+            raise InputError(f"a JSON {'list' if isinstance(row[k], list) else 'object'} "
+                             f"where a name belongs: {str(row[k])[:40]}", file=path,
+                             line=line, field=k)
     cfg = row.get("config")
     if cfg is None or str(cfg).strip(" ") == "":
         raise InputError("missing config label", file=path, line=line, field="config")
@@ -124,7 +134,8 @@ class Census:
         key = (run.config, run.platform, run.metric, run.workload, run.run_group, run.phase)
         if key not in self.census:
             self.census[key] = None
-        dup = _duplicate_key(run)
+        dup = _screen_key(run.config, run.instance, run.session, run.run_group, run.rep,
+                          run.tps, run.metric, run.workload, run.phase, run.timestamp)
         if dup is not None:
             self.hashes.append(hash(dup))
         if run.config in self.kept:
@@ -137,7 +148,7 @@ class Census:
         key = (names[0], names[3], names[4], names[5], names[9], names[6])
         if key not in self.census:
             self.census[_intern_all(key)] = None
-        dup = _dup_fields(names[0], names[1], names[2], names[9], rep, tps, names[4], names[5],
+        dup = _screen_key(names[0], names[1], names[2], names[9], rep, tps, names[4], names[5],
                           names[6], names[8])
         if dup is not None:
             self.hashes.append(hash(dup))
@@ -473,8 +484,32 @@ def _dup_fields(config, instance, session, run_group, rep, tps, metric, workload
             timestamp)
 
 
+def _screen_key(config, instance, session, run_group, rep, tps, metric, workload, phase,
+                timestamp) -> tuple | None:
+    """The key the fast paths hash to screen for what :func:`check_duplicates` refuses: a
+    run's rep without its value (two runs claiming one rep, or one run written twice), else
+    the duplicate key. Equal keys only send the table to the full read, which decides."""
+    if rep is not None:
+        return (config, instance, session, run_group, rep, metric, workload, phase)
+    return _dup_fields(config, instance, session, run_group, rep, tps, metric, workload, phase,
+                       timestamp)
+
+
 def check_duplicates(runs: list[Run], path: str) -> None:
+    """Refuse a run written twice, and two runs that claim one rep.
+
+    A row equal to an earlier one in every identifying column (its TPS included) is one run
+    written twice; two rows of one config with the same instance, session, run group, phase
+    and ``rep`` but different values cannot both be that rep (the cold first-run flag and
+    the run order rest on it), so either is refused with the earlier line named.
+
+    Raises
+    ------
+    InputError
+        Naming the file, the later row's line and the field (``tps`` or ``rep``).
+    """
     seen: dict[tuple, int] = {}
+    reps: dict[tuple, tuple[int, float]] = {}
     for r in runs:
         key = _duplicate_key(r)
         if key is None:
@@ -484,5 +519,16 @@ def check_duplicates(runs: list[Run], path: str) -> None:
                              f"{seen[key]}); remove it or give it a distinct rep/instance",
                              file=path, line=r.line, field="tps")
         seen[key] = r.line
+        if r.rep is not None:
+            rk = (r.config, r.instance, r.session, r.run_group, r.rep, r.metric, r.workload,
+                  r.phase)
+            if rk in reps:
+                line, value = reps[rk]
+                raise InputError(f"rep {r.rep} of {r.config!r}"
+                                 + (f" on instance {r.instance!r}" if r.instance else "")
+                                 + f" is already line {line} ({value:g}): two runs cannot be "
+                                 "one rep; give each its own rep (or session/instance)",
+                                 file=path, line=r.line, field="rep")
+            reps[rk] = (r.line, r.tps)
 
 

@@ -147,7 +147,7 @@ class SCHEMA(TypedDict):
     existing: NotRequired[_Existing | None]
     allocation: NotRequired[_Allocation | None]
     simulated_experiments: NotRequired[int]
-    more_runs_per_arm: NotRequired[int | None]
+    more_runs_per_arm: NotRequired[float | None]  # expected runs of a sequential design
     notes: NotRequired[list[str]]
     runs: NotRequired[list[_runs.Run] | None]
     runs_truncated: NotRequired[_runs.Truncated | None]
@@ -377,7 +377,10 @@ def recommendation(res: dict) -> list[str]:
                        f"runs per arm (about {_sig2(b['gpu_hours'])} GPU-h"
                        + ("" if owned(res) else f", ${_sig2(b['cost_usd'])}") + ")")
         else:
-            out.append(f"Beyond the cap: {b['note']} (assurance {b['assurance']:.3f})")
+            # the search covers one layout only: say which, so a paired design the table can
+            # still reach with a higher --max-runs is not read as ruled out too
+            out.append(f"Beyond the cap, {b['design']} designs only (Normal approximation): "
+                       f"{b['note']} (assurance {b['assurance']:.3f})")
     return [tidy(x) for x in out]
 
 

@@ -408,6 +408,16 @@ def classical_note(r: dict) -> str | None:
                 f"whether the means differ at all (p < 0.05); the verdict finds the whole "
                 f"interval of Δ inside your ±{rope} % practical margin, a difference too "
                 f"small to matter.")
+    dp = r.get("delta_pct") or {}
+    lo, hi = dp.get("hdi_low"), dp.get("hdi_high")
+    if sig and label not in _DECISIVE and lo is not None and (lo > 0 or hi < 0):
+        # the verdict's own interval excludes 0 too: the only difference is the margin
+        return (f"Why {_names(sig)} {_say(sig)} significant and the verdict undecided: they "
+                f"agree that the means likely differ (the verdict's interval of Δ, "
+                f"{lo:+.2f} .. {hi:+.2f} %, excludes 0 as well); a test asks only whether "
+                f"they differ at all (p < 0.05), the verdict also whether Δ is beyond your "
+                f"±{rope} % practical margin, and part of its interval lies inside it: the "
+                f"difference may be too small to matter.")
     if sig and label not in _DECISIVE:
         return (f"Why {_names(sig)} {_say(sig)} significant and the verdict undecided: a test asks "
                 f"whether the means differ at all (p < 0.05), from these runs' own spread "

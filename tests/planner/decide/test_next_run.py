@@ -223,6 +223,24 @@ def test_watch_times_out_on_an_empty_folder(tmp_path):
     assert lines == ["timeout after 30 s undecided"]
 
 
+def test_watch_keeps_a_timeout_shorter_than_its_interval(tmp_path):
+    # the last sleep is cut to the time left: --timeout 1 with the 10 s default polls
+    # stopped after 10 s before
+    clk = _Clock(tmp_path, [])
+    rc = watch(_harness_reader(tmp_path), _evaluate, a="A", b="B", interval=10.0,
+               timeout=25.0, max_runs=None, max_usd=None, cost=cost_model("hf-a10g-small"),
+               out=lambda _: None, clock=clk.clock, sleep=clk.sleep)
+    assert rc == WATCH_TIMEOUT and clk.t == 25.0 and clk.sleeps == 3
+
+
+@pytest.mark.parametrize("args,field", [(["--interval", "1e12"], "--interval"),
+                                        (["--timeout", "1e9"], "--timeout"),
+                                        (["--max-usd", "1e400"], "--max-usd")])
+def test_watch_options_have_plausible_ranges(tmp_path, cli, args, field):
+    code, _, err = cli("next", "--a", "A", "--b", "B", "--watch", str(tmp_path), *args)
+    assert code == 2 and f"field '{field}'" in err and "Traceback" not in err
+
+
 def test_watch_cli_on_a_prefilled_folder_exits_0(tmp_path, capsys):
     rng = np.random.default_rng(2)
     for k in range(6):

@@ -36,3 +36,23 @@ def test_the_verdict_states_the_spread_of_its_advice(cli):
     assert code == 0 and d["more_runs_per_arm"] == 4
     assert "within their error 1 to 6" in d["more_runs_note"]
     assert "a few runs either way" not in d["more_runs_note"]
+
+
+def test_session_advice_is_left_out_when_the_arms_share_a_session():
+    """A and B on one instance (no session column): the offset cancels between them, so
+    'more runs in the same server sessions cannot settle it' would contradict the verdict's
+    own note and its paired advice (found by a new user)."""
+    from models.stats.noise import platform_prior
+    from models.stats.tps_exact import fit_exact
+    from models.stats.tps_model import TPSData
+    from planner.decide.advice import session_advice
+
+    y = [454.0, 454.3, 455.0, 454.9]
+    cfg = ["A", "A", "B", "B"]
+    prior = platform_prior("local-a10g")
+    shared = TPSData.from_arrays(y, cfg, ["m1"] * 4, None, None, use_cold=False)
+    apart = TPSData.from_arrays(y, cfg, ["m1", "m1", "m2", "m2"], None, None, use_cold=False)
+    post = fit_exact(apart, prior)
+    assert session_advice(post) is not None           # tau above sigma on this prior
+    assert "A/B pairs interleaved in one session" in session_advice(post, apart)
+    assert session_advice(fit_exact(shared, prior), shared) is None

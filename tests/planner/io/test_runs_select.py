@@ -76,8 +76,9 @@ LAST_ROWS = {
     "too many fields": "cfg-03,grp,gpu-1,0,local-a10g,300,,,decode_wall,128x512,measure,,,x",
     "duplicate": None,  # a copy of a good row (see the test)
     "valid: short row": "cfg-04,grp,gpu-1,0,local-a10g,300",
-    "valid: spaced value": "cfg-04,grp,gpu-1,0,local-a10g, 300.5 ,,,decode_wall,128x512,measure,,",
-    "valid: exponent": "cfg-04,grp,gpu-1,7,local-a10g,3.1e2,,,decode_wall,128x512,measure,,",
+    "rep claimed twice": "cfg-04,grp,gpu-1,0,local-a10g,300.5,,,decode_wall,128x512,measure,,",
+    "valid: spaced value": "cfg-04,grp,gpu-1,108,local-a10g, 300.5 ,,,decode_wall,128x512,measure,,",
+    "valid: exponent": "cfg-04,grp,gpu-1,107,local-a10g,3.1e2,,,decode_wall,128x512,measure,,",
     "valid: latency": "cfg-04,grp,gpu-1,7,local-a10g,0.004,,,latency_s,128x512,measure,,",
     "valid: blank row": ",,,,,,,,,,,,",
 }
@@ -163,12 +164,12 @@ LAST_RECORDS = {
     "bad tps": {"tps": "fast"}, "bool tps": {"tps": True}, "nan tps": {"tps": float("nan")},
     "huge int tps": {"tps": 10**400}, "negative tps": {"tps": -3}, "bad ppl": {"ppl": 0.5},
     "float rep": {"rep": 2.5}, "huge rep": {"rep": 10**7}, "bad cold": {"cold": 2.0},
-    "valid: list name": {"workload": ["128x512"]}, "nul name": {"instance": "gpu\x001"},
+    "list name": {"workload": ["128x512"]}, "nul name": {"instance": "gpu\x001"},
     "no tps": {"tps": None}, "blank config": {"config": "  "},
     "duplicate": {},
-    "valid: int tps": {"tps": 301, "rep": 9}, "valid: string rep": {"rep": "9"},
+    "valid: int tps": {"tps": 301, "rep": 109}, "valid: string rep": {"rep": "109"},
     "valid: spaced names": {"instance": " gpu-9 ", "platform": "local-a10g "},
-    "valid: bool cold": {"cold": True, "rep": 11}, "valid: latency": {"metric": "latency_s",
+    "valid: bool cold": {"cold": True, "rep": 111}, "valid: latency": {"metric": "latency_s",
                                                                       "tps": 0.004},
 }
 

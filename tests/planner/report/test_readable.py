@@ -58,9 +58,17 @@ def test_the_verdict_says_why_the_classical_tests_differ():
 
     r = _verdict(label="undecided")
     r["classical"]["welch"].update(p=1e-4, significant=True, t=10.0, df=5.0)
+    r["delta_pct"].update(hdi_low=-0.2, hdi_high=0.9)  # the verdict's interval holds 0
     note = classical_note(r)
     assert note.startswith("Why Welch's t says significant and the verdict undecided")
     assert "practical margin" in note and "σ_instance" in note
+    # the verdict's own interval excluding 0 too: the margin is the only difference
+    r["delta_pct"].update(hdi_low=-0.15, hdi_high=-0.03)
+    note = classical_note(r)
+    assert "excludes 0 as well" in note and "-0.15 .. -0.03 %" in note
+    assert "σ_instance" not in note and "too small to matter" in note
+    r = _verdict(label="undecided")
+    r["classical"]["welch"].update(p=1e-4, significant=True, t=10.0, df=5.0)
     assert "Why Welch" in render_markdown(r) and "Why Welch" in render_html(r)
     r = _verdict(label="B better")
     r["classical"]["welch"].update(p=0.3, significant=False)

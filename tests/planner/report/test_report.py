@@ -484,3 +484,30 @@ def test_draft_and_sweep_plots_mark_the_baseline(written):
     assert sweep_plot(sweep["rows"])[:4] == b"\x89PNG"
     # a sweep saved before intervals and verdicts still plots (points without bars)
     assert sweep_overview_plot(sweep["rows"])[:4] == b"\x89PNG"
+
+
+def test_a_sequential_repeats_plan_on_runs_re_renders(tmp_path, cli):
+    """``repeats --runs`` recommending a sequential design saves its expected runs to add
+    (11.1, a float): ``planner report`` once refused that unedited file as 'edited'."""
+    runs = tmp_path / "q.csv"
+    runs.write_text("config,tps\nA,308.1\nA,307.9\nB,309.0\nB,309.4\n")
+    code, out, err = cli("repeats", "--runs", runs, "--a", "A", "--b", "B", "--sims", "200",
+                         "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["recommended"]["design"] == "sequential"
+    assert r["more_runs_per_arm"] == pytest.approx(r["recommended"]["runs_per_arm"])
+    saved = tmp_path / "r.json"
+    saved.write_text(out)
+    code, text, err = cli("report", saved)
+    assert code == 0, err
+    assert "expected runs per arm" in text
+
+
+def test_beyond_the_cap_names_the_layout_it_searched(cli):
+    # the Normal search beyond the cap covers separate designs only: a paired design may
+    # still reach the target with a higher --max-runs, so the line must not read as general
+    code, out, err = cli("repeats", "--delta", "0.44", "--sims", "200")
+    assert code == 0, err
+    line = next(x for x in out.splitlines() if x.startswith("Beyond the cap"))
+    assert line.startswith("Beyond the cap, separate designs only")
