@@ -174,7 +174,8 @@ def read_text(p, name: str | None = None, error=ModelInputError) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise error(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=name) from None
+        raise error(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=name,
+                    line=raw.count(b"\n", 0, exc.start) + 1) from None
 
 
 #: The error of a JSON or TOML file holding an integer of more digits than Python converts

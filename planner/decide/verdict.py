@@ -195,6 +195,14 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
                      "sqrt(sigma_instance^2 + sigma_run^2); the split comes from the prior")
     if dir_note:
         notes.append(dir_note)
+    flat = [who for who, v in ((a, tps_a), (b, tps_b)) if len(v) >= 2 and np.ptp(v) == 0]
+    if flat:
+        # no spread at all: rounded values or one run copied, not a measurement of the noise
+        notes.append(" and ".join(f"{who}'s {count(len(v), 'run')} are all equal ({v[0]:g})"
+                                  for who, v in ((a, tps_a), (b, tps_b)) if who in flat)
+                     + ": a spread below the values' printed precision, or one run copied; "
+                     "the run-to-run noise then rests on the prior, so check these are "
+                     "separate measurements (or give more digits)")
     if not rope.relative and 0 < rope.value < 1e-3 * level_a:
         # a bare number is read in the metric's unit: '--rope 0.1' on ~300 TPS is 0.03 %
         notes.append(f"the ROPE {rope.value:g} (no %) is read in {vunit}: "
@@ -209,7 +217,7 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
         # rests on a prior that was not measured (e.g. HF, where sigma borrows 2 df locally)
         notes.append(f"A and B share {count(len(shared), 'instance')}, so the instance effect cancels "
                      f"and the interval rests on the run-to-run scale sigma, whose prior here "
-                     f"has only {sp.df:g} df ({100 * sp.scale:.2g} %): with few runs it sets "
+                     f"has only {sp.df:.2g} df ({100 * sp.scale:.2g} %): with few runs it sets "
                      "the interval's width; state your noise (a CV or A/A runs)")
     if prior is not WEAK:
         notes += prior_conflicts(comp.data(False), prior, comp.prior_label)

@@ -197,8 +197,11 @@ def _read_streamed(p: Path, name: str, suffix: str, tps_column: str | None,
             if suffix == ".csv":
                 return read_csv(fh, name, tps_column, sink, config_column)
             return read_jsonl(bounded_lines(fh, name), name, tps_column, sink, config_column)
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text ({exc.reason})", file=name) from None
+        except UnicodeDecodeError:
+            # the streamed decoder's offsets are its chunk's: the whole file (bounded by
+            # check_size) decoded once names the line and byte
+            read_text(p, name)
+            raise InputError("not UTF-8 text", file=name) from None
 
 
 def runs_from_values(a: Sequence[float], b: Sequence[float], *, a_name: str = "A",

@@ -58,18 +58,19 @@ def _parse_bool(v, *, path, line, fld):
     raise InputError(f"not a boolean: {v!r}", file=path, line=line, field=fld)
 
 
-#: The name columns of a run (a JSON record's value there must be a string or a number).
-_NAME_COLUMNS = ("config", "instance", "session", "platform", "metric", "workload", "phase",
-                 "server", "timestamp", "run_group")
+def _not_a_name(v, k: str, path: str, line: int) -> str:
+    """A name cell that is not a string (JSON records only): a number is read as its text;
+    a list or object is refused (``["A"]`` is not the config ``A``)."""
+    if isinstance(v, (list, dict)):
+        raise InputError(f"a JSON {'list' if isinstance(v, list) else 'object'} where a name "
+                         f"belongs: {str(v)[:40]}", file=path, line=line, field=k)
+    return str(v)
 
 
 def row_to_run(row: dict, *, path: str, line: int, rate: str = "tps") -> Run:
-    for k in _NAME_COLUMNS:
-        if isinstance(row.get(k), (list, dict)):  # a JSON record: ["A"] is not the name A
-            raise InputError(f"a JSON {'list' if isinstance(row[k], list) else 'object'} "
-                             f"where a name belongs: {str(row[k])[:40]}", file=path,
-                             line=line, field=k)
     cfg = row.get("config")
+    if cfg is not None and type(cfg) is not str:
+        cfg = _not_a_name(cfg, "config", path, line)
     if cfg is None or str(cfg).strip(" ") == "":
         raise InputError("missing config label", file=path, line=line, field="config")
     summary = None
@@ -97,7 +98,8 @@ def row_to_run(row: dict, *, path: str, line: int, rate: str = "tps") -> Run:
         # only spaces are trimmed: a trailing tab, VT or NEL is a control character that
         # validate_run refuses (limits.check_name), not padding to drop silently
         v = get(k)
-        return "" if v is None else intern(v.strip(" ") if type(v) is str else str(v).strip(" "))
+        return "" if v is None else intern(v.strip(" ") if type(v) is str else
+                                           _not_a_name(v, k, path, line).strip(" "))
 
     run = Run(config=intern(str(cfg).strip(" ")), tps=tps, instance=s("instance"), session=s("session"),
               rep=rep, platform=s("platform"), metric=s("metric"), workload=s("workload"),
@@ -489,7 +491,7 @@ def _screen_key(config, instance, session, run_group, rep, tps, metric, workload
     """The key the fast paths hash to screen for what :func:`check_duplicates` refuses: a
     run's rep without its value (two runs claiming one rep, or one run written twice), else
     the duplicate key. Equal keys only send the table to the full read, which decides."""
-    if rep is not None:
+    if rep is not None and rep >= 0:
         return (config, instance, session, run_group, rep, metric, workload, phase)
     return _dup_fields(config, instance, session, run_group, rep, tps, metric, workload, phase,
                        timestamp)
@@ -500,8 +502,9 @@ def check_duplicates(runs: list[Run], path: str) -> None:
 
     A row equal to an earlier one in every identifying column (its TPS included) is one run
     written twice; two rows of one config with the same instance, session, run group, phase
-    and ``rep`` but different values cannot both be that rep (the cold first-run flag and
-    the run order rest on it), so either is refused with the earlier line named.
+    and ``rep`` (0 or more; -1 marks warm-up passes, of which there may be any number) but
+    different values cannot both be that rep (the cold first-run flag and the run order
+    rest on it), so either is refused with the earlier line named.
 
     Raises
     ------
@@ -519,7 +522,7 @@ def check_duplicates(runs: list[Run], path: str) -> None:
                              f"{seen[key]}); remove it or give it a distinct rep/instance",
                              file=path, line=r.line, field="tps")
         seen[key] = r.line
-        if r.rep is not None:
+        if r.rep is not None and r.rep >= 0:  # rep -1 marks warm-up passes: any number
             rk = (r.config, r.instance, r.session, r.run_group, r.rep, r.metric, r.workload,
                   r.phase)
             if rk in reps:

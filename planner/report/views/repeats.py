@@ -315,9 +315,17 @@ def question_lines(res: dict) -> list[str]:
                      + (" (given by --delta, not the posterior of the runs)"
                         if eff.get("source") in ("delta", "--delta") else ""))
     else:
-        lines.append(f"Δ ~ distribution: mean {eff['mean_tps']:+.2f} {u} ({_pct(eff['mean_pct'])}%)"
+        # with runs bought, the effect is the simulations' draws of the posterior: their
+        # mean and sd are a sample's, of a heavy-tailed posterior, not the verdict's
+        # centre and HDI (shown on the 'already bought' line), which is said
+        drawn = bool(res.get("existing"))
+        lines.append(("Δ drawn per simulation from the runs' posterior: mean" if drawn else
+                      "Δ ~ distribution: mean")
+                     + f" {eff['mean_tps']:+.2f} {u} ({_pct(eff['mean_pct'])}%)"
                      f" at {inp['baseline_tps']:.2f} {u}, sd {_pct(eff['sd_pct'], '')}%, "
-                     f"P(Δ>0) {eff['p_positive']:.2f}")
+                     f"P(Δ>0) {eff['p_positive']:.2f}"
+                     + (" (a sample of a heavy-tailed posterior: the verdict's centre and "
+                        "HDI are on the 'already bought' line)" if drawn else ""))
     lines.append(f"rule {rule}, ROPE ±{_pct(inp['rope']['pct'], '')}% "
                  f"(±{_small(inp['rope']['tps'], u)} {u}), "
                  f"target assurance {inp['target']:g}, prior {inp['prior']['label']}, "

@@ -162,6 +162,9 @@ def lead_sentence(r: dict) -> str:
             "B and A are within 0.01 % of each other")  # not "0.00 % slower"
     # the table's decimals (:func:`_fmt_iv`): three when the whole interval is within ±0.05 %
     nd = 3 if max(abs(d["hdi_low"]), abs(d["hdi_high"])) < 0.05 else 2
+    while nd < 4 and any(f"{abs(x):.{nd}f}" == f"{rope:.{nd}f}" for x in
+                         (d["hdi_low"], d["hdi_high"])):
+        nd += 1  # an end that prints as the margin: enough digits to show which side it is
     eff = (f"{size} ({_levels(r)}{hp} % HDI of Δ {d['hdi_low']:+.{nd}f} .. "
            f"{d['hdi_high']:+.{nd}f} %)")
     label = r["label"]

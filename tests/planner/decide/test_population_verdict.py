@@ -35,3 +35,15 @@ def test_prior_conflict_needs_an_instance_with_two_runs():
     d = TPSData.from_arrays([197.0, 340.0], ["A", "B"], ["A-session", "B-session"], None, None,
                             use_cold=False)
     assert prior_conflicts(d, platform_prior("local-a10g"), "platform:local-a10g") == []
+
+
+def test_runs_without_any_spread_are_named(cli):
+    # three identical values per arm: no measurement of the noise (a new user's ingested
+    # mean_tpot_ms), said beside whatever the prior makes of it
+    code, out, err = cli("verdict", "--a-runs", "10.00,10.00,10.00", "--b-runs", "9.90,9.95,9.90",
+                         "--lower-is-better", "--json")
+    assert code == 0, err
+    notes = json.loads(out)["notes"]
+    flat = [n for n in notes if "all equal" in n]
+    assert len(flat) == 1 and flat[0].startswith("A's 3 runs are all equal (10)")
+    assert "B's" not in flat[0]

@@ -142,3 +142,18 @@ def test_ingest_output_cannot_run_as_a_spreadsheet_formula(tmp_path):
     back = read_runs(out)
     assert back.configs == ["'=cmd|' /C calc'!A0", "'+1+2", "'-O2", "'@SUM(A1)", "plain"]
     assert [r.tps for r in back.runs] == [r.tps for r in runs]
+
+
+@pytest.mark.parametrize("name", ["runs.csv", "runs.json"])
+def test_a_non_utf8_byte_is_named_by_its_line(tmp_path, name):
+    # streamed (.csv) and whole-file (.json) reading both name the line of the bad byte
+    from planner.io.runs import read_runs
+
+    p = tmp_path / name
+    body = (b"config,tps\nA,300\nA,30\xff1\nB,302\n" if name.endswith(".csv") else
+            b'[{"config": "A", "tps": 300},\n {"config": "A\xff", "tps": 301}]\n')
+    p.write_bytes(body)
+    with pytest.raises(InputError, match="not UTF-8") as e:
+        read_runs(p)
+    assert e.value.line == (3 if name.endswith(".csv") else 2)
+    assert p.read_bytes() == body

@@ -282,3 +282,14 @@ def test_a_rope_of_zero_reads_as_zero():
     from planner.report.views.verdict import _rope_pct
 
     assert (_rope_pct(0), _rope_pct(0.1), _rope_pct(0.001)) == ("0", "0.10", "0.001")
+
+
+def test_an_hdi_end_at_the_margin_gets_the_digits_to_show_its_side():
+    # a 100k-run table: 'HDI +0.10 .. +0.10 % ... straddles your ±0.10 %' (a new user)
+    from planner.report.views.verdict import lead_sentence
+
+    r = _verdict(label="undecided")
+    r["delta_pct"].update(mean=0.1003, hdi_low=0.0996, hdi_high=0.1011)
+    r["rope"]["pct"] = 0.1
+    s = lead_sentence(r)
+    assert "+0.0996 .. +0.1011 %" in s and "straddles" in s
