@@ -46,7 +46,9 @@ def _cost(r, v) -> str:
 def headline(r) -> list[str]:
     cur = r["current"]
     d = cur["delta_pct"]
-    first = (f"if you stop now: {cur['label']} (B = {r['b']} − A = {r['a']}: "
+    # configs named A and B need no 'B = B' spelled out
+    names = "B − A" if (r["a"], r["b"]) == ("A", "B") else f"B = {r['b']} − A = {r['a']}"
+    first = (f"if you stop now: {cur['label']} ({names}: "
              f"{d['mean']:+.2f} %, HDI {d['hdi_low']:+.2f} to {d['hdi_high']:+.2f} %)")
     if cur["decided"]:
         return [first, "decided: stop, no run is needed for this call"]
