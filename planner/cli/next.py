@@ -107,17 +107,14 @@ def _next(runs, a, b, configs, rope, prior, cv, cv_instance, aa_runs, platform, 
           max_runs, baseline, store, as_json, md, html, params=None, **_) -> int:
     from planner.decide.comparison import Selection, from_table
     from planner.defaults import check_assurance
-    from planner.io.limits import check as check_limit
+    from planner.io.limits import check_all
     from planner.io.runs import read_runs
     from planner.io.table import RunsTable
     from planner.report.output import emit, guard_outputs, input_record
 
-    check_limit("seed", seed, field="--seed")
-    for name, value, flag in (("interval", interval, "--interval"), ("timeout", timeout, "--timeout"),
-                              ("total_usd", max_usd, "--max-usd"),
-                              ("max_runs", max_runs, "--max-runs")):
-        if value is not None:
-            check_limit(name, value, field=flag)
+    check_all([("seed", seed, "--seed"), ("interval", interval, "--interval"),
+               ("timeout", timeout, "--timeout"), ("total_usd", max_usd, "--max-usd"),
+               ("max_runs", max_runs, "--max-runs")])
     check_assurance(assurance, field="--assurance")
     guard_outputs([("--md", md), ("--html", html)], [runs, watch])
     designs = _designs(design)

@@ -195,11 +195,11 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
                      "sqrt(sigma_instance^2 + sigma_run^2); the split comes from the prior")
     if dir_note:
         notes.append(dir_note)
-    flat = [who for who, v in ((a, tps_a), (b, tps_b)) if len(v) >= 2 and np.ptp(v) == 0]
+    flat = [(who, v) for who, v in ((a, tps_a), (b, tps_b)) if len(v) >= 2 and np.ptp(v) == 0]
     if flat:
         # no spread at all: rounded values or one run copied, not a measurement of the noise
         notes.append(" and ".join(f"{who}'s {count(len(v), 'run')} are all equal ({v[0]:g})"
-                                  for who, v in ((a, tps_a), (b, tps_b)) if who in flat)
+                                  for who, v in flat)
                      + ": a spread below the values' printed precision, or one run copied; "
                      "the run-to-run noise then rests on the prior, so check these are "
                      "separate measurements (or give more digits)")

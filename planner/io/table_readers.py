@@ -486,15 +486,23 @@ def _dup_fields(config, instance, session, run_group, rep, tps, metric, workload
             timestamp)
 
 
+def _rep_key(config, instance, session, run_group, rep, metric, workload, phase
+             ) -> tuple | None:
+    """The columns two runs claiming one rep share (None: no rep, or a warm-up pass, rep
+    -1, of which there may be any number)."""
+    if rep is None or rep < 0:
+        return None
+    return (config, instance, session, run_group, rep, metric, workload, phase)
+
+
 def _screen_key(config, instance, session, run_group, rep, tps, metric, workload, phase,
                 timestamp) -> tuple | None:
     """The key the fast paths hash to screen for what :func:`check_duplicates` refuses: a
     run's rep without its value (two runs claiming one rep, or one run written twice), else
     the duplicate key. Equal keys only send the table to the full read, which decides."""
-    if rep is not None and rep >= 0:
-        return (config, instance, session, run_group, rep, metric, workload, phase)
-    return _dup_fields(config, instance, session, run_group, rep, tps, metric, workload, phase,
-                       timestamp)
+    return (_rep_key(config, instance, session, run_group, rep, metric, workload, phase)
+            or _dup_fields(config, instance, session, run_group, rep, tps, metric, workload,
+                           phase, timestamp))
 
 
 def check_duplicates(runs: list[Run], path: str) -> None:
@@ -522,9 +530,9 @@ def check_duplicates(runs: list[Run], path: str) -> None:
                              f"{seen[key]}); remove it or give it a distinct rep/instance",
                              file=path, line=r.line, field="tps")
         seen[key] = r.line
-        if r.rep is not None and r.rep >= 0:  # rep -1 marks warm-up passes: any number
-            rk = (r.config, r.instance, r.session, r.run_group, r.rep, r.metric, r.workload,
-                  r.phase)
+        rk = _rep_key(r.config, r.instance, r.session, r.run_group, r.rep, r.metric,
+                      r.workload, r.phase)
+        if rk is not None:
             if rk in reps:
                 line, value = reps[rk]
                 raise InputError(f"rep {r.rep} of {r.config!r}"
