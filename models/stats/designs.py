@@ -27,7 +27,7 @@ from typing import Sequence
 import numpy as np
 
 __all__ = ["InstanceType", "Layout", "separate_layout", "paired_layout", "flatten",
-           "Existing"]
+           "Existing", "units"]
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,24 @@ def flatten(layout: Layout, ys: list[np.ndarray]) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # existing runs (planning more runs after some were bought)
 # --------------------------------------------------------------------------------------------
+def units(data) -> np.ndarray:
+    """The instance index of each run for the simulated re-analysis, shape (n_runs,): one
+    per (instance, server session) pair when the runs name sessions, else the instance.
+
+    The re-analysis model has an instance level and run noise only; a session nested in an
+    instance (:mod:`models.stats.tps_sessions`) is read there as an instance of its own, so
+    the offset between two sessions of one machine stays noise the old runs' spread cannot
+    measure, as the verdict's fit reads it (merging them would make A's and B's sessions
+    one instance and the gap between them evidence).
+    """
+    inst = np.asarray(data.instance, int)
+    if getattr(data, "session", None) is None:
+        return inst
+    _, idx = np.unique(np.stack([inst, np.asarray(data.session, int)]), axis=1,
+                       return_inverse=True)
+    return idx.ravel().astype(int)
+
+
 @dataclass
 class Existing:
     """Runs already measured, on the log scale and *centred* by ``centre``.
@@ -143,11 +161,12 @@ class Existing:
 
     @classmethod
     def from_tpsdata(cls, data) -> "Existing":
-        """From :class:`models.stats.tps_model.TPSData` with configs 0 = A, 1 = B (no cold column)."""
+        """From :class:`models.stats.tps_model.TPSData` with configs 0 = A, 1 = B (no cold
+        column); its instances are :func:`units` (each server session its own)."""
         X = np.zeros((data.n_runs, 2))
         X[np.arange(data.n_runs), data.config] = 1.0
         c = float(np.mean(data.y))
-        return cls(X, np.asarray(data.instance, int), data.y - c, c)
+        return cls(X, units(data), data.y - c, c)
 
     @property
     def n_runs(self) -> int:

@@ -16,7 +16,7 @@ from planner.errors import InputError
 #: Plain field of the decision layer -> option of ``planner verdict`` (``a`` and ``b`` are
 #: added per call: the values of ``--a``/``--b`` or of ``--a-runs``/``--b-runs``).
 _OPTIONS = {"rope": "--rope", "engine": "--engine", "likelihood": "--likelihood",
-            "paired": "--paired", "a_runs": "--a-runs", "b_runs": "--b-runs",
+            "paired": "--paired", "sessions": "--sessions", "a_runs": "--a-runs", "b_runs": "--b-runs",
             "a_summary": "--a-summary", "b_summary": "--b-summary", "prior": "--prior",
             "cv": "--cv", "cv_instance": "--cv-instance", "aa_runs": "--aa-runs",
             "seed": "--seed", **TABLE_OPTIONS}
@@ -75,6 +75,12 @@ def register(app: typer.Typer) -> None:
                                                 "statistics (as --a-summary)."),
         paired: bool = typer.Option(False, "--paired", help="Quick forms: the k-th runs of A and B "
                                     "share an instance."),
+        sessions: Optional[str] = typer.Option(
+            None, "--sessions", help="Quick forms, every run on one machine: per-arm (A's runs "
+            "in one server session, B's in another), per-run (each run a fresh process or "
+            "server) or shared (A and B interleaved in one session). Without it each arm's "
+            "runs are one session on a machine of its own (no platform) or each run its own "
+            "allocation (a platform with noise data)."),
         rope: Rope = DEFAULT_ROPE,
         engine: str = typer.Option("exact", "--engine", help="exact | mcmc"),
         likelihood: str = typer.Option("normal", "--likelihood", help="normal | student-t (mcmc)"),
@@ -120,7 +126,8 @@ def register(app: typer.Typer) -> None:
             raise as_option(exc, options) from None
 
 
-def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, engine, likelihood,
+def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, sessions, rope, engine,
+             likelihood,
              prior, cv, cv_instance, aa_runs, platform, metric, workload, run_group, format,
              tps_column, config_column, instance, cold, lower_is_better, seed, as_json, md, html,
              idata, params=None, baseline=None, store=None, **_) -> None:
@@ -153,6 +160,13 @@ def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, eng
         raise InputError("--paired pairs --a-runs/--b-runs by position; in a RUNS file the "
                          "pairs are the rows that share an instance (its instance column)",
                          field="--paired")
+    if runs is not None and sessions is not None:
+        raise InputError("--sessions states the session layout of the quick forms; in a RUNS "
+                         "file give instance and session columns", field="--sessions")
+    if runs is None and instance is not None:
+        raise InputError("--instance names the machine of a tool's result file; for runs "
+                         "typed in on one machine state their layout with --sessions "
+                         "per-arm|per-run|shared", field="--instance")
     if runs is None and (a_runs is not None or b_runs is not None) and \
             (a is not None or b is not None):
         raise InputError("give either --a/--b values or --a-runs/--b-runs, not both",
@@ -169,7 +183,7 @@ def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, eng
             None if a_runs is None else _floats(a_runs, "--a-runs"),
             None if b_runs is None else _floats(b_runs, "--b-runs"),
             a_summary=a_summary, b_summary=b_summary, paired=paired, platform=platform,
-            **prior_settings)
+            layout=sessions, **prior_settings)
     elif runs is None:
         if a_runs is not None or b_runs is not None:
             if a_runs is None or b_runs is None:
@@ -182,7 +196,7 @@ def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, rope, eng
                              "--a 308.49 --b 308.05, or --a-runs ... --b-runs ...",
                              field="--a")
         comp = comparison.from_values(va, vb, paired=paired, platform=platform,
-                                      **prior_settings)
+                                      layout=sessions, **prior_settings)
     else:
         if baseline is not None:  # a saved baseline's runs are config A (planner.cli.baseline)
             from planner.cli.baseline import baseline_runs

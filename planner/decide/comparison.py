@@ -33,7 +33,7 @@ from planner.results.verdict import OUTLIER_MIN_RUNS, OUTLIER_Z
 __all__ = ["Comparison", "SESSION_NOTE", "Selection", "build_data", "check_identifiable",
            "measured_runs", "warmed_sessions",
            "cold_groups", "cold_only_notes", "grouping", "grouping_note", "cold_runs", "fit", "from_table", "from_values",
-           "machines_unknown", "one_session_per_arm", "quick_platform_notes", "runs_listing",
+           "machines_unknown", "one_machine", "one_session_per_arm", "LAYOUTS", "quick_platform_notes", "runs_listing",
            "OUTLIER_Z", "RUNS_CAP"]
 
 
@@ -142,7 +142,58 @@ def one_session_per_arm(table: RunsTable) -> RunsTable:
 #: The note of :func:`one_session_per_arm`.
 SESSION_NOTE = ("each arm's runs are taken as one session: the offset between A's and B's "
                 "sessions is noise their spread cannot measure (name the platform, pair the "
-                "runs, state the between-instance CV or give an instance column)")
+                "runs, state the between-instance CV, give an instance column, or state the "
+                "session layout when every run was on one machine)")
+
+#: The session layouts a quick form may state for runs all on one machine: what each means
+#: (the notes and ``grouping``'s session source) and how a run's session is named from its
+#: config and its position k in the arm.
+LAYOUTS = {
+    "per-arm": ("A's runs in one server session and B's in another on the same machine: the "
+                "offset between the two sessions is noise their spread cannot measure",
+                lambda config, k: f"{config}-session"),
+    "per-run": ("each run its own session on one machine (a fresh process or server per run, "
+                "as benchmark_throughput runs each trial): the runs' spread holds the "
+                "session-to-session noise",
+                lambda config, k: f"{config}-run-{k}"),
+    "shared": ("A's and B's runs in one server session on one machine (interleaved): no "
+               "offset between them beyond the run-to-run noise",
+               lambda config, k: ""),
+}
+
+
+def one_machine(table: RunsTable, layout: str) -> RunsTable:
+    """The quick form's runs on one machine, their sessions as ``layout`` states.
+
+    Parameters
+    ----------
+    table : RunsTable
+        The runs of A and B (their instances are replaced by one, ``machine``).
+    layout : str
+        A key of :data:`LAYOUTS`: ``per-arm`` (each config's runs one session), ``per-run``
+        (each run its own session), ``shared`` (one session holding every run).
+
+    Returns
+    -------
+    RunsTable
+        A new table; ``table`` is not modified.
+
+    Raises
+    ------
+    InputError
+        An unknown layout (field ``sessions``).
+    """
+    if layout not in LAYOUTS:
+        raise InputError(f"unknown session layout {layout!r} ({', '.join(LAYOUTS)})",
+                         field="sessions")
+    name = LAYOUTS[layout][1]
+    seen: dict[str, int] = {}
+    runs = []
+    for r in table.runs:
+        k = seen.get(r.config, 0)
+        seen[r.config] = k + 1
+        runs.append(replace(r, instance="machine", session=name(r.config, k)))
+    return RunsTable(runs, table.path, reader=table.reader)
 
 
 def cold_runs(table: RunsTable, a: str, b: str) -> list[dict]:
@@ -188,6 +239,8 @@ def grouping(comp: "Comparison", data: TPSData) -> dict:
     if comp.sessions:
         isrc = ("none: each arm's runs read as one session on a machine of its own (no "
                 "instance column and no platform)")
+    elif comp.layout:
+        isrc = "one machine (the stated session layout)"
     elif any(r.instance for r in runs):
         isrc = ("the instance column" if reader == "table" else
                 f"the {reader} reader (the instance given, else what the file names)")
@@ -195,7 +248,9 @@ def grouping(comp: "Comparison", data: TPSData) -> dict:
             isrc += ", within each run_group"
     else:
         isrc = "none: each run its own instance"
-    if any(r.session for r in runs):
+    if comp.layout:
+        ssrc = f"the stated layout, {comp.layout}"
+    elif any(r.session for r in runs):
         ssrc = "the session column"
     elif any(r.run_group for r in runs) and not comp.sessions:
         ssrc = "the run_group column"
@@ -263,13 +318,6 @@ def fit(data: TPSData, prior: NoisePrior, engine: str, *, seed: int = 0,
     raise InputError(f"unknown engine {engine!r} (exact or mcmc)", field="engine")
 
 
-
-#: The note of :func:`one_session_per_arm`.
-SESSION_NOTE = ("each arm's runs are taken as one session: the offset between A's and B's "
-                "sessions is noise their spread cannot measure (name the platform, pair the "
-                "runs, state the between-instance CV or give an instance column)")
-
-
 @dataclass(frozen=True)
 class Selection:
     """Which rows of a runs table are compared: each field None keeps every value.
@@ -299,6 +347,9 @@ class Comparison:
     sessions : bool
         Each arm's runs read as one session on a machine of its own
         (:func:`one_session_per_arm`).
+    layout : str
+        The session layout the quick form stated for runs all on one machine (a key of
+        :data:`LAYOUTS`, :func:`one_machine`); empty when none was stated.
     prior : NoisePrior or None
         The noise prior (None: weakly informative, the data must carry the noise).
     prior_label : str
@@ -321,6 +372,7 @@ class Comparison:
     b: str
     platform: str | None = None
     sessions: bool = False
+    layout: str = ""
     prior: NoisePrior | None = None
     prior_label: str = "weak"
     choice: object = None
@@ -334,6 +386,24 @@ class Comparison:
     def direction(self) -> tuple[str, str, str | None]:
         """(direction, source, note): :func:`planner.decide.direction.read_direction`."""
         return read_direction(self.table, self.lower_is_better, plain=self.plain)
+
+    @property
+    def arm_sessions(self) -> bool:
+        """A's and B's runs never share a server session (each arm read as one session of
+        its own, a stated per-arm layout, or a table whose sessions nested in instances each
+        hold one config only): a new A/B pair is then two more sessions, whose offset it
+        does not cancel, and pairs are not planned."""
+        if self.sessions or self.layout == "per-arm":
+            return True
+        from models.stats.tps_exact import has_sessions
+
+        data = self.data()
+        if not has_sessions(data):
+            return False
+        both = {}
+        for i, s, c in zip(data.instance.tolist(), data.session.tolist(), data.config.tolist()):
+            both.setdefault((i, s), set()).add(c)
+        return all(len(v) == 1 for v in both.values())
 
     @property
     def lower(self) -> bool:
@@ -449,22 +519,32 @@ def from_values(a_values: Sequence[float] | None, b_values: Sequence[float] | No
                 paired: bool = False, platform: str | None = None, prior: str | None = None,
                 cv: str | None = None, cv_instance: str | None = None,
                 aa_runs: str | None = None, use_cold: bool | None = None,
-                lower_is_better: bool | None = None) -> Comparison:
+                lower_is_better: bool | None = None, layout: str | None = None
+                ) -> Comparison:
     """The comparison of the quick forms: values (or summaries) of A and B typed in.
 
     Without a platform with noise data, each unpaired arm's runs are read as one session
     (:func:`one_session_per_arm`); on a known platform each run is its own allocation.
+    ``layout`` (a key of :data:`LAYOUTS`) states instead that every run was on one machine
+    and how its server sessions went (:func:`one_machine`), whatever the platform.
 
     Raises
     ------
     InputError
-        ``paired`` with unequal counts (field ``paired``), values out of range, a bad
-        summary or prior setting.
+        ``paired`` with unequal counts (field ``paired``), ``layout`` with ``paired`` or
+        unknown (field ``sessions``), values out of range, a bad summary or prior setting.
     """
     from planner.decide.priors import resolve_prior
     from planner.io.runs import runs_from_values
 
     plat = platform or ""
+    if layout is not None and paired:
+        raise InputError("paired runs already say how A and B share machines (the k-th "
+                         "runs one instance); a session layout is for unpaired runs on one "
+                         "machine", field="sessions")
+    if layout is not None and layout not in LAYOUTS:
+        raise InputError(f"unknown session layout {layout!r} ({', '.join(LAYOUTS)})",
+                         field="sessions")
     if a_summary is not None or b_summary is not None:
         from planner.io.summaries import quick_table
 
@@ -480,11 +560,17 @@ def from_values(a_values: Sequence[float] | None, b_values: Sequence[float] | No
         # machines unknown (no platform, or one without noise data): the cautious reading
         notes, known = quick_platform_notes(plat, max(len(va), len(vb)), paired)
         sessions = not known and not paired
+    if layout is not None:
+        # the user's statement replaces the reading from the platform
+        table = one_machine(table.select(["A", "B"]), layout)
+        notes = [f"every run on one machine, as stated ({layout}): {LAYOUTS[layout][0]}"]
+        sessions = False
     if sessions:
         table = one_session_per_arm(table.select(["A", "B"]))
     choice = resolve_prior(prior, plat, None, None, cv=cv, cv_instance=cv_instance,
                            aa_runs=aa_runs)
-    return Comparison(table, "A", "B", platform=plat, sessions=sessions, prior=choice.prior,
+    return Comparison(table, "A", "B", platform=plat, sessions=sessions,
+                      layout=layout or "", prior=choice.prior,
                       prior_label=choice.label, choice=choice,
                       notes=list(choice.notes) + ([SESSION_NOTE] if sessions else []) + notes,
                       use_cold=use_cold, lower_is_better=lower_is_better, plain=True)

@@ -26,7 +26,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from models.stats.assurance import Truth, prior_truth
-from models.stats.designs import Existing
+from models.stats.designs import Existing, units
 from models.stats.noise import NoisePrior
 from planner.results.counts import count
 from planner.decide.costs import CostModel
@@ -55,7 +55,9 @@ def posterior_truth(post, existing: Existing, sims: int, seed: int) -> Truth:
     Notes
     -----
     Grid points are drawn by weight and jittered uniformly within their log-grid cell;
-    (μ_A, μ_B) | τ, σ is the conditional Normal of the grid point.
+    (μ_A, μ_B) | τ, σ is the conditional Normal of the grid point. With sessions modelled
+    the τ drawn is sqrt(tau^2 + omega^2) of the point: each new instance is a new
+    server session (:func:`models.stats.designs.units` reads the old sessions alike).
     """
     rng = np.random.default_rng([seed, 0])
     g = rng.choice(post.w.size, size=sims, p=post.w / post.w.sum())
@@ -63,6 +65,9 @@ def posterior_truth(post, existing: Existing, sims: int, seed: int) -> Truth:
     ht = 0.5 * math.log(ut[1] / ut[0]) if ut.size > 1 else 0.0
     hs = 0.5 * math.log(us[1] / us[0]) if us.size > 1 else 0.0
     tau = post.tau[g] * np.exp(rng.uniform(-ht, ht, sims))
+    if getattr(post, "omega", None) is not None:
+        # a new instance is a new server session too: its offset adds the session SD
+        tau = np.hypot(tau, post.omega[g])
     sig = post.sigma[g] * np.exp(rng.uniform(-hs, hs, sims))
     L = np.linalg.cholesky(post.cov[g][:, :2, :2])
     beta = post.mean[g][:, :2] + np.einsum("dpq,dq->dp", L, rng.standard_normal((sims, 2)))
@@ -441,7 +446,7 @@ def reanalysis_runs(warm_data, data, post) -> tuple[Existing, str | None]:
             fixed.append(warm_data.config_names[k])
     X2 = np.zeros((int(keep.sum()), 2))
     X2[np.arange(X2.shape[0]), warm_data.config[keep]] = 1.0
-    _, inst = np.unique(warm_data.instance[keep], return_inverse=True)
+    _, inst = np.unique(units(warm_data)[keep], return_inverse=True)
     c = float(np.mean(y[keep]))
     ex = Existing(X2, inst.ravel().astype(int), y[keep] - c, c)
     left = int((cold & ~np.isin(warm_data.config, [warm_data.config_names.index(f)
@@ -518,17 +523,21 @@ def plan_from(comp, *, rope: str | Rope = DEFAULT_ROPE, delta: float | None = No
         truth = truth.with_delta(float(to_log(delta, relative, level)))
     kw.setdefault("adaptive", False)   # the verdict's advice: every design in full
     unpaired = None
-    if comp.sessions and "paired" in tuple(kw.get("designs", ("paired",))):
-        # each arm one session on a machine of its own: the between-instance term is the
-        # offset between server sessions, which a pair (two sessions) does not cancel
-        # (planner.decide.settle.settle_designs); pairs are planned as separate runs
-        kept = tuple(d for d in kw.get("designs", DESIGNS) if d != "paired")
-        kw["designs"] = kept if any(d in kept for d in ("separate",)) else \
-            ("separate",) + kept
+    if comp.arm_sessions:
+        # A's and B's runs in sessions of their own: the offset between server sessions is
+        # not cancelled by a pair (two sessions) (planner.decide.settle.settle_designs);
+        # pairs are planned as separate runs
+        if "paired" in tuple(kw.get("designs", ("paired",))):
+            kept = tuple(d for d in kw.get("designs", DESIGNS) if d != "paired")
+            kw["designs"] = kept if any(d in kept for d in ("separate",)) else \
+                ("separate",) + kept
         unpaired = ("no paired design: each arm's runs are read as one session on a machine of "
                     "its own, so the offset between A's and B's sessions does not cancel in a "
                     "pair of new runs (each config its own server session); name the machines "
-                    "(an instance and session column) to plan pairs")
+                    "(an instance and session column) to plan pairs") if comp.sessions else (
+            "no paired design: A's and B's runs are in server sessions of their own, so a "
+            "pair of new runs (two more sessions) does not cancel the offset between sessions; "
+            "the new runs are planned on new instances, each its own session")
     kw.setdefault("prior_label", comp.prior_label)
     res = plan_repeats(None, relative=relative, baseline_tps=level, prior=prior, rope=rp,
                        sims=sims, seed=seed, existing=existing, truth=truth, **kw)

@@ -188,7 +188,7 @@ def settle_designs(comp) -> tuple[str, ...]:
     than 100 separate ones on a known platform)."""
     from planner.decide.classical import paired_design
 
-    if getattr(comp, "sessions", False):
+    if getattr(comp, "arm_sessions", False):
         return ("separate",)
     named = comp.choice is not None and getattr(comp.choice, "level", "") in ("file", "named")
     if paired_allowed(comp.platform, named, comp.prior):
