@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 from planner.errors import InputError
 
 __all__ = ["PriorChoice", "resolve_prior", "stated_prior", "parse_cv", "parse_runs_list",
-           "prior_file_entry", "KNOWN_NOISE_DF",
+           "prior_file_entry", "KNOWN_NOISE_DF", "known_run_prior",
            "build_hierarchy", "PRIOR_FILE_FORMAT", "STATED_DF", "PRIOR_HELP", "CV_HELP",
            "CV_INSTANCE_HELP", "AA_RUNS_HELP"]
 # the model imports (SciPy) are inside the functions: the command modules import the help texts
@@ -336,6 +336,42 @@ def stated_prior(*, cv: str | None = None, cv_instance: str | None = None,
         sigma = base.sigma if base is not None else WIDE.sigma
         parts.append(f"sigma from {base.name if base is not None else 'the wide prior'}")
     return NoisePrior(tau=tau, sigma=sigma, name="stated", source="; ".join(parts))
+
+
+def known_run_prior(cv: float, *, field: str = "sigma_tps", what: str = "stated") -> NoisePrior:
+    """A noise prior holding one run's total CV as known: the sizing's noise when a user
+    states the sd of one run (``planner draft --sigma-tps``).
+
+    Parameters
+    ----------
+    cv : float
+        Relative sd of one run on a new allocation (a fraction: 0.01 = 1 %), between
+        instances and within one together.
+    field : str
+        The input named by the error.
+    what : str
+        How the figure was given, for the prior's ``source``.
+
+    Returns
+    -------
+    NoisePrior
+        sigma: Scaled-Inv-chi2(:data:`KNOWN_NOISE_DF`, sqrt(log(1 + cv^2))), read as exact by
+        the assurance; tau: the absorbed floor (the stated sd includes it), as
+        :func:`stated_prior` does for a CV stated without a platform.
+
+    Raises
+    ------
+    InputError
+        ``cv`` outside :data:`planner.io.limits.NOISE_CV` (0.0001 % .. 99 %).
+    """
+    from models.stats.noise import NoisePrior, ScalePrior
+    from planner.io.limits import check
+
+    c = check("cv", float(cv), field=field)
+    s = _cv_log_sd(c)
+    return NoisePrior(tau=ScalePrior("inv_chi2", max(s / 20.0, _ABSORBED_FLOOR), _ABSORBED_DF),
+                      sigma=ScalePrior("inv_chi2", s, KNOWN_NOISE_DF), name="stated",
+                      source=f"{what}: one run's CV {100 * c:.3g} % (known)")
 
 
 def _read_prior_file(spec: str) -> NoisePrior:

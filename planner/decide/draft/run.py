@@ -289,6 +289,16 @@ def run_draft(capture_path: str | Path | None = None, policies: Sequence[PolicyS
         sigma = noise.sigma_at(anchor)
         noise_label = ("stated sigma" if noise.sigma_tps is not None
                        else f"CV {100 * noise_cv:.3f} %")
+        # one noise everywhere: the runs/arm sizing simulates the stated sd too (it used the
+        # platform prior, so P(one run beats) and the runs needed contradicted each other)
+        from planner.decide.priors import known_run_prior
+
+        run_prior = known_run_prior(
+            sigma / anchor, field=(f"sigma_tps ({sigma:.4g} TPS at the baseline's "
+                                   f"{anchor:.4g} TPS)" if noise.sigma_tps is not None
+                                   else "cv"),
+            what=(f"stated sd {sigma:.4g} TPS at {anchor:.4g} TPS"
+                  if noise.sigma_tps is not None else "stated CV"))
     out_pols = []
     samples = {}
     widen: dict = {}

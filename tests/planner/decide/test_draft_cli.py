@@ -544,8 +544,16 @@ def test_one_noise_model_for_p_one_run_and_the_sizing():
     d2 = json.loads(run(*args, "--sigma-tps", "0.5").stdout)
     assert d2["settings"]["noise"]["sigma_tps"] == 0.5
     assert d2["settings"]["noise"]["label"] == "stated sigma"
-    # the sizing does not depend on the shown sigma: same runs/arm either way
-    assert d2["policies"][1]["worth_a_run"]["runs_per_arm"] == w["runs_per_arm"]
+    # the sizing simulates the stated sd too (new-user report: --sigma-tps 1e6 moved only
+    # P(one run beats) to 0.50 while "1 run per arm confirms it with assurance 0.99")
+    w2 = d2["policies"][1]["worth_a_run"]
+    assert w2["runs_per_arm"] is not None and w2["runs_per_arm"] <= w["runs_per_arm"]
+    gain = w["gain_tps"]["point"]
+    noisy = json.loads(run(*args, "--sigma-tps", str(round(abs(gain) * 3, 3))).stdout)
+    w3 = noisy["policies"][1]["worth_a_run"]
+    # a run sd of 3 gains: one run per arm beats the baseline about ndtr(1 / (3 sqrt 2))
+    assert w3["p_run_beats_baseline"] < 0.7
+    assert w3["runs_per_arm"] is None or w3["runs_per_arm"] > 8
 
 
 def test_a_repeated_capture_keeps_the_intervals_of_its_prompts(cli, tmp_path):
