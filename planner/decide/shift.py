@@ -493,7 +493,8 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
                              "private-proxy captures, plus the noise of two allocations"}
     if private["mode"] == "evidence" and evidence == "proxy":
         blocks["proxy"]["p_drop"] = p_drop
-    rec, checks = recommend(blocks["official"], blocks["proxy"], cap_block, level)
+    rec, checks = recommend(blocks["official"], blocks["proxy"], cap_block, level,
+                            asked=evidence if private["mode"] == "evidence" else "official")
     modes = {b["mode"]: b["p_drop"] for b in [blocks["official"], blocks["proxy"]]
              + ([cap_block] if cap_block else [])}
     cerr = None
@@ -507,8 +508,12 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
     notes = precision_notes(p_drop, mc_se, n_draws, level)
     if notes:
         trust += ". Precision: " + "; ".join(notes)
+    # the evidence mode run is one of the blocks: the top level is that block's figures
+    # (the official ratio is the fit's own, not a summary of the Monte Carlo draws)
+    top = blocks[evidence] if private["mode"] == "evidence" else None
     return ShiftResult(inputs=inputs, public=public, private=private,
-                       ratio=_summ(ratio, level), private_tps=_summ(priv, level),
+                       ratio=_summ(ratio, level) if top is None else top["ratio"],
+                       private_tps=_summ(priv, level) if top is None else top["private_tps"],
                        p_drop=p_drop, validation=validation, trust=trust, evidence=ev_caps,
                        p_drop_mc_se=mc_se, recommended=rec, checks=checks,
                        official_fit=off_fit, rests_on=[x.to_dict() for x in rests])

@@ -95,11 +95,14 @@ def fit_summary(drafter_tuned: bool, dt_source: str, level: float) -> dict:
             "lopo_without_covariate": {k: lo0[k] for k in keep}}
 
 
-def recommend(official: dict, proxy: dict, capture: dict | None, level: float) -> tuple:
+def recommend(official: dict, proxy: dict, capture: dict | None, level: float,
+              asked: str = "official") -> tuple:
     """``(recommended, checks)``: one mode to act on, the others as checks.
 
     Rule: without a private capture the official fit (the only mode scored against verifier
-    verdicts). With captures the per-submission capture projection when its point ratio lies
+    verdicts), unless the proxy pairs were asked for (``asked`` ``proxy``): the answer is
+    then theirs, and the official fit a check, so the headline, the result's top level and
+    its ``recommended`` block are one answer. With captures the per-submission capture projection when its point ratio lies
     inside the official fit's ``level`` predictive interval and its P is not withheld (it
     reads this submission's prompts and agrees with the official pairs); otherwise the
     official fit, and the capture projection is reported as a check that disagrees.
@@ -107,6 +110,12 @@ def recommend(official: dict, proxy: dict, capture: dict | None, level: float) -
     lvl = f"{100 * level:.4g} %"
     o = official["ratio"]
     checks = [proxy]
+    if capture is None and asked == "proxy":
+        rec = {**proxy, "why": (
+            "the local private-proxy pairs, as asked; they are harsher prompt sets than the "
+            "official private set, and the official fit (the only mode scored against "
+            "verifier verdicts, the default) is shown as a check")}
+        return rec, [official]
     if capture is None:
         rec = {**official, "why": (
             "the official fit is the only mode scored against verifier verdicts "

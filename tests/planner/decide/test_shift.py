@@ -37,6 +37,19 @@ def test_proxy_evidence_is_harsher():
     assert run_shift(400.0, evidence="proxy", seed=0).p_drop > 0.9
 
 
+@pytest.mark.parametrize("evidence", ["official", "proxy"])
+def test_the_top_level_is_the_recommended_answer(evidence):
+    """New-user report: with --evidence proxy the JSON's p_drop was 0.95 while the headline
+    and ``recommended`` said 0.26 (official); without it the top-level ratio was a Monte
+    Carlo summary (0.95986) beside the fit's own 0.95989."""
+    r = run_shift(411.6, evidence=evidence, seed=0)
+    assert r.recommended["mode"] == evidence
+    assert [c["mode"] for c in r.checks] == [{"official": "proxy", "proxy": "official"}[evidence]]
+    assert r.p_drop == r.recommended["p_drop"]
+    assert r.ratio == r.recommended["ratio"] and r.private_tps == r.recommended["private_tps"]
+    assert (r.p_drop > 0.9) == (evidence == "proxy")
+
+
 def test_bad_input():
     from planner.errors import InputError
     with pytest.raises(InputError):
