@@ -168,7 +168,13 @@ def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
     s2 = np.array([np.var(v, ddof=1) for v in cells.values() if len(v) >= 2])
     dfc = np.array([len(v) - 1 for v in cells.values() if len(v) >= 2])
     sigma_method = "pooled posterior (fewer than 3 repeated cells)"
+    # the data's own degrees of freedom for sigma: a df above them is the starting prior's
+    # information, not the runs' (an outlier pulled far into its tail gave df 165)
+    data_df = float(sum(d.residual_df() for d in datasets))
     sigma_prior = cap(sig_fit)
+    if data_df > 0 and sigma_prior.df > data_df:
+        sigma_prior = ScalePrior("inv_chi2", sigma_prior.scale, data_df)
+    conflict_note = _conflict_note(s2, dfc, sig_q)
     eb_info = None
     if s2.size >= 3 and np.all(s2 > 0):
         sigma_prior, eb_info = fit_scale_population(s2, dfc)
@@ -213,8 +219,11 @@ def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
         "sigma_note": sigma_note,
         "split_note": split_note,
         "tau_note": tau_note,
+        "conflict_note": conflict_note,
         "sigma_population": eb_info,
         "runs_used": used,
+        # warm runs of a group with no repeated config (one run per config: no spread)
+        "runs_left_out": len(runs) - used,
         "groups": len(datasets),
         "cold_dropped": n_cold,
         "platform": platform,
@@ -223,6 +232,34 @@ def calibrate(table: RunsTable, *, drop_cold: bool = True, max_df: float = 10.0,
         "grid_edge_mass": edge,
         "ok": edge < 1e-3 and math.isfinite(tau_fit.scale),
     }
+
+
+def _conflict_note(s2: np.ndarray, dfc: np.ndarray, sig_q: list[float]) -> str | None:
+    """A note when the runs' own spread and the fitted sigma_run disagree.
+
+    The data-only range is the pooled within-cell SD (log scale, cells = config x instance
+    with >= 2 runs) with its chi-square 95 % interval,
+    :math:`s\sqrt{d/\chi^2_{0.975,d}} .. s\sqrt{d/\chi^2_{0.025,d}}`; when it does not
+    overlap the posterior's 95 % range the weak HalfNormal(2 %) starting prior
+    (:data:`models.stats.noise.WEAK`) is deciding, which happens for spreads far beyond a few
+    per cent: a typo'd or failed run, or runs of different workloads in one cell.
+    """
+    if s2.size == 0 or not np.all(np.isfinite(s2)):
+        return None
+    from scipy.stats import chi2
+
+    d = float(dfc.sum())
+    sp = math.sqrt(float(np.sum(dfc * s2)) / d)
+    lo = sp * math.sqrt(d / float(chi2.ppf(0.975, d)))
+    hi = sp * math.sqrt(d / float(chi2.ppf(0.025, d)))
+    if lo <= sig_q[2] and hi >= sig_q[0]:
+        return None
+    side = "above" if lo > sig_q[2] else "below"
+    return (f"prior conflict: the runs' own spread is {100 * sp:.3g} % [{100 * lo:.3g}, "
+            f"{100 * hi:.3g}] (pooled within config and instance, df {d:g}), {side} the fitted "
+            f"sigma_run's 95 % range [{100 * sig_q[0]:.3g}, {100 * sig_q[2]:.3g}] %: the weak "
+            "HalfNormal(2 %) starting prior decides, not the runs; look for a typo'd, failed "
+            "or mislabelled run (the prior written keeps the runs' df)")
 
 
 def _compare_ranges(lo: float, hi: float, lo2: float, hi2: float) -> str:

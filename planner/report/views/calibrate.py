@@ -49,6 +49,7 @@ class SCHEMA(TypedDict):
     runs_used: int
     groups: int
     cold_dropped: int
+    runs_left_out: NotRequired[int]
     posterior: _Posterior
     prior: _Prior
     prior_pct: NotRequired[dict[str, _Range] | None]
@@ -61,6 +62,7 @@ class SCHEMA(TypedDict):
     sigma_note: NotRequired[str | None]
     split_note: NotRequired[str | None]
     tau_note: NotRequired[str | None]
+    conflict_note: NotRequired[str | None]
     sigma_population: NotRequired[_Population | None]
 
 
@@ -68,11 +70,17 @@ def _iv(d: dict) -> str:
     return f"median {d['median']:.3f}%  95% [{d['low']:.3f}, {d['high']:.3f}]"
 
 
+def _left(r: dict) -> str:
+    n = r.get("runs_left_out") or 0
+    return (f", {n} runs left out: their groups repeat no config, so they show no spread"
+            if n else "")
+
+
 def headline(r: dict) -> list[str]:
     """The sentence every view opens with: how many runs, and the two fitted scales."""
     p = r["posterior"]
     return [f"noise from {r['runs_used']} runs in {r['groups']} groups "
-            f"({r['cold_dropped']} cold first runs dropped): sigma_instance "
+            f"({r['cold_dropped']} cold first runs dropped{_left(r)}): sigma_instance "
             f"{_iv(p['tau_pct'])}, sigma_run {_iv(p['sigma_pct'])}"]
 
 
@@ -90,7 +98,7 @@ def rows(r: dict) -> list[list[str]]:
     """Quantity / value rows (Markdown and HTML)."""
     p = r["posterior"]
     out = [["runs used", f"{r['runs_used']} in {r['groups']} groups "
-                          f"({r['cold_dropped']} cold first runs dropped)"],
+                          f"({r['cold_dropped']} cold first runs dropped{_left(r)})"],
            ["platform / metric / workload", f"{r.get('platform') or '?'} / "
                                             f"{r.get('metric') or '?'} / "
                                             f"{r.get('workload') or '?'}"],
@@ -105,6 +113,8 @@ def rows(r: dict) -> list[list[str]]:
         out.append(["instance vs run noise", r["split_note"]])
     if r.get("tau_note"):
         out.append(["sigma_instance not learned", r["tau_note"]])
+    if r.get("conflict_note"):
+        out.append(["runs vs fit", r["conflict_note"]])
     return out + [["grid edge mass", f"{r['grid_edge_mass']:.1e}"
                    + ("" if r.get("ok", True) else " (not ok)")]]
 
@@ -123,7 +133,7 @@ def render_terminal(r: dict) -> None:
         con.print(term(line))
     if r.get("sigma_note"):
         con.print(term(f"  {r['sigma_note']}"))
-    for key in ("split_note", "tau_note"):
+    for key in ("conflict_note", "split_note", "tau_note"):
         if r.get(key):
             con.print(term(f"note: {r[key]}"))
 

@@ -62,3 +62,52 @@ def test_sigma_instance_unlearnable_is_said(tmp_path, cli):
     code, out, err = cli("calibrate", q)
     assert code == 0, err
     assert "not learned" not in out
+
+
+def _outlier_table(tmp_path, factor):
+    """Two configs x three warm runs on one instance (a real local-a10g smoke pair), one run
+    of the first config scaled by ``factor`` (a typo, a failed run)."""
+    a = [257.4245, 257.3661, 257.4174]
+    b = [271.8264, 273.1975, 272.3653]
+    a[1] *= factor
+    f = tmp_path / f"runs_{factor}.csv"
+    f.write_text("config,instance,rep,tps\n"
+                 + "".join(f"A,box,{k + 1},{x}\n" for k, x in enumerate(a))
+                 + "".join(f"B,box,{k + 1},{x}\n" for k, x in enumerate(b)))
+    return f
+
+
+def test_a_typo_run_is_named_as_a_prior_conflict_not_a_confident_prior(cli, tmp_path):
+    """New-user report: one run at a tenth of its value gave sigma_run 18.0 % [16.2, 20.0]
+    and a prior written at df 10 from 4 df of runs: the HalfNormal(2 %) starting prior held
+    the fit far below the runs' own spread (~130 %) and nothing said so."""
+    code, out, err = cli("calibrate", _outlier_table(tmp_path, 0.1), "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    note = d["conflict_note"]
+    assert note and note.startswith("prior conflict") and "above the fitted" in note
+    assert d["prior"]["sigma"]["df"] <= 4           # the runs' df, not the cap of 10
+    assert d["posterior"]["uncapped_df"]["sigma"] > 10
+    code, out, _ = cli("calibrate", _outlier_table(tmp_path, 0.1))
+    assert "prior conflict" in out
+
+
+def test_clean_runs_have_no_conflict_note(cli, tmp_path):
+    code, out, err = cli("calibrate", _outlier_table(tmp_path, 1.0), "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["conflict_note"] is None and d["runs_left_out"] == 0
+
+
+def test_the_runs_left_out_are_counted(cli):
+    """The shipped table: 447 rows of the cell, 135 cold, 266 used; the other 46 are groups
+    with one run per config, which the headline now names."""
+    from pathlib import Path
+
+    runs = Path(__file__).resolve().parents[3] / "examples" / "runs" / "tps_runs.csv"
+    code, out, err = cli("calibrate", runs, "--platform", "local-a10g", "--metric",
+                         "decode_wall", "--workload", "128x512", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert (d["runs_used"], d["cold_dropped"], d["runs_left_out"]) == (266, 135, 46)
+    assert d["conflict_note"] is None
