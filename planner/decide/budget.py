@@ -55,7 +55,8 @@ _ENGINE = "planner.decide.repeats"
 
 ALLOCATION_RULE = (
     "each comparison's candidate purchase is its cheapest design reaching the assurance "
-    "target with a false-claim rate <= 5 % (the 'planner repeats' recommendation); an exact 0/1 knapsack then picks the purchases that maximise the expected number "
+    "target with a false-claim rate <= 5 % (P(decisive | Δ = 0), within 2 Monte Carlo "
+    "SEs; the 'planner repeats' recommendation); an exact 0/1 knapsack then picks the purchases that maximise the expected number "
     "of decisive correct verdicts (sum of assurances) within the budget; ties go to the "
     "cheaper set")
 
@@ -409,7 +410,8 @@ def _size(plan: Plan, c: Comparison, *, sims: int, seed: int, cache: dict,
     d = np.atleast_1d(np.asarray(delta, float))
     item = {
         "name": c.name, "baseline": c.baseline, "candidate": c.candidate,
-        "line": c.line, "platform": platform, "prior": prior_label, "rule": rule,
+        "line": c.line, "platform": platform, "prior": prior_label,
+        "prior_source": getattr(prior, "source", "") or "", "rule": rule,
         "rope": rope, "rope_pct": 100 * math.expm1(rope_log), "baseline_tps": base,
         "delta": {**dinfo, "mean_tps": float(d.mean()),
                   "sd_tps": float(d.std()) if d.size > 1 else 0.0,
@@ -471,8 +473,33 @@ def _one_run_usd(plan: Plan) -> float:
     return one_run
 
 
+def _left_out_reason(rec: dict, used_usd: float, used_runs: int, b: Budget) -> str:
+    """Why the knapsack left a reachable comparison out, naming the limit that binds: the $
+    budget, the run budget (``max_runs``), or both."""
+    runs = total_runs(rec["runs_per_arm"])
+    cost = float(rec["cost_usd"])
+    if b.total_usd is not None and cost > b.total_usd + 1e-9:
+        return (f"its recommended design alone costs ${cost:.2f}, more than the whole budget "
+                f"(${b.total_usd:g})")
+    if b.max_runs is not None and runs > b.max_runs:
+        return (f"its recommended design alone takes {runs} runs, more than the run budget "
+                f"({b.max_runs})")
+    over = []
+    if b.total_usd is not None and used_usd + cost > b.total_usd + 1e-9:
+        over.append(f"the cost to ${used_usd + cost:.2f}, over the ${b.total_usd:g} budget")
+    if b.max_runs is not None and used_runs + runs > b.max_runs:
+        over.append(f"the runs to {used_runs + runs}, over the run budget of {b.max_runs}")
+    if not over:
+        return ("left out by the knapsack: the budget buys more decisive verdicts elsewhere")
+    return ("left out by the knapsack: beside the purchases made it would take "
+            + " and ".join(over) + "; those buy more decisive verdicts")
+
+
 def _set_status(items: list[dict], plans: list[RepeatPlan], bought: set, b: Budget) -> None:
     """Step 4: ``value_per_usd``, ``status`` and ``reason`` of every comparison."""
+    recs = [items[i]["recommended"] for i in sorted(bought)]
+    used_usd = sum(float(r["cost_usd"]) for r in recs)
+    used_runs = sum(total_runs(r["runs_per_arm"]) for r in recs)
     for i, (it, rp) in enumerate(zip(items, plans)):
         rec = it["recommended"]
         if rec is None:
@@ -485,11 +512,7 @@ def _set_status(items: list[dict], plans: list[RepeatPlan], bought: set, b: Budg
             it["status"], it["reason"] = "buy", ""
         else:
             it["status"] = "over budget"
-            alone = b.total_usd is not None and rec["cost_usd"] > b.total_usd + 1e-9
-            it["reason"] = (f"its recommended design alone costs ${rec['cost_usd']:.2f}, more "
-                            f"than the whole budget (${b.total_usd:g})" if alone else
-                            "left out by the knapsack: the budget buys more decisive verdicts "
-                            "elsewhere")
+            it["reason"] = _left_out_reason(rec, used_usd, used_runs, b)
 
 
 def _totals(items: list[dict], bought: set, b: Budget) -> dict:
@@ -522,6 +545,9 @@ def _totals(items: list[dict], bought: set, b: Budget) -> dict:
         "worst_case_exceeds": over,
         "cost_all_usd": sum(float(it["recommended"]["cost_usd"]) for it in items
                             if it["recommended"]),
+        "runs_all": sum(total_runs(it["recommended"]["runs_per_arm"]) for it in items
+                        if it["recommended"]),
+        "max_runs": b.max_runs,
     }
 
 

@@ -67,6 +67,7 @@ class _Comparison(TypedDict):
     candidate: str
     platform: str
     prior: str
+    prior_source: NotRequired[str]
     rule: str
     rope: str
     rope_pct: NotRequired[float | None]
@@ -104,6 +105,8 @@ class _Totals(TypedDict):
     worst_case_runs: NotRequired[int | float | None]
     worst_case_gpu_hours: NotRequired[float | None]
     cost_all_usd: NotRequired[float | None]
+    runs_all: NotRequired[int | None]
+    max_runs: NotRequired[int | None]
 
 
 class SCHEMA(TypedDict):
@@ -224,12 +227,17 @@ def _totals_line(r: dict) -> str:
     free = owned(r)
     s += (f": {t['runs']} runs, {t['gpu_hours']:.2f} GPU-h"
           + ("" if free else f", ${t['cost_usd']:.2f}") + " expected; "
-          f"expected decisive verdicts {t['expected_decisive']:.2f}, expected false claims "
-          f"{t['expected_false_claims']:.2f}")
+          f"expected decisive verdicts {t['expected_decisive']:.2f}; false-claim rates summed "
+          f"{t['expected_false_claims']:.2f} (each P(decisive | Δ = 0): the false claims to "
+          "expect were no effect real)")
     if t.get("budget_left_usd") is not None and not free:
         s += f"; ${t['budget_left_usd']:.2f} left"
     if reach > t["bought"] and not free:
-        s += f" (all {reach} reachable comparisons would cost ${t['cost_all_usd']:.2f})"
+        s += f" (all {reach} reachable comparisons would cost ${t['cost_all_usd']:.2f}"
+        if t.get("max_runs") is not None and t.get("runs_all") is not None and \
+                t["runs_all"] > t["max_runs"]:
+            s += f" and take {t['runs_all']} runs, over the run budget of {t['max_runs']}"
+        s += ")"
     return tidy(s)
 
 
@@ -247,7 +255,21 @@ def _paired_note(r: dict) -> str | None:
         return None
     from planner.results.repeat_plan import PAIRED_NOTE
 
-    return "paired purchases: " + PAIRED_NOTE
+    note = PAIRED_NOTE
+    if _noise_line(r):
+        note = note.replace("(a weak one where it is not measured, as on hf-a10g-small)",
+                            "(here the stated noise)")
+    return "paired purchases: " + note
+
+
+def _noise_line(r: dict) -> str | None:
+    """The noise the user stated (``--cv``, ``--cv-instance``, ``--aa-runs``), which every
+    comparison was sized with, or None when each used its platform's prior."""
+    src = {c.get("prior_source") or "" for c in r["comparisons"] if c.get("prior") == "stated"}
+    if not src:
+        return None
+    return "noise stated for every comparison: " + "; ".join(sorted(x for x in src if x) or
+                                                              ["(no source recorded)"])
 
 
 def _has_sequential(r: dict) -> bool:
@@ -347,6 +369,8 @@ def render_terminal(r: dict, *, elapsed_s: float | None = None) -> None:
         t.add_row(*[term(c) for c in row[:-1]], term(st, _STATUS_STYLE.get(st)))
     con.print(t)
     con.print(Text.assemble(("totals: ", "bold"), term(_totals_line(r))))
+    if _noise_line(r):
+        con.print(term(_noise_line(r)))
     worst = worst_case_line(r)
     if worst:
         con.print(Text.assemble(("worst case: ", "bold"), term(worst)))
@@ -375,6 +399,8 @@ def render_markdown(r: dict) -> str:
     for row in comparison_rows(r):
         lines.append("| " + " | ".join(md(x) for x in row) + " |")
     lines += ["", f"**Totals:** {md(_totals_line(r))}.", ""]
+    if _noise_line(r):
+        lines += [md(_noise_line(r)) + ".", ""]
     worst = worst_case_line(r)
     if worst:
         lines += [f"**Worst case:** {md(worst)}.", ""]
@@ -469,6 +495,8 @@ def render_html(r: dict) -> str:
             f"<p class=\"sub\">plan <code>{h.e(r['plan'])}</code> · {h.e(_budget_line(r))}</p>",
             h.table(HEADERS, rows, {1, 2, 4, 5, 6, 7, 8}),
             f"<p><b>Totals:</b> {h.e(_totals_line(r))}.</p>"]
+    if _noise_line(r):
+        body.append(f"<p>{h.e(_noise_line(r))}.</p>")
     worst = worst_case_line(r)
     if worst:
         body.append(f"<p><b>Worst case:</b> {h.e(worst)}.</p>")

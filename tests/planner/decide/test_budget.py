@@ -564,8 +564,8 @@ def test_paired_purchases_carry_their_caveat_and_lone_overruns_their_reason():
     for c in (comp("paired"), comp("sequential", layout="paired")):
         note = _paired_note({"comparisons": [comp("separate"), c]})
         assert note and "where it is not measured" in note
-    items = [{"recommended": {"assurance": 0.9, "cost_usd": 18.33}},
-             {"recommended": {"assurance": 0.9, "cost_usd": 4.0}}]
+    items = [{"recommended": {"assurance": 0.9, "cost_usd": 18.33, "runs_per_arm": 10}},
+             {"recommended": {"assurance": 0.9, "cost_usd": 4.0, "runs_per_arm": 2}}]
     _set_status(items, [None, None], set(), Budget(total_usd=15.0))
     assert "more than the whole budget ($15)" in items[0]["reason"]
     assert "knapsack" in items[1]["reason"]
@@ -656,3 +656,33 @@ def test_names_outside_the_font_print_no_warnings(tmp_path, cli):
         code, out, err = cli("budget", p, "--sims", "200", "--html", tmp_path / "u.html")
     assert code == 0
     assert not [w for w in seen if "Glyph" in str(w.message)]
+
+
+# ---------------------------------------------------------------------------- wording
+
+def test_a_run_budget_is_named_where_it_binds():
+    """New-user report: with --max-runs 10 the reasons said the budget 'buys more decisive
+    verdicts elsewhere' and the totals named only dollars, while the run cap decided."""
+    plan = read_plan(EXAMPLE, overrides={"max_runs": 10})
+    r = plan_budget(plan, sims=SIMS, seed=0).to_dict()
+    t = r["totals"]
+    assert t["runs"] <= 10 and t["max_runs"] == 10 and t["runs_all"] > 10
+    left = [c for c in r["comparisons"] if c["status"] == "over budget"]
+    assert left and all("run budget" in c["reason"] for c in left)
+    from planner.report.views.budget import _totals_line
+
+    assert f"over the run budget of 10" in _totals_line(r)
+    assert "false-claim rates summed" in _totals_line(r)
+    assert "expected false claims" not in _totals_line(r)
+
+
+def test_stated_noise_is_shown_and_the_paired_note_follows_it(capsys):
+    code, out, err = _run(["budget", str(EXAMPLE), "--sims", str(SIMS), "--cv", "1%"], capsys)
+    assert code == 0, err
+    assert "noise stated for every comparison: run-to-run CV 1% (df 50)" in out
+    assert "as on hf-a10g-small" not in out.replace("\n", " ")
+    code, out, err = _run(["budget", str(EXAMPLE), "--sims", str(SIMS), "--json", "--cv", "1%"],
+                          capsys)
+    d = json.loads(out)
+    assert all(c["prior"] == "stated" and "CV 1%" in c["prior_source"]
+               for c in d["comparisons"])
