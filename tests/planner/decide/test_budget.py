@@ -671,7 +671,7 @@ def test_a_run_budget_is_named_where_it_binds():
     assert left and all("run budget" in c["reason"] for c in left)
     from planner.report.views.budget import _totals_line
 
-    assert f"over the run budget of 10" in _totals_line(r)
+    assert "over the run budget of 10" in _totals_line(r)
     assert "false-claim rates summed" in _totals_line(r)
     assert "expected false claims" not in _totals_line(r)
 
