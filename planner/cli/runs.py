@@ -58,6 +58,8 @@ def register(app: typer.Typer) -> None:
         tail = "" if skipped.startswith("0 ") else f" ({skipped})"
         print(visible(f"wrote {count(len(runs), 'run')} of {count(n_cfg, 'config')} to "
                       f"{output}{tail}"), file=sys.stderr)
+        for line in _ingest_notes(runs, stats):
+            print(visible(f"note: {line}"), file=sys.stderr)
 
     @app.command()
     def calibrate(
@@ -121,6 +123,28 @@ def register(app: typer.Typer) -> None:
              record=input_record(params))
         if output is not None and not as_json:
             print(f"  prior written to {output}")
+
+
+def _ingest_notes(runs, stats: dict) -> list[str]:
+    """What the table written holds that a reader should know: configs gathered from
+    several folders, metrics mixed, tools' result files the harness mode did not read."""
+    from collections import Counter
+
+    from planner.results.counts import count
+
+    notes = [f"config {c!r} gathers runs from {len(fs)} folders ({', '.join(f + '/' for f in fs)}"
+             "): one folder per config is the layout read; rename one if they are different "
+             "configs" for c, fs in sorted(stats.get("merged", {}).items())]
+    metrics = Counter(r.metric for r in runs)
+    if len(metrics) > 1:
+        notes.append("runs of " + str(len(metrics)) + " metrics in one table ("
+                     + ", ".join(f"{m or '(none)'}: {n}" for m, n in sorted(metrics.items()))
+                     + "): a comparison keeps one (--metric)")
+    other = stats.get("other_results") or []
+    if other:
+        notes.append(f"{count(len(other), 'benchmark result file')} beside the summary.json "
+                     f"files not read{_named(other)}: ingest them on their own (--format)")
+    return notes
 
 
 def _named(files: list[str], most: int = 5) -> str:

@@ -104,7 +104,10 @@ def ingest(root: str | Path, *, platform: str | None = None, metric: str | None 
     -------
     runs : list of Run
     stats : dict
-        ``found``, ``skipped_incomplete`` (harness) or ``skipped_unrecognised`` (tools' files).
+        ``found``, ``skipped_incomplete`` (harness) or ``skipped_unrecognised`` (tools' files);
+        ``merged`` (configs whose runs came from two or more first-level folders: a shared
+        manifest name, or a file naming a config another folder holds) and, for harness
+        folders, ``other_results`` (tools' result files beside the summaries, not read).
 
     Raises
     ------
@@ -126,6 +129,7 @@ def ingest(root: str | Path, *, platform: str | None = None, metric: str | None 
     metric = metric or _HARNESS["metric"]
     workload = workload or _HARNESS["workload"]
     runs, skipped = [], 0
+    folders: dict[str, dict] = {}
     seen_jobs: dict[str, str] = {}
     counts: dict[str, int] = {}
     for f in files:
@@ -146,6 +150,7 @@ def ingest(root: str | Path, *, platform: str | None = None, metric: str | None 
             # (its range is checked with the run: planner.io.limits.PPL)
             raise InputError(f"not a number: {ppl!r}", file=str(f), field="ppl")
         cfg = _config_for(f, root)
+        folders.setdefault(cfg, {})[_top(f, root)] = None
         job = d.get("job_id")
         inst = str(job) if job else str(f.parent.relative_to(root))
         if job and job in seen_jobs:
@@ -163,7 +168,39 @@ def ingest(root: str | Path, *, platform: str | None = None, metric: str | None 
                 ppl=None if ppl is None else float(ppl),
                 timestamp=str(d.get("timestamp", "") or ""), run_group=str(root.name), line=0,
                 extra={"source": str(f), "model": d.get("model", "")}), file=str(f)))
-    return runs, {"found": len(files), "skipped_incomplete": skipped}
+    return runs, {"found": len(files), "skipped_incomplete": skipped,
+                  "merged": _merged(folders),
+                  "other_results": _other_results(root)}
+
+
+def _top(f: Path, root: Path) -> str:
+    """The first folder under ``root`` holding ``f`` (``.`` for a file directly in it)."""
+    rel = f.parent.relative_to(root)
+    return rel.parts[0] if rel.parts else "."
+
+
+def _merged(folders: dict[str, dict]) -> dict[str, list[str]]:
+    """Configs whose runs came from two or more first-level folders: ``{config: folders}``."""
+    return {c: list(v) for c, v in folders.items() if len(v) > 1}
+
+
+def _other_results(root: Path) -> list[str]:
+    """Benchmark tools' result files beside the harness's ``summary.json`` files (read only
+    when the folder holds no summary: ingest them on their own)."""
+    from planner.io.formats import detect_format
+
+    out = []
+    for f in sorted(p for p in root.rglob("*") if p.is_file()
+                    and p.suffix.lower() in (".json", ".jsonl")
+                    and p.name not in ("summary.json", "manifest.json")):
+        try:
+            text = read_text(f, str(f))
+        except (OSError, InputError):
+            continue
+        if _json_error(text, f.suffix.lower()) is None and \
+                detect_format(text, str(f)) != "table":
+            out.append(str(f.relative_to(root)))
+    return out
 
 
 def _ingest_results(root: Path, *, platform, metric, workload, format, instance):
@@ -174,6 +211,7 @@ def _ingest_results(root: Path, *, platform, metric, workload, format, instance)
                    and p.suffix.lower() in (".json", ".jsonl"))
     runs, skipped = [], 0
     skipped_files: list[str] = []
+    folders: dict[str, dict] = {}
     import hashlib
 
     digests: dict[bytes, Path] = {}
@@ -201,9 +239,11 @@ def _ingest_results(root: Path, *, platform, metric, workload, format, instance)
             raise InputError(f"a byte-identical copy of {digests[digest]}: a copy is not a "
                              "second run; remove one", file=str(f))
         digests[digest] = f
-        runs.extend(read_results(text, path=str(f), format=fmt, metric=metric,
-                                 config=rel.parts[0] if rel.parts else None,
-                                 instance=instance))
+        got = read_results(text, path=str(f), format=fmt, metric=metric,
+                           config=rel.parts[0] if rel.parts else None, instance=instance)
+        for r in got:
+            folders.setdefault(r.config, {})[_top(f, root)] = None
+        runs.extend(got)
     if not runs:
         names = ", ".join(n for n in format_names() if n != "table")
         raise InputError(f"no benchmark result files ({names}) or summary.json below this "
@@ -220,7 +260,7 @@ def _ingest_results(root: Path, *, platform, metric, workload, format, instance)
         r.run_group = root.name
         validate_run(r, file=r.extra.get("source"))  # the names given here too
     return runs, {"found": len(files), "skipped_unrecognised": skipped,
-                  "skipped_files": skipped_files}
+                  "skipped_files": skipped_files, "merged": _merged(folders)}
 
 
 def _json_error(text: str, suffix: str) -> tuple[str, int] | None:

@@ -135,7 +135,7 @@ def test_csv_tps_column_names_any_column(tmp_path):
 def test_ingest_folder_of_vllm_results(tmp_path):
     runs, stats = ingest(R / "serve")
     assert stats == {"found": 7, "skipped_unrecognised": 1,
-                     "skipped_files": ["fa2/server_args.json"]}
+                     "skipped_files": ["fa2/server_args.json"], "merged": {}}
     by = {}
     for r in runs:
         by.setdefault(r.config, []).append(r.tps)
@@ -344,3 +344,42 @@ def test_a_run_with_failed_requests_is_noted_through_ingest(cli, tmp_path):
     # the complete folder gets no such note, and writes no requests column
     code, _, _ = cli("ingest", R / "serve", "-o", tmp_path / "all.csv")
     assert "requests" not in (tmp_path / "all.csv").read_text().splitlines()[0]
+
+
+def test_ingest_notes_a_config_gathered_from_two_folders_and_mixed_metrics(cli, tmp_path):
+    """New-user report: a hyperfine command named like another folder's config merged into
+    it (reps 0-4 of wall_time_s beside reps 5-7 of output_throughput) without a word."""
+    root = tmp_path / "res"
+    shutil.copytree(R / "serve", root)
+    (root / "other").mkdir()
+    shutil.copy(R / "hyperfine.json", root / "other" / "h.json")
+    runs, stats = ingest(root)
+    assert stats["merged"] == {"sdpa": ["other", "sdpa"]}
+    code, _, err = cli("ingest", root, "-o", tmp_path / "o.csv")
+    assert code == 0, err
+    assert "note: config 'sdpa' gathers runs from 2 folders (other/, sdpa/)" in err
+    assert "runs of 2 metrics in one table (output_throughput: 6, wall_time_s: " in err
+
+
+def _summary(d, job, tps=300.0):
+    d.mkdir(parents=True)
+    (d / "summary.json").write_text(json.dumps({"tps": tps, "job_id": job, "completed": True}))
+
+
+def test_harness_folders_sharing_a_manifest_name_and_other_results_are_noted(cli, tmp_path):
+    root = tmp_path / "h"
+    for sub, jobs in (("subA", ("j1", "j2")), ("subB", ("j3", "j4"))):
+        (root / sub).mkdir(parents=True)
+        (root / sub / "manifest.json").write_text('{"name": "X"}')
+        for j in jobs:
+            _summary(root / sub / j, j)
+    shutil.copy(R / "vllm_serve_named.json", root / "subA" / "serve.json")
+    runs, stats = ingest(root)
+    assert {r.config for r in runs} == {"X"} and len(runs) == 4
+    assert stats["merged"] == {"X": ["subA", "subB"]}
+    assert stats["other_results"] == ["subA/serve.json"]
+    code, _, err = cli("ingest", root, "-o", tmp_path / "o.csv")
+    assert code == 0, err
+    assert "config 'X' gathers runs from 2 folders (subA/, subB/)" in err
+    assert "1 benchmark result file beside the summary.json files not read: subA/serve.json" \
+        in err
