@@ -72,9 +72,11 @@ def _sync_range() -> str:
     return SYNC_FACTOR.describe()
 
 
-_COST_FILE_HELP = ("JSON object overriding fields of the cost profile: verify_base_ms, "
-                   "verify_per_row_ms, drafter_per_token_ms, host_ms, sync_add_ms (each "
-                   f"{L.STEP_MS.describe()}), staircase_rel ({{rows: relative step}}), "
+_COST_FILE_HELP = ("JSON object overriding fields of the cost profile: verify_base_ms "
+                   f"({L.VERIFY_BASE_MS.describe()}), verify_per_row_ms, drafter_per_token_ms, "
+                   f"host_ms, sync_add_ms (each {L.STEP_MS.describe()}), staircase_rel "
+                   "({rows: step}: at M >= rows the verify time gains step x verify_base_ms, "
+                   "the steps adding up), "
                    f"sync_factor ({_sync_range()}), harness_efficiency "
                    "(see docs/drafting.md)")
 

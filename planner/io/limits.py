@@ -31,7 +31,7 @@ from planner.errors import InputError
 __all__ = ["Limit", "LIMITS", "TPS", "DURATION", "BYTES", "PPL", "DELTA_TPS", "DELTA_PCT", "DELTA_SD",
            "ROPE_PCT", "ROPE_TPS", "PRICE_PER_HOUR", "TOTAL_USD", "MINUTES_PER_RUN",
            "STARTUP_MINUTES", "RUNS_PER_ARM", "MAX_RUNS_TOTAL", "RUNS_PER_INSTANCE", "SIMS",
-           "BOOTSTRAP", "MC_REPS", "DRAWS", "SIGMA_TPS", "SEED", "REP", "NOISE_CV", "NOISE_SCALE", "PRIOR_DF",
+           "BOOTSTRAP", "MC_REPS", "DRAWS", "SIGMA_TPS", "VERIFY_BASE_MS", "SEED", "REP", "NOISE_CV", "NOISE_SCALE", "PRIOR_DF",
            "POLL_SECONDS", "WATCH_SECONDS",
            "check_noise_prior", "check_delta_at", "metric_unit", "SYNC_FACTOR", "STEP_MS", "GAMMA", "check", "check_all", "value_limit", "check_name", "has_control"]
 
@@ -237,6 +237,10 @@ SYNC_FACTOR = Limit("sync factor", "", 0.5, 100.0,
 #: values are 0.2-7 ms; a second per draft token is a unit error, ms given as us or s).
 STEP_MS = Limit("step time", "ms", 0.0, 1000.0,
                 why="measured 0.2-7 ms on the A10G; 1 s per step is a unit error")
+#: The verify forward at M = 1 (a cost file's ``verify_base_ms``): as :data:`STEP_MS` but
+#: above 0, since every other step time is priced from it (the staircase is a fraction of it).
+VERIFY_BASE_MS = Limit("verify time", "ms", 0.0, 1000.0, low_open=True,
+                       why="measured 6.25 ms on the A10G; a step cannot take no time")
 #: The correlation exponent gamma of hybrid drafting (``draft --correlation GAMMA``): 0
 #: (independent) to 100 (acceptance follows lookup easiness as a step function already).
 GAMMA = Limit("correlation gamma", "", 0.0, 100.0,

@@ -33,7 +33,7 @@ SYNC_FACTOR = Limit("sync factor", "x the asynchronous step", 1.0, 100.0,
 #: The limit of each number of the step-time model (a ``--cost-file``'s fields,
 #: ``--sync-factor``, ``--drafter-ms``); ``staircase_rel`` is checked item by item.
 COST_FIELD_LIMITS = {
-    "verify_base_ms": limits.STEP_MS, "verify_per_row_ms": limits.STEP_MS,
+    "verify_base_ms": limits.VERIFY_BASE_MS, "verify_per_row_ms": limits.STEP_MS,
     "drafter_per_token_ms": limits.STEP_MS, "host_ms": limits.STEP_MS,
     "sync_add_ms": limits.STEP_MS, "sync_factor": SYNC_FACTOR,
     "harness_efficiency": HARNESS_EFFICIENCY}

@@ -98,6 +98,7 @@ def _help_of(command: str) -> dict:
     ("draft", "--max-n", N_WINDOW), ("draft", "--k", MTP_K), ("draft", "--lookup-k", MTP_K),
     ("draft", "--threshold", LOOKUP_THRESHOLD), ("draft", "--tree-depth", DRAFT_DEPTH),
     ("draft", "--cost-file", L.STEP_MS), ("draft", "--cost-file", SYNC_FACTOR),
+    ("draft", "--cost-file", L.VERIFY_BASE_MS),
     ("draft-sweep", "--n-values", N_WINDOW), ("draft-sweep", "--depth-values", DRAFT_DEPTH),
     ("draft-sweep", "--k-values", MTP_K), ("draft-sweep", "--mc-reps", L.MC_REPS),
     ("draft-sweep", "--seed", L.SEED), ("draft-sweep", "--baseline-tps", L.TPS),
