@@ -123,7 +123,8 @@ def test_sweep_top_help_matches_its_check():
 
 # ------------------------------------------------------------------ D3: the cost file
 _COST_CASES = [
-    ({"verify_base_ms": 1e308}, "verify_base_ms", "outside [0, 1000] ms"),
+    ({"verify_base_ms": 1e308}, "verify_base_ms", "outside (0, 1000] ms"),
+    ({"verify_base_ms": 0}, "verify_base_ms", "outside (0, 1000] ms"),
     ({"verify_per_row_ms": -1}, "verify_per_row_ms", "outside [0, 1000] ms"),
     ({"drafter_per_token_ms": 1e308}, "drafter_per_token_ms", "outside [0, 1000] ms"),
     ({"host_ms": 2000}, "host_ms", "outside [0, 1000] ms"),
