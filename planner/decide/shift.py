@@ -505,6 +505,16 @@ def run_shift(public_tps: float | None = None, *, runs: Sequence[float] | None =
                            capture_ratio_draws=ratio if cap_block is not None else None,
                            content_errors=cerr, recommended=rec["mode"])
     trust += (f". Recommended: {rec['label']} ({rec['why']})")
+    if len(vals) > 1:
+        # runs of one submission differ by the allocation noise (~0.8 %); a spread far above
+        # the official fit's range is more likely runs of different submissions or a failure
+        cv = float(np.std(np.log(vals), ddof=1))
+        a_hi = off_fit["allocation_cv"]["high"]
+        if cv > 3 * a_hi:
+            trust += (f". Spread: the {len(vals)} public runs differ by a CV of "
+                      f"{100 * cv:.3g} %, more than 3x the official fit's allocation noise "
+                      f"per run (up to {100 * a_hi:.2f} %): are they runs of one submission? "
+                      "The public level's interval carries that spread")
     notes = precision_notes(p_drop, mc_se, n_draws, level)
     if notes:
         trust += ". Precision: " + "; ".join(notes)

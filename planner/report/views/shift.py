@@ -172,8 +172,11 @@ def _source(r: dict) -> str:
     p = r["private"]
     if p["mode"] == "capture":
         tp = p["tokens_per_forward"]
+        # measured counters of these very prompts: one number, not a zero-width interval
+        iv = ("" if tp["pi_low"] == tp["pi_high"] == tp["point"] else
+              f" [{tp['pi_low']:.3f}, {tp['pi_high']:.3f}]")
         return (f"private capture {r['inputs']['private_capture']} ({p['n_prompts']} prompts): "
-                f"tokens/forward {tp['point']:.3f} [{tp['pi_low']:.3f}, {tp['pi_high']:.3f}] "
+                f"tokens/forward {tp['point']:.3f}{iv} "
                 f"({p.get('source') or 'content model'}); public "
                 f"{r['public']['tokens_per_forward']:.3f} "
                 f"({r['public']['source']})")

@@ -168,3 +168,22 @@ def test_cli_does_not_record_an_evidence_a_capture_replaces(cli):
                          "--public-capture", cap, "--draws", "1000", "--json")
     assert code == 0, err
     assert "evidence" not in json.loads(out)["inputs"]["options"]
+
+
+def test_public_runs_spread_far_beyond_allocation_noise_are_named():
+    """New-user report: --run 300 --run 500 (a 50 % gap) was taken without a word."""
+    wide = run_shift(runs=[300.0, 500.0], seed=0)
+    assert "Spread: the 2 public runs differ by a CV of 36.1 %" in wide.trust
+    assert "Spread:" not in run_shift(runs=[400.0, 402.0], seed=0).trust
+
+
+def test_measured_tokens_per_forward_prints_without_a_zero_width_interval():
+    from planner.report.views.shift import _source
+
+    r = {"private": {"mode": "capture", "n_prompts": 5, "source": "measured counters",
+                     "tokens_per_forward": {"point": 3.673, "pi_low": 3.673, "pi_high": 3.673}},
+         "inputs": {"private_capture": "p.jsonl"},
+         "public": {"tokens_per_forward": 3.854, "source": "measured"}}
+    assert "tokens/forward 3.673 (measured counters)" in _source(r)
+    r["private"]["tokens_per_forward"] = {"point": 3.6, "pi_low": 3.5, "pi_high": 3.7}
+    assert "tokens/forward 3.600 [3.500, 3.700]" in _source(r)
