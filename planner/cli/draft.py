@@ -22,7 +22,7 @@ _OPTIONS = {"flavor": "--platform", "platform": "--platform", "sigma_tps": "--si
             "run_cap": "--run-cap", "seed": "--seed", "curve": "--curve",
             "sync_factor": "--sync-factor", "drafter_per_token_ms": "--drafter-ms",
             "correlation": "--correlation", "policy": "--policy", "cost_profile": "--cost-profile",
-            "cost-profile": "--cost-profile",
+            "cost-profile": "--cost-profile", "run": "--per-prompt",
             "n-values": "--n-values", "depth-values": "--depth-values",
             "k-values": "--k-values"}
 
@@ -312,6 +312,10 @@ def register(app: typer.Typer) -> None:
                               tree_depth, lookup)
         base = _baseline_spec(baseline, n, depth, min_n, max_n, k, lookup_k, threshold,
                               tree_depth, lookup)
+        # --lookup by the hybrids' own rule even when no hybrid runs ('nope' was taken)
+        from planner.decide.draft.policy import default_specs, validate_policy
+
+        validate_policy(default_specs(["hybrid-max"], {"lookup": lookup})[0])
         cv = acc = None
         if curve is not None:
             if "," in curve or curve.replace(".", "", 1).isdigit():

@@ -21,6 +21,12 @@ _OPTIONS = {"rope": "--rope", "configs": "--configs", "prior": "--prior", "cv": 
 BASELINE_HELP = ("A saved baseline (planner baseline save) to rank with the configs, as "
                  "config baseline:NAME.")
 
+
+def _draws_range() -> str:
+    from planner.io.limits import DRAWS
+
+    return DRAWS.describe()
+
 def split_configs(text: str | None) -> list[str] | None:
     """The configs of ``--configs A,B,C`` (None: every config the filters keep).
 
@@ -66,8 +72,8 @@ def register(app: typer.Typer) -> None:
         lower_is_better: LowerIsBetter = None,
         baseline: Optional[str] = typer.Option(None, "--baseline", help=BASELINE_HELP),
         store: Store = None,
-        draws: int = typer.Option(20000, "--draws", min=100, max=1_000_000,
-                                  help="Posterior draws for P(fastest)."),
+        draws: int = typer.Option(20000, "--draws", help="Posterior draws for P(fastest), "
+                                  f"{_draws_range()}."),
         seed: noted(Seed, '(the P(fastest) draws)') = 0,
         as_json: Json = False,
         md: Md = None,
@@ -94,6 +100,7 @@ def _rank(runs, configs, rope, prior, cv, cv_instance, aa_runs, platform, metric
     from planner.report.output import emit, guard_outputs, input_record
 
     check_limit("seed", seed, field="--seed")
+    check_limit("draws", draws, field="--draws")   # the project's error, not Click's
     guard_outputs([("--md", md), ("--html", html)], [runs, store])
     names = split_configs(configs)
     table = read_runs(runs, format=format, metric=metric, tps_column=tps_column,

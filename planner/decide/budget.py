@@ -331,8 +331,10 @@ def _repeats_error_loc(plan: Plan, c: Comparison, fld: str | None) -> dict:
     """Where in the plan an error of :func:`planner.decide.repeats.plan_repeats` (naming its
     parameter) comes from: the comparison's Δ, a plan / comparison field, or the budget."""
     if fld == "delta":
-        f = next((x for x in ("delta_tps", "delta_pct", "projection")
-                  if getattr(c, x) is not None), "delta_tps")
+        # Δ drawn with a stated sd: the sd is what reaches TPS <= 0 (1e6 blamed delta_tps)
+        f = "delta_sd" if getattr(c, "delta_sd", None) is not None else next(
+            (x for x in ("delta_tps", "delta_pct", "projection") if getattr(c, x) is not None),
+            "delta_tps")
         return {"file": plan.path, "line": c.lines.get(f, c.line), "field": f}
     if fld in ("rule", "rope", "baseline_tps", "designs"):
         return _plan_loc(plan, c, fld)

@@ -182,8 +182,11 @@ def _designs(v: Any, *, path: str, line: int | None, fld: str) -> tuple[str, ...
                          f"got {v!r}", file=path, line=line, field=fld)
     out = tuple(items)
     bad = [d for d in out if d not in DEFAULT_DESIGNS]
-    if bad or not out:
-        raise InputError(f"unknown design {bad[0] if bad else '(none)'!r}; expected some of "
+    if not out:
+        raise InputError(f"no design given; expected some of {', '.join(DEFAULT_DESIGNS)}",
+                         file=path, line=line, field=fld)
+    if bad:
+        raise InputError(f"unknown design {bad[0]!r}; expected some of "
                          f"{', '.join(DEFAULT_DESIGNS)}", file=path, line=line, field=fld)
     return out
 
@@ -233,8 +236,8 @@ def _comparison(raw: dict, k: int, *, path: str, lines: dict, where: Callable) -
         if c.projection is not None or "projection" in given:
             raise err("delta_sd goes with delta_tps/delta_pct (a projection carries its own "
                       "uncertainty)", "delta_sd")
-        c.delta_sd = _num(raw["delta_sd"], path=path, line=where(k, "delta_sd"), fld="delta_sd",
-                          positive=True)
+        # its range (planner.io.limits) says what 0 and -1 are alike
+        c.delta_sd = _num(raw["delta_sd"], path=path, line=where(k, "delta_sd"), fld="delta_sd")
     if "projection" in given:
         c.projection = str(raw["projection"])
         if raw.get("policy") in (None, ""):

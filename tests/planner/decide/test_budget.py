@@ -686,3 +686,25 @@ def test_stated_noise_is_shown_and_the_paired_note_follows_it(capsys):
     d = json.loads(out)
     assert all(c["prior"] == "stated" and "CV 1%" in c["prior_source"]
                for c in d["comparisons"])
+
+
+@pytest.mark.parametrize("line, field, words", [
+    ("delta_sd = 0", "delta_sd", "outside [1e-06"),
+    ("delta_sd = -1", "delta_sd", "outside [1e-06"),
+    ("delta_sd = 1e6", "delta_sd", "Δ would make TPS <= 0"),
+    ("designs = []", "designs", "no design given"),
+])
+def test_plan_value_errors_name_the_field_at_fault(tmp_path, capsys, line, field, words):
+    """New-user report: 0 and -1 got two different rules, a huge delta_sd blamed delta_tps,
+    and an empty design list was 'unknown design (none)'."""
+    text = EXAMPLE.read_text().splitlines()
+    at = next(i for i, ln in enumerate(text) if ln.startswith("delta_sd = 1.64"))
+    key = line.split(" =")[0]
+    if key == "delta_sd":
+        text[at] = line
+    else:
+        text.insert(at + 1, line)
+    p = tmp_path / "plan.toml"
+    p.write_text("\n".join(text) + "\n")
+    code, _, err = _run(["budget", str(p), "--sims", "100"], capsys)
+    assert code == 2 and f"field '{field}'" in err and words in err, err

@@ -601,3 +601,12 @@ def test_sync_factor_cannot_make_a_synchronous_policy_beat_its_asynchronous_self
 
     (t1, s1), (t12, s12), (t2, s2) = tps(1.0), tps(1.2), tps(2.0)
     assert t1 > t12 > t2 and s12 == pytest.approx(1.2 * s1) and s2 == pytest.approx(2 * s1)
+
+
+def test_unused_lookup_and_bad_per_prompt_name_their_option(cli):
+    """New-user report: --lookup nope was taken when no hybrid ran, and a bad --per-prompt
+    run named field 'run'."""
+    code, _, err = cli("draft", "--lookup", "nope")
+    assert code == 2 and "hybrid lookup must be pld, hf-pld, ngram or suffix" in err
+    code, _, err = cli("draft", "--per-prompt", "C")
+    assert code == 2 and "field '--per-prompt'" in err

@@ -142,3 +142,11 @@ def test_errors_are_input_errors(table):
         rank(fld)
     with pytest.raises(InputError):
         rank(from_table(table, ["mtp_k_sweep_speed/runs:k13", "no-such-config"]))
+
+
+def test_draws_out_of_range_is_the_projects_one_line_error(cli):
+    from pathlib import Path
+
+    runs = Path(__file__).resolve().parents[3] / "examples" / "runs" / "tps_runs.csv"
+    code, _, err = cli("rank", runs, "--draws", "99")
+    assert code == 2 and err.startswith("planner: error: field '--draws'") and "[100," in err
