@@ -108,9 +108,11 @@ def inputs_lines(r: dict, *, settings: bool = True) -> list[str]:
     if not isinstance(inp, dict):
         return []
     out = []
+    shown = set()   # (role, name) of the files listed: a setting repeating one is left out
     for f in inp.get("files") or []:
         if not isinstance(f, dict) or f.get("name") is None:
             continue
+        shown.add((f.get("role"), str(f.get("name"))))
         sha = f.get("sha256")
         out.append(f"{f.get('role') or 'file'}: {f.get('name')}"
                    + (f" (sha256 {str(sha)[:12]})" if sha else ""))
@@ -122,6 +124,8 @@ def inputs_lines(r: dict, *, settings: bool = True) -> list[str]:
             continue
         if k in opts and _short(opts[k]) == _short(v):
             continue  # the option as given already says it
+        if (k, str(v)) in shown:
+            continue  # the file line above already says it, with its SHA-256
         if isinstance(v, (str, int, float, bool)):
             out.append(f"{k}: {_short(v)}")
     if inp.get("version"):

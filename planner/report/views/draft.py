@@ -211,15 +211,15 @@ def footnotes(r: dict) -> list[str]:
     dup = (r.get("capture") or {}).get("duplicates")
     if dup:
         out.append(f"note: {dup['note']}.")
-    seen = set()
+    by_src: dict[str, list[str]] = {}   # every marked row named, one line per source
     for p in r["policies"]:
         if _not_from_capture(p):
             src = p.get("numbers_from") or "the MTP acceptance curve (" + \
                 str(r.get("acceptance", {}).get("source")) + ")"
-            if src not in seen:
-                seen.add(src)
-                out.append(f"{NOT_FROM_CAPTURE} {p['label']}: not from this capture's own "
-                           f"tokens; numbers from {src}.")
+            by_src.setdefault(src, []).append(p["label"])
+    for src, labels in by_src.items():
+        out.append(f"{NOT_FROM_CAPTURE} {', '.join(labels)}: not from this capture's own "
+                   f"tokens; numbers from {src}.")
     st = (r.get("acceptance") or {}).get("stack") or {}
     if st.get("note") and any(_not_from_capture(p) for p in r["policies"]):
         out.append(f"MTP curve: {st['note']}.")

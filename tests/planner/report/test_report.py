@@ -511,3 +511,19 @@ def test_beyond_the_cap_names_the_layout_it_searched(cli):
     assert code == 0, err
     line = next(x for x in out.splitlines() if x.startswith("Beyond the cap"))
     assert line.startswith("Beyond the cap, separate designs only")
+
+
+def test_every_marked_draft_row_is_named_in_its_footnote():
+    """New-user report: suffix-first and tree carried † while the footnote named only the
+    first row of their shared source (hybrid-max)."""
+    from planner.report.views.draft import footnotes
+
+    src = "the capture's tokens (lookup) and the MTP curve"
+    r = {"policies": [{"label": lab, "from_capture": False, "numbers_from": src,
+                       "tokens_per_forward": {}, "projected_tps": {}}
+                      for lab in ("hybrid-max", "suffix-first", "tree")]
+         + [{"label": "pld", "from_capture": True, "tokens_per_forward": {},
+             "projected_tps": {}}]}
+    notes = footnotes(r)
+    assert notes[0] == f"† hybrid-max, suffix-first, tree: not from this capture's own tokens; numbers from {src}."
+    assert not any("pld" in n for n in notes)
