@@ -5,7 +5,9 @@ views and the saved-JSON schema. Every view reads only the dict of the JSON resu
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
+
+from msgspec import Meta
 
 from planner.report.escape import md, term
 from planner.report.wording import tidy
@@ -92,9 +94,9 @@ class _Budget(TypedDict):
 
 
 class _Totals(TypedDict):
-    comparisons: int
-    bought: int
-    runs: int
+    comparisons: Annotated[int, Meta(ge=1)]
+    bought: Annotated[int, Meta(ge=0)]
+    runs: Annotated[int, Meta(ge=0)]
     gpu_hours: float
     cost_usd: float
     expected_decisive: float
@@ -115,7 +117,7 @@ class SCHEMA(TypedDict):
     title: NotRequired[str | None]
     budget: _Budget
     allocation_rule: str
-    comparisons: list[_Comparison]
+    comparisons: Annotated[list[_Comparison], Meta(min_length=1)]
     totals: _Totals
     repeats_engine: str
     sims: int

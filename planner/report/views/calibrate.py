@@ -4,7 +4,9 @@ every view opens with :func:`headline` (the fitted noise scales)."""
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
+
+from msgspec import Meta
 
 from planner.report.escape import md, term
 
@@ -35,7 +37,7 @@ class _Posterior(TypedDict):
 
 
 class _Law(TypedDict):
-    df: float
+    df: Annotated[float, Meta(gt=0)]
     scale: float
 
 

@@ -10,7 +10,9 @@ and every view opens with :func:`headline` (the worth-a-run verdict). The sweep
 from __future__ import annotations
 
 from pathlib import PurePath
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
+
+from msgspec import Meta
 
 from planner.report.escape import md, term
 
@@ -69,7 +71,7 @@ class SCHEMA(TypedDict):
     """The fields of a saved draft result the views read, with their types."""
     capture: _Capture
     settings: _Settings
-    policies: list[_Policy]
+    policies: Annotated[list[_Policy], Meta(min_length=1)]
     worth_a_run: NotRequired[_Worth | None]
     rests_on: NotRequired[list[dict[str, object]]]
 

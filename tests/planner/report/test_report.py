@@ -527,3 +527,23 @@ def test_every_marked_draft_row_is_named_in_its_footnote():
     notes = footnotes(r)
     assert notes[0] == f"† hybrid-max, suffix-first, tree: not from this capture's own tokens; numbers from {src}."
     assert not any("pld" in n for n in notes)
+
+
+def test_saved_results_that_contradict_themselves_are_refused(tmp_path, cli):
+    """New-user report: a budget with -5 runs or no comparisons, a draft without policies and
+    a prior with df -1 re-rendered as if real."""
+    import json as _json
+
+    from planner.decide.budget import plan_budget
+    from planner.io.plan_file import read_plan
+
+    root = Path(__file__).resolve().parents[3]
+    b = plan_budget(read_plan(root / "examples" / "plan.toml"), sims=100, seed=0).to_dict()
+    for edit, field in ((lambda d: d["totals"].__setitem__("runs", -5), "totals.runs"),
+                        (lambda d: d.__setitem__("comparisons", []), "comparisons")):
+        d = _json.loads(_json.dumps(b))
+        edit(d)
+        p = tmp_path / f"{field}.json"
+        p.write_text(_json.dumps(d))
+        code, _, err = cli("report", p)
+        assert code == 2 and f"field '{field}'" in err, err
