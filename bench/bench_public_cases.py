@@ -144,9 +144,13 @@ def classical(case: dict) -> dict:
             "z": {"p": p_z, "call": sign if p_z < ALPHA else 0}}
 
 
-def verdict_args(case: dict) -> list[str]:
-    """The ``planner verdict`` arguments of a case's quick form (JSON output)."""
+def verdict_args(case: dict, stated: bool = False) -> list[str]:
+    """The ``planner verdict`` arguments of a case's quick form (JSON output); ``stated``
+    adds ``--sessions`` with the fixture's ``sessions`` column (the layout the source's
+    design states) where it is filled."""
     args = ["verdict", "--json"]
+    if stated and case.get("sessions"):
+        args += ["--sessions", case["sessions"]]
     for arm in "ab":
         if case[arm]:
             args += [f"--{arm}-runs", ",".join(repr(v) for v in case[arm])]
@@ -156,7 +160,8 @@ def verdict_args(case: dict) -> list[str]:
     return args
 
 
-def planner_calls(cases: list[dict], use_subprocess: bool = False) -> list[dict]:
+def planner_calls(cases: list[dict], use_subprocess: bool = False,
+                  stated: bool = False) -> list[dict]:
     """The planner's verdict on every case: ``{"label", "call", "hdi", "error"}`` each.
 
     ``call`` is +1 (B better), -1 (B worse) or 0 (equivalent / undecided), None on an error
@@ -171,7 +176,7 @@ def planner_calls(cases: list[dict], use_subprocess: bool = False) -> list[dict]
         runner = CliRunner()
     out = []
     for case in cases:
-        args = verdict_args(case)
+        args = verdict_args(case, stated)
         if use_subprocess:
             proc = subprocess.run([sys.executable, "-m", "planner", *args], cwd=ROOT,
                                   capture_output=True, text=True)
@@ -209,7 +214,7 @@ def summarize(cases: list[dict], calls: dict[str, list]) -> dict:
     for c in cases:
         groups[c["group"]] = groups.get(c["group"], 0) + 1
     res = {}
-    for m in METHODS:
+    for m in calls:
         res[m] = {}
         for view in ("all", "multi", "by_source"):
             keep = [k for k, c in enumerate(cases)
@@ -246,21 +251,31 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--subprocess", action="store_true",
                     help="call `python -m planner verdict` per case (slow) instead of the "
                          "CLI app in this process")
+    ap.add_argument("--stated", action="store_true",
+                    help="also run the planner with the session layout each source states "
+                         "(the fixture's sessions column, verdict --sessions): method "
+                         "'stated'")
     ns = ap.parse_args(argv)
     cases = read_cases(ns.fixture)
     pl = planner_calls(cases, ns.subprocess)
     cl = [classical(c) for c in cases]
     calls = {"planner": [p["call"] for p in pl], "welch": [c["welch"]["call"] for c in cl],
              "z": [c["z"]["call"] for c in cl]}
+    st = planner_calls(cases, ns.subprocess, stated=True) if ns.stated else None
+    if st is not None:
+        calls["stated"] = [p["call"] for p in st]
     summary = summarize(cases, calls)
     rows = []
-    for c, p, k in zip(cases, pl, cl, strict=True):
+    for i, (c, p, k) in enumerate(zip(cases, pl, cl, strict=True)):
         rows.append({"case_id": c["case_id"], "kind": c["kind"], "truth_sign": c["sign"],
                      "n_a": c["n_a"], "n_b": c["n_b"], "planner_label": p["label"],
                      "planner_call": p["call"], "planner_hdi_pct": p["hdi"],
                      "planner_error": p["error"], "welch_p": k["welch"]["p"],
                      "welch_call": k["welch"]["call"], "z_p": k["z"]["p"],
-                     "z_call": k["z"]["call"]})
+                     "z_call": k["z"]["call"],
+                     **({} if st is None else {"stated_label": st[i]["label"],
+                                               "stated_call": st[i]["call"],
+                                               "sessions": c.get("sessions") or ""})})
     result = {"cases": rows, "summary": summary}
     if ns.json:
         print(json.dumps(result, indent=1, sort_keys=True))
@@ -281,7 +296,7 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"{title}: {s0['n_null']} nulls, {s0['n_effect']} effects")
         print(f"  {'method':8s} {'false claims':>13s} {'power':>7s} {'wrong sign':>11s} "
               f"{'n/a':>4s}")
-        for m in METHODS:
+        for m in calls:
             s = summary[m][view]
             print(f"  {m:8s} {_fmt(s['false_claims']):>13s} {_fmt(s['power']):>7s} "
                   f"{s['wrong_sign']:>11d} {s['not_applicable']:>4d}")

@@ -163,12 +163,12 @@ def _session_rv(pm, prior: NoisePrior, sigma):
     session nodes (``models.stats.tps_exact.session_nodes``); the half-normal when no
     population fit is shipped."""
     from models.stats.noise import _shipped_population
-    from models.stats.tps_exact import SESSION_NODE_LO
+    from models.stats.tps_sessions import SESSION_NODE_HI, SESSION_NODE_LO
 
     pp = prior.joint if prior.joint is not None else _shipped_population()
     if pp is None:
         return pm.HalfNormal("sigma_session", sigma=SESSION_PRIOR_SD)
-    lo, hi = math.log(SESSION_PRIOR_SD * SESSION_NODE_LO), math.log(SESSION_PRIOR_SD * 5.0)
+    lo, hi = math.log(SESSION_PRIOR_SD * SESSION_NODE_LO), math.log(SESSION_NODE_HI)
     lw = pm.Uniform("log_sigma_session", lo, hi, initval=math.log(SESSION_PRIOR_SD))
     ls = pm.math.log(sigma)
     pm.Potential("session_prior", _ratio_logp(pm, pp, lw - ls, ls))

@@ -45,8 +45,11 @@ def test_per_run_sessions_call_the_regression_that_per_arm_sessions_cannot(cli):
     default = _verdict(cli)
     assert per_arm["label"] == default["label"] == "undecided"
     assert per_arm["grouping"]["sessions"] == 2 and per_arm["grouping"]["sessions_modelled"]
-    # the same machine removes the instance offset the default reading adds, nothing more
-    assert per_arm["delta_pct"]["hdi_low"] > default["delta_pct"]["hdi_low"]
+    # one machine with a session per arm reads the gap as the default does (an offset
+    # between two sessions, its prior scaled by the runs' spread): HDI ends within 0.5
+    # points (with the session SD's nodes stopping at 2.5 % it was -6.20 .. +0.15 %)
+    for end in ("hdi_low", "hdi_high"):
+        assert abs(per_arm["delta_pct"][end] - default["delta_pct"][end]) < 0.5
 
 
 def test_per_arm_sessions_plan_new_sessions_not_pairs(cli):
@@ -129,3 +132,22 @@ def test_the_truth_adds_the_session_sd_to_new_instances():
     rng = np.random.default_rng([0, 0])
     g = rng.choice(post.w.size, size=4000, p=post.w / post.w.sum())
     assert np.all(t.tau >= post.omega[g] * (1 - 1e-12))
+
+
+def test_the_session_sd_reaches_noisy_platforms_scale():
+    """A withdrawn llama.cpp claim (5 reps per arm on one phone, 2.5 % and 6.5 % spread, a
+    10 % gap; public case llamacpp-9921-tg128): stated as one session per arm it was "A
+    better", because the session SD's quadrature stopped at 2.5 % while the population
+    prior scales it with a 4 % run noise. It is undecided, as without the statement."""
+    from models.stats.tps_sessions import SESSION_NODE_HI, session_nodes
+
+    nodes, lw = session_nodes()
+    assert nodes[-1] == pytest.approx(SESSION_NODE_HI) and np.isclose(np.exp(lw).sum(), 1)
+    assert np.all(np.diff(np.log(nodes)) < 0.47)
+
+
+def test_a_withdrawn_claim_stated_per_arm_stays_undecided(cli):
+    code, out, err = cli("verdict", "--a-summary", "mean=33.53,sd=0.83,n=5", "--b-summary",
+                         "mean=30.10,sd=1.96,n=5", "--sessions", "per-arm", "--json")
+    assert code == 0, err
+    assert json.loads(out)["label"] == "undecided"
