@@ -542,9 +542,6 @@ def from_values(a_values: Sequence[float] | None, b_values: Sequence[float] | No
         raise InputError("paired runs already say how A and B share machines (the k-th "
                          "runs one instance); a session layout is for unpaired runs on one "
                          "machine", field="sessions")
-    if layout is not None and layout not in LAYOUTS:
-        raise InputError(f"unknown session layout {layout!r} ({', '.join(LAYOUTS)})",
-                         field="sessions")
     if a_summary is not None or b_summary is not None:
         from planner.io.summaries import quick_table
 
