@@ -163,6 +163,10 @@ def _verdict(runs, a, b, a_runs, b_runs, a_summary, b_summary, paired, sessions,
     if runs is not None and sessions is not None:
         raise InputError("--sessions states the session layout of the quick forms; in a RUNS "
                          "file give instance and session columns", field="--sessions")
+    if runs is None and baseline is not None:
+        raise InputError("--baseline NAME stands for config A of a RUNS file (planner "
+                         "baseline save); with typed-in runs give A's runs as --a-runs",
+                         field="--baseline")
     if runs is None and instance is not None:
         raise InputError("--instance names the machine of a tool's result file; for runs "
                          "typed in on one machine state their layout with --sessions "

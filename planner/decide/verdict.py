@@ -156,12 +156,23 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
     rope.check_level(level_a, vunit)
     rope_log = rope.log_halfwidth(level_a)
     d = post.delta(0, 1, rope_log, hdi_prob)
-    rule_label = label_from(d, ok=diag.get("ok", True))
+    # every arm of two or more runs holds one value (rounded or copied runs) and no noise is
+    # stated: equal values pull the run noise to the grid's floor, so any gap would read as
+    # decisive (308,308 vs 309,309 was "B better"); the label is held
+    arms = [v for v in (tps[data.config == 0], tps[data.config == 1])]
+    held = (any(len(v) >= 2 for v in arms) and all(len(v) < 2 or np.ptp(v) == 0 for v in arms)
+            and comp.prior_label != "stated")
+    rule_label = label_from(d, ok=diag.get("ok", True) and not held)
     label = shown_label(rule_label, direction)
     tau = post.scale_summary("tau")
     sig = post.scale_summary("sigma")
     more, more_code, more_note = None, None, None
-    if not diag.get("ok", True):
+    if held:
+        more_code = "no_spread"
+        more_note = ("the runs show no spread at all (each arm one value), so they cannot "
+                     "measure the noise and no label is given: give the values at full "
+                     "precision, or state your run-to-run noise (a CV), before buying runs")
+    elif not diag.get("ok", True):
         # a failed fit (an outlier, a wrong unit, a prior too wide for the data) is no basis
         # for buying runs: say what to fix instead of pricing more of the same
         more_code = "fit_failed"

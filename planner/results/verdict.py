@@ -74,7 +74,8 @@ class Verdict:
     more_runs_code : str or None
         ``settle`` (``more_runs_per_arm`` reach the target assurance), ``over_cap`` (more
         than :data:`planner.decide.settle.SETTLE_MAX_RUNS`), ``fit_failed`` (the fit failed its diagnostics: no
-        advice to buy runs is given) or None (decisive).
+        advice to buy runs is given), ``no_spread`` (each arm's runs hold one value and no
+        noise is stated: the label is held, no advice to buy runs) or None (decisive).
     classical : dict
         z-test (``z_test.sigma_tps`` is its σ) and Welch's t.
     delta_curve : dict or None

@@ -172,6 +172,10 @@ def lead_sentence(r: dict) -> str:
         return (f"No verdict: the fit failed its diagnostics (see the diagnostics line), so "
                 f"its estimate ({eff}) is not to be trusted; check the runs for an outlier or "
                 "a wrong unit, or state your noise (--cv), before buying more runs.")
+    if r.get("more_runs_code") == "no_spread":
+        return (f"No verdict: each arm's runs hold one value, so they do not measure the noise "
+                f"({eff}: that interval rests on the gap alone); give the values at full "
+                "precision (separate measurements), or state your run-to-run noise (--cv).")
     if label == "equivalent":
         return f"{eff}; all of it inside your ±{_rope_pct(rope)} % practical margin: no real difference."
     if label == "undecided":

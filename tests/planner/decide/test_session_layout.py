@@ -151,3 +151,33 @@ def test_a_withdrawn_claim_stated_per_arm_stays_undecided(cli):
                          "mean=30.10,sd=1.96,n=5", "--sessions", "per-arm", "--json")
     assert code == 0, err
     assert json.loads(out)["label"] == "undecided"
+
+
+@pytest.mark.parametrize("extra", [[], ["--sessions", "shared"], ["--sessions", "per-run"]])
+def test_runs_without_any_spread_get_no_label(cli, extra):
+    """New-user report: 308,308 vs 309,309 (rounded or copied runs) was "B better" under
+    every layout: equal values pull the run noise to the grid's floor; one distribution at
+    CV 0.1 % rounded to whole TPS gave 10 of 100 decisive A/A calls at 2 runs per arm."""
+    code, out, err = cli("verdict", "--a-runs", "308,308", "--b-runs", "309,309", "--json",
+                         *extra)
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["label"] == "undecided" and d["more_runs_code"] == "no_spread"
+    assert d["more_runs_per_arm"] is None
+    code, out, _ = cli("verdict", "--a-runs", "308,308", "--b-runs", "309,309", *extra)
+    assert out.startswith("No verdict: each arm's runs hold one value")
+    # a stated noise measures what the runs cannot: the gap is judged against it
+    code, out, _ = cli("verdict", "--a-runs", "308,308", "--b-runs", "309,309", "--cv", "0.1%",
+                       "--json", *extra)
+    stated = json.loads(out)
+    assert stated["more_runs_code"] != "no_spread"
+    assert stated["label"] == ("undecided" if extra[-1:] == ["per-run"] else "B better")
+    # one arm with a spread measures the noise for both
+    code, out, _ = cli("verdict", "--a-runs", "308,308", "--b-runs", "309,309.6", "--json",
+                       *extra)
+    assert json.loads(out)["more_runs_code"] != "no_spread"
+
+
+def test_quick_forms_refuse_a_baseline(cli):
+    code, _, err = cli("verdict", "--a-runs", A, "--b-runs", B, "--baseline", "foo")
+    assert code == 2 and "field '--baseline'" in err
