@@ -245,8 +245,9 @@ def register(app: typer.Typer) -> None:
         sigma_tps: Optional[float] = typer.Option(None, "--sigma-tps", help="TPS sd of one "
                                                   f"run, {L.SIGMA_TPS.describe()} (default: the "
                                                   "--platform noise prior, one run on a new "
-                                                  "allocation; a stated sd is held as known "
-                                                  "by the runs/arm sizing too)"),
+                                                  "allocation; a stated sd, below 99 % of "
+                                                  "the baseline TPS, is held as known by "
+                                                  "the runs/arm sizing too)"),
         platform: str = typer.Option(DEFAULT_PLATFORM, "--platform", help="platform of the "
                                      "real runs: its noise prior and cost model size the "
                                      "worth-a-run experiment"),

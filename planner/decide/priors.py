@@ -365,9 +365,15 @@ def known_run_prior(cv: float, *, field: str = "sigma_tps", what: str = "stated"
         ``cv`` outside :data:`planner.io.limits.NOISE_CV` (0.0001 % .. 99 %).
     """
     from models.stats.noise import NoisePrior, ScalePrior
-    from planner.io.limits import check
+    from planner.io.limits import NOISE_CV
 
-    c = check("cv", float(cv), field=field)
+    c = float(cv)
+    if not NOISE_CV.low <= c <= NOISE_CV.high:
+        # the rule of a stated CV (0.0001 % .. 99 %), worded for an sd given in TPS: no
+        # "did you mean a fraction" hint, which fits a CV typed as a percentage
+        raise InputError(f"one run's sd is {100 * c:.4g} % of the baseline: a run's sd must "
+                         f"lie within {100 * NOISE_CV.low:g} % .. {100 * NOISE_CV.high:g} % of "
+                         "its level", field=field)
     s = _cv_log_sd(c)
     return NoisePrior(tau=ScalePrior("inv_chi2", max(s / 20.0, _ABSORBED_FLOOR), _ABSORBED_DF),
                       sigma=ScalePrior("inv_chi2", s, KNOWN_NOISE_DF), name="stated",

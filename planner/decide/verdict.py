@@ -191,7 +191,8 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
                                                run_word="warm run" if alone else "run")
         from planner.decide.advice import session_advice
 
-        adv = session_advice(post0, data)
+        # each run its own session (a stated per-run layout): no "same sessions" to add to
+        adv = None if comp.layout == "per-run" else session_advice(post0, data)
         if adv:
             more_note = more_note + "; " + adv
 
@@ -223,7 +224,10 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
     sp = prior.sigma
     # runs beyond one per (instance, config) cell: the data's own evidence on sigma
     within_df = len(data.y) - len(set(zip(data.instance.tolist(), data.config.tolist())))
-    if shared and within_df < 3 and sp.kind == "inv_chi2" and sp.df <= WEAK_SIGMA_DF:
+    # (not when A's and B's runs lie in sessions of their own: their offset, not sigma alone,
+    # sets the interval then)
+    if shared and not comp.arm_sessions and within_df < 3 and sp.kind == "inv_chi2" and \
+            sp.df <= WEAK_SIGMA_DF:
         # paired runs cancel the instance effect, so Δ's precision is sigma's: say when that
         # rests on a prior that was not measured (e.g. HF, where sigma borrows 2 df locally)
         notes.append(f"A and B share {count(len(shared), 'instance')}, so the instance effect cancels "

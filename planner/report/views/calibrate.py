@@ -73,15 +73,19 @@ def _iv(d: dict) -> str:
 
 
 def _left(r: dict) -> str:
+    from planner.results.counts import count
+
     n = r.get("runs_left_out") or 0
-    return (f", {n} runs left out: their groups repeat no config, so they show no spread"
-            if n else "")
+    return (f", {count(n, 'run')} left out: one run of its config in its group (instances "
+            "linked by shared configs), no spread to learn from" if n else "")
 
 
 def headline(r: dict) -> list[str]:
     """The sentence every view opens with: how many runs, and the two fitted scales."""
     p = r["posterior"]
-    return [f"noise from {r['runs_used']} runs in {r['groups']} groups "
+    from planner.results.counts import count
+
+    return [f"noise from {count(r['runs_used'], 'run')} in {count(r['groups'], 'group')} "
             f"({r['cold_dropped']} cold first runs dropped{_left(r)}): sigma_instance "
             f"{_iv(p['tau_pct'])}, sigma_run {_iv(p['sigma_pct'])}"]
 
