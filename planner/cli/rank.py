@@ -27,6 +27,7 @@ def _draws_range() -> str:
 
     return DRAWS.describe()
 
+
 def split_configs(text: str | None) -> list[str] | None:
     """The configs of ``--configs A,B,C`` (None: every config the filters keep).
 

@@ -395,15 +395,14 @@ class Comparison:
         does not cancel, and pairs are not planned."""
         if self.sessions or self.layout == "per-arm":
             return True
+        from models.stats.designs import units
         from models.stats.tps_exact import has_sessions
 
         data = self.data()
         if not has_sessions(data):
             return False
-        both = {}
-        for i, s, c in zip(data.instance.tolist(), data.session.tolist(), data.config.tolist()):
-            both.setdefault((i, s), set()).add(c)
-        return all(len(v) == 1 for v in both.values())
+        u = units(data)   # one index per (instance, session)
+        return np.intersect1d(u[data.config == 0], u[data.config == 1]).size == 0
 
     @property
     def lower(self) -> bool:

@@ -159,8 +159,8 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
     # every arm of two or more runs holds one value (rounded or copied runs) and no noise is
     # stated: equal values pull the run noise to the grid's floor, so any gap would read as
     # decisive (308,308 vs 309,309 was "B better"); the label is held
-    arms = [v for v in (tps[data.config == 0], tps[data.config == 1])]
-    held = (any(len(v) >= 2 for v in arms) and all(len(v) < 2 or np.ptp(v) == 0 for v in arms)
+    flat = [(who, v) for who, v in ((a, tps_a), (b, tps_b)) if len(v) >= 2 and np.ptp(v) == 0]
+    held = (bool(flat) and all(len(v) < 2 or np.ptp(v) == 0 for v in (tps_a, tps_b))
             and comp.prior_label != "stated")
     rule_label = label_from(d, ok=diag.get("ok", True) and not held)
     label = shown_label(rule_label, direction)
@@ -207,7 +207,6 @@ def judge(comp: Comparison, *, rope: Rope | str = DEFAULT_ROPE, engine: str = "e
                      "sqrt(sigma_instance^2 + sigma_run^2); the split comes from the prior")
     if dir_note:
         notes.append(dir_note)
-    flat = [(who, v) for who, v in ((a, tps_a), (b, tps_b)) if len(v) >= 2 and np.ptp(v) == 0]
     if flat:
         # no spread at all: rounded values or one run copied, not a measurement of the noise
         notes.append(" and ".join(f"{who}'s {count(len(v), 'run')} are all equal ({v[0]:g})"
