@@ -497,11 +497,13 @@ def _left_out_reason(rec: dict, used_usd: float, used_runs: int, b: Budget) -> s
             + " and ".join(over) + "; those buy more decisive verdicts")
 
 
-def _set_status(items: list[dict], plans: list[RepeatPlan], bought: set, b: Budget) -> None:
-    """Step 4: ``value_per_usd``, ``status`` and ``reason`` of every comparison."""
-    recs = [items[i]["recommended"] for i in sorted(bought)]
-    used_usd = sum(float(r["cost_usd"]) for r in recs)
-    used_runs = sum(total_runs(r["runs_per_arm"]) for r in recs)
+def _set_status(items: list[dict], plans: list[RepeatPlan], bought: set, b: Budget,
+                totals: dict | None = None) -> None:
+    """Step 4: ``value_per_usd``, ``status`` and ``reason`` of every comparison (``totals``:
+    :func:`_totals` of the purchases, whose cost and runs the reasons measure against;
+    computed when not given)."""
+    t = _totals(items, bought, b) if totals is None else totals
+    used_usd, used_runs = t["cost_usd"], t["runs"]
     for i, (it, rp) in enumerate(zip(items, plans)):
         rec = it["recommended"]
         if rec is None:
@@ -706,12 +708,13 @@ def plan_budget(plan: Plan, *, sims: int = 2000, seed: int = 0,
     alloc = allocate([it["recommended"] for it in items], total_usd=b.total_usd,
                      max_runs=b.max_runs)
     bought = set(alloc["bought"])
-    _set_status(items, plans, bought, b)
+    totals = _totals(items, bought, b)   # reads only the purchases, not their status
+    _set_status(items, plans, bought, b, totals)
     price = _cost_model(plan, plan.platform or DEFAULT_PLATFORM).price_per_hour
     budget = {"total_usd": b.total_usd, "max_runs": b.max_runs, "price_per_hour": price,
               "assurance_target": b.assurance, "minutes_per_run": b.minutes_per_run,
               "startup_minutes": b.startup_minutes, "max_runs_per_arm": b.max_runs_per_arm,
               "unit": alloc["unit"], "one_run_usd": one_run}
     return BudgetPlan(plan=plan.path, title=plan.title, budget=budget, comparisons=items,
-                      totals=_totals(items, bought, b), sims=sims, seed=seed,
+                      totals=totals, sims=sims, seed=seed,
                       elapsed_s=time.perf_counter() - t0)

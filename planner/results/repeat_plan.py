@@ -11,14 +11,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["PAIRED_NOTE", "SCHEMA", "REASON_CODES", "DesignRow", "Reason", "RepeatPlan", "design_label",
+__all__ = ["PAIRED_NOTE", "paired_note", "SCHEMA", "REASON_CODES", "DesignRow", "Reason", "RepeatPlan", "design_label",
            "reason_code"]
 
-#: What a paired design assumes (repeats' notes, budget's views).
-PAIRED_NOTE = ("paired designs run A and B interleaved on the same allocation, so the "
-               "instance effect cancels; their assurance rests on the prior of the "
-               "within-allocation scale sigma (a weak one where it is not measured, as on "
-               "hf-a10g-small) — and they estimate Δ on that one allocation")
+def paired_note(sigma_from: str = "a weak one where it is not measured, as on "
+                                   "hf-a10g-small") -> str:
+    """What a paired design assumes (repeats' notes, budget's views); ``sigma_from`` says
+    where the within-allocation scale's prior comes from (the stated noise, in a budget
+    sized with ``--cv``)."""
+    return ("paired designs run A and B interleaved on the same allocation, so the "
+            "instance effect cancels; their assurance rests on the prior of the "
+            f"within-allocation scale sigma ({sigma_from}) — and they estimate Δ on that one "
+            "allocation")
+
+
+#: :func:`paired_note` with the platform priors' wording.
+PAIRED_NOTE = paired_note()
 
 SCHEMA = "spec-planner/repeats/1"
 

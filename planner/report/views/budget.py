@@ -248,20 +248,17 @@ _SEQ_NOTE = ("≈: expected runs per arm of a sequential purchase (it stops at t
 
 
 def _paired_note(r: dict) -> str | None:
-    """The paired designs' caveat (``planner.results.repeat_plan.PAIRED_NOTE``) when a purchase is
+    """The paired designs' caveat (``planner.results.repeat_plan.paired_note``) when a purchase is
     paired (a paired design, or a sequential one laid out in pairs), else None."""
     if not any(c.get("status") == "buy" and (
             (c.get("recommended") or {}).get("design") == "paired"
             or (c.get("recommended") or {}).get("layout") == "paired")
             for c in r["comparisons"]):
         return None
-    from planner.results.repeat_plan import PAIRED_NOTE
+    from planner.results.repeat_plan import paired_note
 
-    note = PAIRED_NOTE
-    if _noise_line(r):
-        note = note.replace("(a weak one where it is not measured, as on hf-a10g-small)",
-                            "(here the stated noise)")
-    return "paired purchases: " + note
+    return "paired purchases: " + (paired_note("here the stated noise") if _noise_line(r)
+                                   else paired_note())
 
 
 def _noise_line(r: dict) -> str | None:
